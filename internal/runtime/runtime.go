@@ -1,0 +1,104 @@
+// Package runtime defines the boundary between the sandbox manager and the
+// isolation backends (gVisor runsc, crun, runc; a microVM later).
+//
+// A backend only manages lifecycle: it turns a prepared root filesystem, a
+// network namespace and a set of limits into a running, isolated init process
+// (the sbx-agent). Processes and files always go through the agent protocol,
+// identically for every backend. Optional abilities (checkpoint, restore) are
+// separate interfaces found by type assertion.
+package runtime
+
+import (
+	"context"
+	"errors"
+	"syscall"
+)
+
+// ErrNotFound is returned (wrapped) when a sandbox is unknown to a backend.
+var ErrNotFound = errors.New("runtime: sandbox not found")
+
+// ErrUnavailable is returned (wrapped) when a backend cannot run at all on this
+// host (binary missing, unsupported kernel feature).
+var ErrUnavailable = errors.New("runtime: backend unavailable")
+
+// Capabilities describes what a backend can do beyond the core lifecycle.
+type Capabilities struct {
+	Checkpoint bool // memory checkpoint/restore (pause with memory, fork)
+	UserNS     bool // sandbox root is mapped to an unprivileged host uid range
+}
+
+// Limits are enforced by the kernel (cgroups, rlimits). Zero means "backend default".
+type Limits struct {
+	MemoryBytes int64 // hard memory limit (OOM kills inside the sandbox only)
+	CPUMillis   int64 // CPU quota in millicores (1000 = one core)
+	Pids        int64 // max number of tasks
+	NoFile      uint64
+}
+
+// Mount is an extra bind mount into the sandbox.
+type Mount struct {
+	Source, Destination string
+	ReadOnly            bool
+}
+
+// Spec is everything a backend needs to create a sandbox.
+type Spec struct {
+	ID        string   // sandbox id, [a-z0-9]{20}
+	Rootfs    string   // absolute path of the prepared, writable root filesystem
+	NetNSPath string   // network namespace the sandbox joins (e.g. /run/netns/sbx-<id>)
+	Hostname  string   // hostname inside the sandbox
+	Args      []string // init process argv (the agent)
+	Env       []string // init process environment, KEY=VALUE
+	Mounts    []Mount
+	Limits    Limits
+	// UIDBase is the first host uid of the 65536-wide range that sandbox uid 0
+	// maps to, for backends with Capabilities.UserNS. The rootfs must already be
+	// owned by that range.
+	UIDBase uint32
+}
+
+// State is the coarse state of a sandbox as the backend sees it.
+type State string
+
+const (
+	StateCreated State = "created"
+	StateRunning State = "running"
+	StatePaused  State = "paused"
+	StateStopped State = "stopped"
+)
+
+// Runtime is one isolation backend. Implementations are safe for concurrent use.
+type Runtime interface {
+	Name() string
+	Capabilities() Capabilities
+	// Create creates and starts the sandbox's init process. On error nothing
+	// created by the backend is left behind.
+	Create(ctx context.Context, spec Spec) (Sandbox, error)
+	// Load re-adopts a sandbox created earlier (e.g. before a daemon restart).
+	// It returns an error wrapping ErrNotFound if the backend has no such sandbox.
+	Load(ctx context.Context, id string) (Sandbox, error)
+	// List returns the ids of every sandbox the backend knows, in any state.
+	List(ctx context.Context) ([]string, error)
+}
+
+// Sandbox is one sandbox of a backend.
+type Sandbox interface {
+	ID() string
+	// Pid is the host pid of the sandbox's init process (0 if not running).
+	Pid() int
+	State(ctx context.Context) (State, error)
+	// Kill sends sig to every process of the sandbox.
+	Kill(ctx context.Context, sig syscall.Signal) error
+	// Delete stops the sandbox if needed and releases everything the backend
+	// holds for it (runtime state, cgroups). It is idempotent.
+	Delete(ctx context.Context) error
+	// CgroupPaths returns the host cgroup directories holding the sandbox's
+	// processes, keyed by controller ("" for a unified cgroup v2 path), for metrics.
+	CgroupPaths() map[string]string
+}
+
+// Checkpointer is implemented by sandboxes whose backend can save and restore
+// memory state (gVisor).
+type Checkpointer interface {
+	Checkpoint(ctx context.Context, imageDir string, leaveRunning bool) error
+}
