@@ -18,7 +18,8 @@ type command struct {
 	run     func(ctx context.Context, args []string) int
 }
 
-// commands is filled by the files of this package, one per subcommand.
+// commands is the table of subcommands; each run function lives in a file of
+// its own (serve.go, run.go, ...). Add new commands here.
 var commands = map[string]command{}
 
 func main() {
