@@ -1,0 +1,148 @@
+// Package store keeps the daemon's durable state in an embedded SQLite
+// database (pure Go driver, so the daemon stays CGO_ENABLED=0). Every write is
+// one transaction; the database runs in WAL mode with synchronous=FULL so a
+// kill -9 of the daemon never loses a committed sandbox record.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// ErrNotFound is returned (wrapped) for an unknown record.
+var ErrNotFound = errors.New("store: not found")
+
+// Store is the SQLite state of one node. It is safe for concurrent use.
+type Store struct {
+	db *sql.DB
+}
+
+const schema = `
+CREATE TABLE IF NOT EXISTS sandboxes (
+	id         TEXT PRIMARY KEY,
+	state      TEXT NOT NULL,
+	template   TEXT NOT NULL,
+	started_at INTEGER NOT NULL,
+	end_at     INTEGER NOT NULL,
+	doc        TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sandboxes_started ON sandboxes(started_at);
+`
+
+// Open opens (creating if needed) the database in dir.
+func Open(dir string) (*Store, error) {
+	dsn := "file:" + filepath.Join(dir, "sbx.db") +
+		"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	db.SetMaxOpenConns(1) // SQLite has one writer; serialising here avoids SQLITE_BUSY storms
+	if _, err := db.Exec(schema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("init store schema: %w", err)
+	}
+	return &Store{db: db}, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Put inserts or replaces a sandbox record.
+func (s *Store) Put(ctx context.Context, r *Sandbox) error {
+	doc, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encode sandbox %s: %w", r.ID, err)
+	}
+	_, err = s.db.ExecContext(ctx,
+		`INSERT INTO sandboxes(id, state, template, started_at, end_at, doc) VALUES(?,?,?,?,?,?)
+		 ON CONFLICT(id) DO UPDATE SET state=excluded.state, template=excluded.template,
+		 started_at=excluded.started_at, end_at=excluded.end_at, doc=excluded.doc`,
+		r.ID, r.State, r.TemplateID, r.StartedAt.UnixNano(), r.EndAt.UnixNano(), doc)
+	if err != nil {
+		return fmt.Errorf("store sandbox %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// Get returns one sandbox record.
+func (s *Store) Get(ctx context.Context, id string) (*Sandbox, error) {
+	var doc []byte
+	err := s.db.QueryRowContext(ctx, `SELECT doc FROM sandboxes WHERE id=?`, id).Scan(&doc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("sandbox %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load sandbox %s: %w", id, err)
+	}
+	return decode(doc)
+}
+
+// Delete removes a sandbox record; deleting a missing record is not an error.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM sandboxes WHERE id=?`, id); err != nil {
+		return fmt.Errorf("delete sandbox %s: %w", id, err)
+	}
+	return nil
+}
+
+// List returns every sandbox record, oldest first.
+func (s *Store) List(ctx context.Context) ([]*Sandbox, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT doc FROM sandboxes ORDER BY started_at, id`)
+	if err != nil {
+		return nil, fmt.Errorf("list sandboxes: %w", err)
+	}
+	defer rows.Close()
+	var out []*Sandbox
+	for rows.Next() {
+		var doc []byte
+		if err := rows.Scan(&doc); err != nil {
+			return nil, fmt.Errorf("list sandboxes: %w", err)
+		}
+		r, err := decode(doc)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+func decode(doc []byte) (*Sandbox, error) {
+	var r Sandbox
+	if err := json.Unmarshal(doc, &r); err != nil {
+		return nil, fmt.Errorf("decode sandbox record: %w", err)
+	}
+	return &r, nil
+}
+
+// Sandbox is the durable record of one sandbox.
+type Sandbox struct {
+	ID          string            `json:"id"`
+	State       string            `json:"state"` // creating, running, paused
+	TemplateID  string            `json:"templateID"`
+	Alias       string            `json:"alias,omitempty"`
+	Runtime     string            `json:"runtime"`
+	StartedAt   time.Time         `json:"startedAt"`
+	EndAt       time.Time         `json:"endAt"`
+	Metadata    map[string]string `json:"metadata,omitempty"`
+	EnvVars     map[string]string `json:"envVars,omitempty"`
+	EnvdToken   string            `json:"envdToken"`
+	TrafficTok  string            `json:"trafficToken,omitempty"`
+	InitSecret  string            `json:"initSecret"`
+	CPUCount    int               `json:"cpuCount"`
+	MemoryMB    int               `json:"memoryMB"`
+	DiskSizeMB  int               `json:"diskSizeMB"`
+	SandboxIP   string            `json:"sandboxIP,omitempty"`
+	AutoPause   bool              `json:"autoPause,omitempty"`
+	AllowNet    *bool             `json:"allowInternetAccess,omitempty"`
+	Network     json.RawMessage   `json:"network,omitempty"`
+	LifecycleID string            `json:"lifecycleID,omitempty"`
+}
