@@ -1,0 +1,97 @@
+// Package api serves the E2B lifecycle REST API (contract §2) on top of
+// sandbox.Manager: it decodes and validates requests, calls the manager, and
+// maps errors to statuses in one place (errors.go).
+package api
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/sbx-dev/sbx/internal/sandbox"
+)
+
+// Server is the REST API handler.
+type Server struct {
+	mgr  *sandbox.Manager
+	keys *Keys
+	log  *slog.Logger
+	mux  *http.ServeMux
+}
+
+// New returns the API handler. keys authenticates X-API-Key.
+func New(mgr *sandbox.Manager, keys *Keys, log *slog.Logger) *Server {
+	s := &Server{mgr: mgr, keys: keys, log: log, mux: http.NewServeMux()}
+	s.routes()
+	return s
+}
+
+func (s *Server) routes() {
+	h := func(pattern string, fn http.HandlerFunc) { s.mux.Handle(pattern, s.auth(fn)) }
+	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	h("POST /v2/sandboxes", s.create)
+	h("POST /sandboxes", s.create)
+	h("GET /v2/sandboxes", s.list)
+	h("GET /sandboxes", s.listV1)
+	h("GET /sandboxes/{id}", s.get)
+	h("DELETE /sandboxes/{id}", s.kill)
+	h("POST /sandboxes/{id}/timeout", s.setTimeout)
+	h("POST /sandboxes/{id}/refreshes", s.refresh)
+	h("POST /v2/sandboxes/{id}/connect", s.connect)
+	h("POST /sandboxes/{id}/connect", s.connect)
+	h("GET /sandboxes/{id}/metrics", s.metrics)
+	h("POST /sandboxes/{id}/pause", s.notSupported("pause needs checkpoint support, which this node does not offer yet"))
+	h("POST /sandboxes/{id}/resume", s.notSupported("resume of paused sandboxes is not supported yet"))
+	h("POST /sandboxes/{id}/fork", s.notSupported("fork is not supported yet"))
+	h("POST /sandboxes/{id}/snapshots", s.notSupported("snapshots are not supported yet"))
+	h("PUT /sandboxes/{id}/network", s.notSupported("runtime network policy updates are not supported yet"))
+	h("GET /templates", s.templates)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		WriteError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
+	})
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// auth requires a valid X-API-Key.
+func (s *Server) auth(next http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.keys.Valid(r.Header.Get("X-API-Key")) {
+			WriteError(w, http.StatusUnauthorized, "invalid or missing X-API-Key")
+			return
+		}
+		next(w, r)
+	})
+}
+
+// sandboxID returns the {id} path value if it is well formed; otherwise it
+// answers 404 (an id that cannot exist is simply not found).
+func sandboxID(w http.ResponseWriter, r *http.Request) (string, bool) {
+	id := r.PathValue("id")
+	if !sandbox.ValidID(id) {
+		WriteError(w, http.StatusNotFound, "sandbox \""+truncate(id, 64)+"\" not found")
+		return "", false
+	}
+	return id, true
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
+
+func (s *Server) notSupported(msg string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, ok := sandboxID(w, r)
+		if !ok {
+			return
+		}
+		if _, err := s.mgr.Get(id); err != nil {
+			writeErr(w, err)
+			return
+		}
+		WriteError(w, http.StatusNotImplemented, msg)
+	}
+}

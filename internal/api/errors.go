@@ -1,0 +1,52 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/sbx-dev/sbx/internal/sandbox"
+)
+
+// apiError is E2B's Error schema; code always equals the HTTP status.
+type apiError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+// WriteError writes {code, message} with status.
+func WriteError(w http.ResponseWriter, status int, msg string) {
+	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
+	writeJSON(w, status, apiError{Code: status, Message: msg})
+}
+
+// statusOf maps manager errors to HTTP statuses: the one place this happens.
+func statusOf(err error) int {
+	switch {
+	case errors.Is(err, sandbox.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, sandbox.ErrInvalid):
+		return http.StatusBadRequest
+	case errors.Is(err, sandbox.ErrConflict):
+		return http.StatusConflict
+	case errors.Is(err, sandbox.ErrBusy):
+		return http.StatusTooManyRequests
+	case errors.Is(err, sandbox.ErrNotImpl):
+		return http.StatusNotImplemented
+	case errors.Is(err, sandbox.ErrUnavailable):
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+func writeErr(w http.ResponseWriter, err error) {
+	WriteError(w, statusOf(err), err.Error())
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

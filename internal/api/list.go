@@ -1,0 +1,180 @@
+package api
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sbx-dev/sbx/internal/sandbox"
+)
+
+// listQuery is a parsed GET /v2/sandboxes query.
+type listQuery struct {
+	limit        int
+	after        string // nextToken: id of the last item of the previous page
+	states       map[string]bool
+	metadata     map[string]string
+	template     string
+	startedAfter time.Time
+	asc          bool
+}
+
+// parseListQuery validates the v2 list query (contract §2).
+func parseListQuery(q url.Values) (listQuery, error) {
+	lq := listQuery{limit: 100}
+	var err error
+	if v := q.Get("limit"); v != "" {
+		if lq.limit, err = strconv.Atoi(v); err != nil || lq.limit < 1 || lq.limit > 100 {
+			return lq, fmt.Errorf("%w: limit must be 1-100", sandbox.ErrInvalid)
+		}
+	}
+	if v := q.Get("nextToken"); v != "" {
+		b, err := base64.RawURLEncoding.DecodeString(v)
+		if err != nil || !sandbox.ValidID(string(b)) {
+			return lq, fmt.Errorf("%w: bad nextToken", sandbox.ErrInvalid)
+		}
+		lq.after = string(b)
+	}
+	if lq.states, err = parseStates(q.Get("state")); err != nil {
+		return lq, err
+	}
+	if lq.metadata, err = ParseMetadataFilter(q.Get("metadata")); err != nil {
+		return lq, err
+	}
+	lq.template = q.Get("template")
+	if v := q.Get("startedAfter"); v != "" {
+		if lq.startedAfter, err = time.Parse(time.RFC3339Nano, v); err != nil {
+			return lq, fmt.Errorf("%w: startedAfter must be RFC 3339", sandbox.ErrInvalid)
+		}
+	}
+	switch q.Get("order") {
+	case "", "desc":
+	case "asc":
+		lq.asc = true
+	default:
+		return lq, fmt.Errorf("%w: order must be asc or desc", sandbox.ErrInvalid)
+	}
+	return lq, nil
+}
+
+func parseStates(v string) (map[string]bool, error) {
+	if v == "" {
+		return nil, nil
+	}
+	out := map[string]bool{}
+	for _, s := range strings.Split(v, ",") {
+		if s != "running" && s != "paused" {
+			return nil, fmt.Errorf("%w: state must be running or paused", sandbox.ErrInvalid)
+		}
+		out[s] = true
+	}
+	return out, nil
+}
+
+// ParseMetadataFilter decodes the SDK's double-encoded metadata filter: the
+// parameter value (already query-decoded once) is itself a query string whose
+// keys and values are URL-encoded once more. Filters are ANDed.
+func ParseMetadataFilter(v string) (map[string]string, error) {
+	if v == "" {
+		return nil, nil
+	}
+	pairs, err := url.ParseQuery(v)
+	if err != nil {
+		return nil, fmt.Errorf("%w: bad metadata filter: %v", sandbox.ErrInvalid, err)
+	}
+	out := map[string]string{}
+	for k, vs := range pairs {
+		key, err1 := url.QueryUnescape(k)
+		val, err2 := url.QueryUnescape(vs[len(vs)-1])
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("%w: bad metadata filter encoding", sandbox.ErrInvalid)
+		}
+		out[key] = val
+	}
+	return out, nil
+}
+
+func (lq listQuery) match(in sandbox.Info) bool {
+	if lq.states != nil && !lq.states[in.State] {
+		return false
+	}
+	if lq.template != "" && lq.template != in.TemplateID {
+		return false
+	}
+	if !lq.startedAfter.IsZero() && !in.StartedAt.After(lq.startedAfter) {
+		return false
+	}
+	for k, v := range lq.metadata {
+		if got, ok := in.Metadata[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Server) list(w http.ResponseWriter, r *http.Request) {
+	lq, err := parseListQuery(r.URL.Query())
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	page, next := lq.page(s.mgr.List())
+	out := make([]listedSandbox, 0, len(page))
+	for _, in := range page {
+		out = append(out, listed(in))
+	}
+	if next != "" {
+		w.Header().Set("X-Next-Token", next)
+	}
+	w.Header().Set("X-Total-Running", strconv.Itoa(len(s.mgr.List())))
+	writeJSON(w, http.StatusOK, out)
+}
+
+// page filters all (newest first), applies order and the cursor, and returns
+// one page and the token of the next ("" on the last page).
+func (lq listQuery) page(all []sandbox.Info) ([]sandbox.Info, string) {
+	var items []sandbox.Info
+	for _, in := range all {
+		if lq.match(in) {
+			items = append(items, in)
+		}
+	}
+	if lq.asc {
+		for i, j := 0, len(items)-1; i < j; i, j = i+1, j-1 {
+			items[i], items[j] = items[j], items[i]
+		}
+	}
+	if lq.after != "" {
+		for i, in := range items {
+			if in.ID == lq.after {
+				items = items[i+1:]
+				break
+			}
+		}
+	}
+	if len(items) <= lq.limit {
+		return items, ""
+	}
+	items = items[:lq.limit]
+	return items, base64.RawURLEncoding.EncodeToString([]byte(items[len(items)-1].ID))
+}
+
+// listV1 is the deprecated GET /sandboxes: running sandboxes, metadata filter.
+func (s *Server) listV1(w http.ResponseWriter, r *http.Request) {
+	md, err := ParseMetadataFilter(r.URL.Query().Get("metadata"))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	lq := listQuery{limit: 1 << 30, metadata: md}
+	page, _ := lq.page(s.mgr.List())
+	out := make([]listedSandbox, 0, len(page))
+	for _, in := range page {
+		out = append(out, listed(in))
+	}
+	writeJSON(w, http.StatusOK, out)
+}

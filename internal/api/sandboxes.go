@@ -1,0 +1,227 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/sbx-dev/sbx/internal/sandbox"
+)
+
+// defaultTemplate is what the SDK asks for when the user names none.
+const defaultTemplate = "base"
+
+func (s *Server) create(w http.ResponseWriter, r *http.Request) {
+	var req newSandbox
+	if !decode(w, r, &req) {
+		return
+	}
+	opts, err := s.createOpts(req)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	info, err := s.mgr.Create(r.Context(), opts)
+	if err != nil {
+		s.log.Warn("create failed", "template", opts.Template, "err", err)
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, s.sandboxResp(info))
+}
+
+// createOpts validates a create body and turns it into manager options.
+func (s *Server) createOpts(req newSandbox) (sandbox.CreateOpts, error) {
+	cfg := s.mgr.Config()
+	o := sandbox.CreateOpts{
+		Template: req.TemplateID, Runtime: req.Runtime, Timeout: cfg.DefaultTimeout,
+		Metadata: req.Metadata, EnvVars: req.EnvVars, AllowNet: req.AllowInternetAccess,
+		Resources: sandbox.Resources{CPUCount: req.CPUCount, MemoryMB: req.MemoryMB, DiskSizeMB: req.DiskSizeMB},
+	}
+	if o.Template == "" {
+		o.Template = defaultTemplate
+	}
+	if req.Timeout != nil {
+		d, err := seconds(*req.Timeout, cfg.MaxTimeout)
+		if err != nil {
+			return o, err
+		}
+		o.Timeout = d
+	}
+	if req.AutoPause != nil && *req.AutoPause {
+		return o, fmt.Errorf("%w: autoPause is not supported by this node yet", sandbox.ErrNotImpl)
+	}
+	if err := validateNetwork(req); err != nil {
+		return o, err
+	}
+	if err := validateStrings(o.Metadata, "metadata"); err != nil {
+		return o, err
+	}
+	return o, validateEnv(o.EnvVars)
+}
+
+// seconds validates a timeout in seconds.
+func seconds(v int64, max time.Duration) (time.Duration, error) {
+	if v <= 0 || v > int64(max/time.Second) {
+		return 0, fmt.Errorf("%w: timeout must be between 1 and %d seconds, got %d", sandbox.ErrInvalid, int64(max/time.Second), v)
+	}
+	return time.Duration(v) * time.Second, nil
+}
+
+func (s *Server) sandboxResp(in sandbox.Info) sandboxResp {
+	return sandboxResp{
+		SandboxID: in.ID, TemplateID: in.TemplateID, Alias: in.TemplateID, ClientID: "sbx",
+		EnvdVersion: EnvdVersion, EnvdAccessToken: in.EnvdToken, Domain: s.domain(),
+	}
+}
+
+func (s *Server) domain() *string {
+	if d := s.mgr.Config().Domain; d != "" {
+		return &d
+	}
+	return nil
+}
+
+func (s *Server) get(w http.ResponseWriter, r *http.Request) {
+	id, ok := sandboxID(w, r)
+	if !ok {
+		return
+	}
+	in, err := s.mgr.Get(id)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	d := sandboxDetail{listedSandbox: listed(in), Domain: s.domain(), EnvdAccessToken: in.EnvdToken,
+		AllowInternetAccess: in.AllowNet, Network: in.Network, Lifecycle: lifecycle{OnTimeout: "kill"}}
+	writeJSON(w, http.StatusOK, d)
+}
+
+func listed(in sandbox.Info) listedSandbox {
+	return listedSandbox{
+		SandboxID: in.ID, TemplateID: in.TemplateID, Alias: in.TemplateID, ClientID: "sbx",
+		CPUCount: in.CPUCount, MemoryMB: in.MemoryMB, DiskSizeMB: in.DiskSizeMB,
+		EnvdVersion: EnvdVersion, StartedAt: in.StartedAt, EndAt: in.EndAt, State: in.State,
+		Metadata: in.Metadata, Runtime: in.Runtime,
+	}
+}
+
+func (s *Server) kill(w http.ResponseWriter, r *http.Request) {
+	id, ok := sandboxID(w, r)
+	if !ok {
+		return
+	}
+	if err := s.mgr.Kill(r.Context(), id); err != nil {
+		writeErr(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) setTimeout(w http.ResponseWriter, r *http.Request) {
+	id, ok := sandboxID(w, r)
+	if !ok {
+		return
+	}
+	var req struct {
+		Timeout *int64 `json:"timeout"`
+	}
+	if !decode(w, r, &req) {
+		return
+	}
+	if req.Timeout == nil {
+		WriteError(w, http.StatusBadRequest, "timeout is required")
+		return
+	}
+	d, err := seconds(*req.Timeout, s.mgr.Config().MaxTimeout)
+	if err == nil {
+		err = s.mgr.SetTimeout(r.Context(), id, d)
+	}
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) refresh(w http.ResponseWriter, r *http.Request) {
+	id, ok := sandboxID(w, r)
+	if !ok {
+		return
+	}
+	var req struct {
+		Duration *int64 `json:"duration"`
+	}
+	if !decode(w, r, &req) {
+		return
+	}
+	d := s.mgr.Config().DefaultTimeout
+	var err error
+	if req.Duration != nil {
+		d, err = seconds(*req.Duration, s.mgr.Config().MaxTimeout)
+	}
+	if err == nil {
+		err = s.mgr.Extend(r.Context(), id, d)
+	}
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// connect returns a running sandbox (200), extending its deadline if the
+// requested timeout is later. Paused sandboxes are not supported yet.
+func (s *Server) connect(w http.ResponseWriter, r *http.Request) {
+	id, ok := sandboxID(w, r)
+	if !ok {
+		return
+	}
+	var req struct {
+		Timeout *int64 `json:"timeout"`
+		Memory  *bool  `json:"memory"`
+	}
+	if !decode(w, r, &req) {
+		return
+	}
+	var err error
+	if req.Timeout != nil {
+		var d time.Duration
+		if d, err = seconds(*req.Timeout, s.mgr.Config().MaxTimeout); err == nil {
+			err = s.mgr.Extend(r.Context(), id, d)
+		}
+	}
+	in, gerr := s.mgr.Get(id)
+	if err = firstErr(err, gerr); err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.sandboxResp(in))
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+func (s *Server) templates(w http.ResponseWriter, r *http.Request) {
+	ts, err := s.mgr.Templates().List()
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	out := make([]map[string]any, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, map[string]any{
+			"templateID": t.Name, "buildID": t.Name, "aliases": []string{t.Name}, "names": []string{t.Name},
+			"public": true, "envdVersion": EnvdVersion, "buildStatus": "ready",
+			"cpuCount": s.mgr.Config().Defaults.CPUCount, "memoryMB": s.mgr.Config().Defaults.MemoryMB,
+			"diskSizeMB": s.mgr.Config().Defaults.DiskSizeMB, "runtime": t.Runtime,
+		})
+	}
+	writeJSON(w, http.StatusOK, out)
+}

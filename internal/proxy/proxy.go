@@ -1,0 +1,157 @@
+package proxy
+
+import (
+	"crypto/subtle"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"path"
+	"strconv"
+	"time"
+
+	"github.com/sbx-dev/sbx/internal/sandbox"
+)
+
+var (
+	errBadID   = errors.New("malformed sandbox id")
+	errBadPort = errors.New("malformed sandbox port")
+)
+
+// Sandboxes is what the proxy needs from the manager.
+type Sandboxes interface {
+	Get(id string) (sandbox.Info, error)
+	List() []sandbox.Info
+	Ended(id string) bool
+}
+
+// ErrorWriter writes a JSON {code, message} error (the API's format).
+type ErrorWriter func(w http.ResponseWriter, status int, msg string)
+
+// Proxy forwards sandbox traffic. It never buffers streams.
+type Proxy struct {
+	sbx    Sandboxes
+	domain string
+	fail   ErrorWriter
+	rp     *httputil.ReverseProxy
+	log    *slog.Logger
+}
+
+// New returns a proxy. domain is the sandbox domain for Host routing ("" =
+// any domain).
+func New(sbx Sandboxes, domain string, fail ErrorWriter, log *slog.Logger) *Proxy {
+	p := &Proxy{sbx: sbx, domain: domain, fail: fail, log: log}
+	p.rp = &httputil.ReverseProxy{
+		Rewrite:       func(*httputil.ProxyRequest) {}, // target set in ServeHTTP via context
+		FlushInterval: -1,
+		Transport: &http.Transport{
+			DialContext:           (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+			MaxIdleConnsPerHost:   16,
+			IdleConnTimeout:       30 * time.Second,
+			ResponseHeaderTimeout: 0, // streams (Start, WatchDir, execute) may take long for headers
+		},
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			log.Debug("proxy upstream error", "err", err, "path", r.URL.Path)
+			fail(w, http.StatusBadGateway, "sandbox port is not reachable: "+err.Error())
+		},
+	}
+	return p
+}
+
+// Match reports whether r is sandbox traffic: it carries routing headers or a
+// sandbox Host, or it is a signed /files URL.
+func (p *Proxy) Match(r *http.Request) bool {
+	if _, ok, _ := Route(r, p.domain); ok {
+		return true
+	}
+	return r.URL.Path == "/files" && r.URL.Query().Get("signature") != ""
+}
+
+// ServeHTTP routes, authenticates and forwards r.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	t, ok, err := Route(r, p.domain)
+	if err != nil {
+		p.fail(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	var in sandbox.Info
+	if ok {
+		in, err = p.sbx.Get(t.ID)
+	} else {
+		t, in, err = p.bySignature(r)
+	}
+	if err != nil && ok && p.sbx.Ended(t.ID) {
+		p.fail(w, http.StatusBadGateway, "sandbox is not running")
+		return
+	}
+	if err != nil {
+		p.fail(w, http.StatusNotFound, "sandbox not found")
+		return
+	}
+	if status, msg := authorize(r, t, in); status != 0 {
+		p.fail(w, status, msg)
+		return
+	}
+	if in.State != "running" || in.AgentAddr == "" {
+		p.fail(w, http.StatusBadGateway, "sandbox is not running")
+		return
+	}
+	p.forward(w, r, in, t.Port)
+}
+
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, in sandbox.Info, port int) {
+	host, _, _ := net.SplitHostPort(in.AgentAddr)
+	out := r.Clone(r.Context())
+	out.URL.Scheme = "http"
+	out.URL.Host = net.JoinHostPort(host, strconv.Itoa(port))
+	out.Host = out.URL.Host
+	out.Header.Del("X-Sbx-Init-Token") // only the daemon itself may send it
+	p.rp.ServeHTTP(w, out)
+}
+
+// authorize checks the request against the sandbox's tokens. It returns a
+// non-zero status to refuse. The agent's /init is never reachable from
+// outside; other envd paths need the sandbox's X-Access-Token, except
+// /health and signed /files requests (the agent verifies the signature).
+func authorize(r *http.Request, t Target, in sandbox.Info) (int, string) {
+	if t.Port == EnvdPort {
+		clean := path.Clean("/" + r.URL.Path)
+		switch {
+		case clean == "/init":
+			return http.StatusForbidden, "/init is reserved for the daemon"
+		case clean == "/health" && r.Method == http.MethodGet:
+			return 0, ""
+		case clean == "/files" && r.Header.Get("X-Access-Token") == "" && r.URL.Query().Get("signature") != "":
+			return 0, ""
+		}
+		if !tokenOK(r.Header.Get("X-Access-Token"), in.EnvdToken) {
+			return http.StatusUnauthorized, "invalid or missing X-Access-Token for this sandbox"
+		}
+		return 0, ""
+	}
+	if in.TrafficTok != "" && !tokenOK(r.Header.Get("E2b-Traffic-Access-Token"), in.TrafficTok) {
+		return http.StatusForbidden, "invalid or missing e2b-traffic-access-token"
+	}
+	return 0, ""
+}
+
+func tokenOK(got, want string) bool {
+	return want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
+// bySignature finds the sandbox whose token produced a signed /files URL.
+func (p *Proxy) bySignature(r *http.Request) (Target, sandbox.Info, error) {
+	q := r.URL.Query()
+	op := "read"
+	if r.Method == http.MethodPost || r.Method == http.MethodPut {
+		op = "write"
+	}
+	sig, fpath, user, exp := q.Get("signature"), q.Get("path"), q.Get("username"), q.Get("signature_expiration")
+	for _, in := range p.sbx.List() {
+		if signatureMatches(sig, Signature(fpath, op, user, in.EnvdToken, exp)) {
+			return Target{ID: in.ID, Port: EnvdPort}, in, nil
+		}
+	}
+	return Target{}, sandbox.Info{}, sandbox.ErrNotFound
+}

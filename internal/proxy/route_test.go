@@ -1,0 +1,76 @@
+package proxy
+
+import (
+	"net/http/httptest"
+	"testing"
+)
+
+func TestRoute(t *testing.T) {
+	const id = "abcdefghij0123456789"
+	tests := []struct {
+		name            string
+		host, hid, port string
+		domain          string
+		want            Target
+		ok, err         bool
+	}{
+		{name: "api", host: "127.0.0.1:3000"},
+		{name: "header default port", host: "127.0.0.1:3000", hid: id, want: Target{ID: id, Port: EnvdPort}, ok: true},
+		{name: "header code port", host: "localhost", hid: id, port: "49999", want: Target{ID: id, Port: CodePort}, ok: true},
+		{name: "header bad id", host: "localhost", hid: "../etc", ok: true, err: true},
+		{name: "header bad port", host: "localhost", hid: id, port: "0x10", ok: true, err: true},
+		{name: "header port out of range", host: "localhost", hid: id, port: "70000", ok: true, err: true},
+		{name: "header port leading zero", host: "localhost", hid: id, port: "080", ok: true, err: true},
+		{name: "host", host: "8080-" + id + ".sbx.test:3000", domain: "sbx.test", want: Target{ID: id, Port: 8080, ByHost: true}, ok: true},
+		{name: "host any domain", host: "8080-" + id + ".example.org", want: Target{ID: id, Port: 8080, ByHost: true}, ok: true},
+		{name: "host wrong domain", host: "8080-" + id + ".evil.test", domain: "sbx.test"},
+		{name: "host short id", host: "8080-abc.sbx.test", domain: "sbx.test"},
+		{name: "host uppercase", host: "8080-" + "ABCDEFGHIJ0123456789" + ".sbx.test", domain: "sbx.test", want: Target{ID: id, Port: 8080, ByHost: true}, ok: true},
+		{name: "host no port", host: id + ".sbx.test", domain: "sbx.test"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest("GET", "/x", nil)
+			r.Host = tt.host
+			if tt.hid != "" {
+				r.Header.Set("E2b-Sandbox-Id", tt.hid)
+			}
+			if tt.port != "" {
+				r.Header.Set("E2b-Sandbox-Port", tt.port)
+			}
+			got, ok, err := Route(r, tt.domain)
+			if ok != tt.ok || (err != nil) != tt.err {
+				t.Fatalf("Route = %+v, %v, %v; want ok=%v err=%v", got, ok, err, tt.ok, tt.err)
+			}
+			if !tt.err && got != tt.want {
+				t.Fatalf("Route = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func FuzzRouteHost(f *testing.F) {
+	for _, s := range []string{"8080-abcdefghij0123456789.sbx.test", "1-a.b", "", "-.", "99999999999999999999-x.y"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, host string) {
+		tg, ok := RouteHost(host, "")
+		if ok && (tg.Port < 1 || tg.Port > 65535 || len(tg.ID) != 20) {
+			t.Fatalf("RouteHost(%q) = %+v", host, tg)
+		}
+	})
+}
+
+func TestSignatureMatchesSDK(t *testing.T) {
+	// Computed with the e2b SDK's getSignature (sha256, base64 without padding).
+	got := Signature("/home/user/a.txt", "read", "", "tok", "")
+	if len(got) != len("v1_")+43 || got[:3] != "v1_" {
+		t.Fatalf("Signature = %q", got)
+	}
+	if Signature("p", "read", "", "tok", "") == Signature("p", "write", "", "tok", "") {
+		t.Fatal("operation not bound")
+	}
+	if Signature("p", "read", "", "tok", "1") == Signature("p", "read", "", "tok", "2") {
+		t.Fatal("expiry not bound")
+	}
+}

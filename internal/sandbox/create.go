@@ -1,0 +1,193 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sbx-dev/sbx/internal/runtime"
+	"github.com/sbx-dev/sbx/internal/store"
+)
+
+// CreateOpts is a validated create request.
+type CreateOpts struct {
+	Template  string
+	Runtime   string // "" → template's, then the server default
+	Timeout   time.Duration
+	Metadata  map[string]string
+	EnvVars   map[string]string
+	Resources Resources // zero fields → server defaults
+	AutoPause bool
+	AllowNet  *bool
+	Network   []byte // raw SandboxNetworkConfig, kept for the network policy
+}
+
+// agentMount is where the agent binary appears inside every sandbox.
+const agentMount = "/.sbx/sbx-agent"
+
+// Create makes a new running sandbox with its agent initialised. On any error
+// everything created so far is released and no record remains.
+func (m *Manager) Create(ctx context.Context, o CreateOpts) (Info, error) {
+	tmpl, rtName, res, err := m.resolve(o)
+	if err != nil {
+		return Info{}, err
+	}
+	if err := m.admit(); err != nil {
+		return Info{}, err
+	}
+	defer m.release()
+	now := time.Now().UTC()
+	rec := store.Sandbox{
+		ID: NewID(), State: "creating", TemplateID: tmpl.Name, Runtime: rtName,
+		StartedAt: now, EndAt: now.Add(o.Timeout), Metadata: o.Metadata, EnvVars: o.EnvVars,
+		EnvdToken: newToken(), InitSecret: newToken(), CPUCount: res.CPUCount,
+		MemoryMB: res.MemoryMB, DiskSizeMB: res.DiskSizeMB, AutoPause: o.AutoPause,
+		AllowNet: o.AllowNet, Network: o.Network, LifecycleID: newToken()[:16],
+	}
+	// The record goes first: a daemon killed mid-create finds it and reaps.
+	if err := m.store.Put(ctx, &rec); err != nil {
+		return Info{}, fmt.Errorf("create %s: %w", rec.ID, err)
+	}
+	sb, err := m.build(ctx, &rec, tmpl, res)
+	if err != nil {
+		m.reap(context.WithoutCancel(ctx), rec.ID, rec.Runtime)
+		return Info{}, err
+	}
+	return m.register(ctx, sb)
+}
+
+// resolve validates o against templates, runtimes and bounds.
+func (m *Manager) resolve(o CreateOpts) (Template, string, Resources, error) {
+	tmpl, err := m.templates.Get(o.Template)
+	if err != nil {
+		return Template{}, "", Resources{}, err
+	}
+	rtName := o.Runtime
+	if rtName == "" {
+		rtName = tmpl.Runtime
+	}
+	if rtName == "" {
+		rtName = m.cfg.DefaultRuntime
+	}
+	if _, ok := m.runtimes[rtName]; !ok {
+		return Template{}, "", Resources{}, fmt.Errorf("%w: runtime %q is not available on this node (have %v)", ErrInvalid, rtName, m.RuntimeNames())
+	}
+	res, err := m.resources(o.Resources)
+	return tmpl, rtName, res, err
+}
+
+func (m *Manager) resources(r Resources) (Resources, error) {
+	pick := func(name string, v, def, max int) (int, error) {
+		if v == 0 {
+			return def, nil
+		}
+		if v < 0 || v > max {
+			return 0, fmt.Errorf("%w: %s must be between 1 and %d", ErrInvalid, name, max)
+		}
+		return v, nil
+	}
+	var err error
+	d, mx := m.cfg.Defaults, m.cfg.Max
+	out := Resources{Pids: d.Pids}
+	if out.CPUCount, err = pick("cpuCount", r.CPUCount, d.CPUCount, mx.CPUCount); err != nil {
+		return out, err
+	}
+	if out.MemoryMB, err = pick("memoryMB", r.MemoryMB, d.MemoryMB, mx.MemoryMB); err != nil {
+		return out, err
+	}
+	if out.DiskSizeMB, err = pick("diskSizeMB", r.DiskSizeMB, d.DiskSizeMB, mx.DiskSizeMB); err != nil {
+		return out, err
+	}
+	if out.MemoryMB < 64 {
+		return out, fmt.Errorf("%w: memoryMB must be at least 64", ErrInvalid)
+	}
+	return out, nil
+}
+
+// admit reserves a create slot or fails with ErrBusy.
+func (m *Manager) admit() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return fmt.Errorf("%w: shutting down", ErrUnavailable)
+	}
+	if m.cfg.MaxCreating > 0 && m.creating >= m.cfg.MaxCreating {
+		return fmt.Errorf("%w: %d sandboxes are being created", ErrBusy, m.creating)
+	}
+	if m.cfg.MaxSandboxes > 0 && len(m.sandboxes)+m.creating >= m.cfg.MaxSandboxes {
+		return fmt.Errorf("%w: node is at its limit of %d sandboxes", ErrBusy, m.cfg.MaxSandboxes)
+	}
+	m.creating++
+	return nil
+}
+
+func (m *Manager) release() {
+	m.mu.Lock()
+	m.creating--
+	m.mu.Unlock()
+}
+
+// build prepares network and layer concurrently, starts the runtime and
+// initialises the agent.
+func (m *Manager) build(ctx context.Context, rec *store.Sandbox, tmpl Template, res Resources) (*Sandbox, error) {
+	rt := m.runtimes[rec.Runtime]
+	caps := rt.Capabilities()
+	lower, owner := tmpl.Rootfs, uint32(0)
+	if caps.UserNS {
+		lower, owner = tmpl.RootfsUserNS, m.cfg.UIDBase
+	}
+	netCh := make(chan error, 1)
+	var ni NetInfo
+	go func() {
+		var err error
+		ni, err = m.network.Setup(ctx, rec.ID)
+		netCh <- err
+	}()
+	rootfs, lerr := m.layers.Prepare(ctx, rec.ID, lower, int64(res.DiskSizeMB)<<20, owner)
+	nerr := <-netCh
+	if err := errors.Join(lerr, nerr); err != nil {
+		return nil, fmt.Errorf("prepare sandbox %s: %w", rec.ID, err)
+	}
+	rec.SandboxIP = ni.SandboxIP.String()
+	spec := m.spec(rec, rootfs, ni, res, caps)
+	rsb, err := rt.Create(ctx, spec)
+	if err != nil {
+		return nil, fmt.Errorf("start sandbox %s on %s: %w", rec.ID, rec.Runtime, errors.Join(ErrUnavailable, err))
+	}
+	sb := &Sandbox{rec: *rec, rt: rsb, info: ni}
+	if err := m.initAgent(ctx, sb); err != nil {
+		return nil, err
+	}
+	return sb, nil
+}
+
+func (m *Manager) spec(rec *store.Sandbox, rootfs string, ni NetInfo, res Resources, caps runtime.Capabilities) runtime.Spec {
+	s := runtime.Spec{
+		ID: rec.ID, Rootfs: rootfs, NetNSPath: ni.NetNSPath, Hostname: "e2b.local",
+		Args: []string{agentMount, "--port", fmt.Sprint(m.cfg.AgentPort)},
+		Env: []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+			"SBX_AGENT_INIT_TOKEN=" + rec.InitSecret, "SBX_SANDBOX_ID=" + rec.ID},
+		Mounts: []runtime.Mount{{Source: m.cfg.AgentBinary, Destination: agentMount, ReadOnly: true}},
+		Limits: runtime.Limits{MemoryBytes: int64(res.MemoryMB) << 20, CPUMillis: int64(res.CPUCount) * 1000,
+			Pids: int64(res.Pids), NoFile: 4096},
+	}
+	if caps.UserNS {
+		s.UIDBase = m.cfg.UIDBase
+	}
+	return s
+}
+
+// register records a built sandbox as running and arms its deadline.
+func (m *Manager) register(ctx context.Context, sb *Sandbox) (Info, error) {
+	sb.rec.State = "running"
+	if err := m.store.Put(ctx, &sb.rec); err != nil {
+		m.reap(context.WithoutCancel(ctx), sb.rec.ID, sb.rec.Runtime)
+		return Info{}, fmt.Errorf("record sandbox %s: %w", sb.rec.ID, err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sandboxes[sb.rec.ID] = sb
+	m.armLocked(sb)
+	return m.infoLocked(sb), nil
+}

@@ -1,0 +1,51 @@
+package sandbox
+
+import (
+	"context"
+	"net/netip"
+
+	"github.com/sbx-dev/sbx/internal/runtime"
+)
+
+// Network gives each sandbox its own network namespace and routed link.
+// Implementations must be idempotent in Teardown and survive a daemon restart
+// (Lookup finds what an earlier process set up).
+type Network interface {
+	Setup(ctx context.Context, id string) (NetInfo, error)
+	Lookup(id string) (NetInfo, bool)
+	Teardown(ctx context.Context, id string) error
+	List() []string
+}
+
+// NetInfo is where a sandbox lives on the host's side.
+type NetInfo struct {
+	NetNSPath string
+	SandboxIP netip.Addr
+}
+
+// Layers prepares and removes per-sandbox writable root filesystems.
+type Layers interface {
+	// Prepare mounts a writable layer over lower and returns the rootfs path.
+	Prepare(ctx context.Context, id, lower string, diskBytes int64, ownerUID uint32) (rootfs string, err error)
+	// Rootfs returns the mounted rootfs of id, if present (after a restart too).
+	Rootfs(id string) (string, bool)
+	Remove(id string) error
+	List() ([]string, error)
+}
+
+// Template is an immutable root filesystem sandboxes start from.
+type Template struct {
+	Name         string
+	Rootfs       string // owned by host root (gVisor)
+	RootfsUserNS string // shifted to the userns uid range (crun, runc)
+	Runtime      string // preferred runtime, "" for the server default
+}
+
+// Templates finds templates by name.
+type Templates interface {
+	Get(name string) (Template, error)
+	List() ([]Template, error)
+}
+
+// Runtimes maps a backend name to its implementation.
+type Runtimes map[string]runtime.Runtime

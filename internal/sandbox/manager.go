@@ -1,0 +1,159 @@
+// Package sandbox is the lifecycle manager of one node: it creates sandboxes
+// from templates on a runtime backend, enforces their deadlines, kills them,
+// and re-adopts or reaps them after a daemon restart. Processes and files are
+// not its business: those go through the agent inside each sandbox.
+package sandbox
+
+import (
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/sbx-dev/sbx/internal/runtime"
+	"github.com/sbx-dev/sbx/internal/store"
+)
+
+// Config holds the node's defaults and bounds.
+type Config struct {
+	DefaultRuntime string
+	AgentBinary    string // host path of sbx-agent, bind-mounted read-only
+	AgentPort      int    // default 49983
+	UIDBase        uint32 // host uid of sandbox root on userns backends
+	DefaultTimeout time.Duration
+	MaxTimeout     time.Duration
+	Defaults       Resources // limits when a request does not set them
+	Max            Resources // upper bounds a request may ask for
+	MaxSandboxes   int       // running + creating; beyond → ErrBusy
+	MaxCreating    int       // concurrent creates in flight; beyond → ErrBusy
+	Domain         string    // returned as "domain" (nil when empty)
+}
+
+// Resources are the per-sandbox limits.
+type Resources struct {
+	CPUCount   int
+	MemoryMB   int
+	DiskSizeMB int
+	Pids       int
+}
+
+// Manager owns every sandbox of the node. mu guards sandboxes and each
+// sandbox's rec; runtime calls happen outside mu.
+type Manager struct {
+	cfg       Config
+	store     *store.Store
+	runtimes  Runtimes
+	network   Network
+	layers    Layers
+	templates Templates
+	log       *slog.Logger
+
+	mu        sync.Mutex
+	sandboxes map[string]*Sandbox
+	creating  int
+	closed    bool
+	tombs     map[string]time.Time // recently ended ids, see tombstone.go
+}
+
+// Sandbox is the manager's live view of one sandbox.
+type Sandbox struct {
+	rec   store.Sandbox
+	rt    runtime.Sandbox
+	info  NetInfo
+	timer *time.Timer
+}
+
+// Info is a snapshot of a sandbox for callers (API, proxy).
+type Info struct {
+	store.Sandbox
+	AgentAddr string // host:port of the agent
+}
+
+// New returns a manager. Call Recover before serving requests.
+func New(cfg Config, st *store.Store, rts Runtimes, nw Network, ly Layers, tm Templates, log *slog.Logger) (*Manager, error) {
+	if _, ok := rts[cfg.DefaultRuntime]; !ok {
+		return nil, fmt.Errorf("default runtime %q: %w", cfg.DefaultRuntime, ErrUnavailable)
+	}
+	if cfg.AgentPort == 0 {
+		cfg.AgentPort = 49983
+	}
+	return &Manager{cfg: cfg, store: st, runtimes: rts, network: nw, layers: ly, templates: tm,
+		log: log, sandboxes: map[string]*Sandbox{}}, nil
+}
+
+// Config returns the manager's configuration.
+func (m *Manager) Config() Config { return m.cfg }
+
+// RuntimeNames lists the configured backends.
+func (m *Manager) RuntimeNames() []string {
+	names := make([]string, 0, len(m.runtimes))
+	for n := range m.runtimes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Templates returns the template source.
+func (m *Manager) Templates() Templates { return m.templates }
+
+// Get returns a snapshot of a live sandbox.
+func (m *Manager) Get(id string) (Info, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sb, ok := m.sandboxes[id]
+	if !ok {
+		return Info{}, fmt.Errorf("%s: %w", id, ErrNotFound)
+	}
+	return m.infoLocked(sb), nil
+}
+
+// List returns snapshots of every live sandbox, newest first.
+func (m *Manager) List() []Info {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]Info, 0, len(m.sandboxes))
+	for _, sb := range m.sandboxes {
+		out = append(out, m.infoLocked(sb))
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].StartedAt.Equal(out[j].StartedAt) {
+			return out[i].StartedAt.After(out[j].StartedAt)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+func (m *Manager) infoLocked(sb *Sandbox) Info {
+	in := Info{Sandbox: sb.rec}
+	if sb.info.SandboxIP.IsValid() {
+		in.AgentAddr = fmt.Sprintf("%s:%d", sb.info.SandboxIP, m.cfg.AgentPort)
+	}
+	return in
+}
+
+// RuntimeSandbox returns the backend handle of a live sandbox (for metrics).
+func (m *Manager) RuntimeSandbox(id string) (runtime.Sandbox, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sb, ok := m.sandboxes[id]
+	if !ok || sb.rt == nil {
+		return nil, fmt.Errorf("%s: %w", id, ErrNotFound)
+	}
+	return sb.rt, nil
+}
+
+// Close stops deadline timers; running sandboxes keep running (they are
+// re-adopted by the next daemon).
+func (m *Manager) Close() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closed = true
+	for _, sb := range m.sandboxes {
+		if sb.timer != nil {
+			sb.timer.Stop()
+		}
+	}
+}

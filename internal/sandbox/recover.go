@@ -1,0 +1,105 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sbx-dev/sbx/internal/runtime"
+	"github.com/sbx-dev/sbx/internal/store"
+)
+
+// Recover re-adopts every recorded sandbox that still runs and whose host
+// resources are all present, and reaps everything else: half-made creates,
+// sandboxes whose runtime, network or layer is gone, expired deadlines, and
+// host resources that no record owns. It returns the number re-adopted.
+func (m *Manager) Recover(ctx context.Context) (int, error) {
+	recs, err := m.store.List(ctx)
+	if err != nil {
+		return 0, err
+	}
+	known := map[string]bool{}
+	adopted := 0
+	for _, rec := range recs {
+		known[rec.ID] = true
+		if err := m.adopt(ctx, rec); err != nil {
+			m.log.Warn("reaping sandbox", "sandbox", rec.ID, "reason", err)
+			_ = m.reap(ctx, rec.ID, rec.Runtime)
+			continue
+		}
+		adopted++
+	}
+	m.reapOrphans(ctx, known)
+	return adopted, nil
+}
+
+// adopt verifies one record against the host and registers it.
+func (m *Manager) adopt(ctx context.Context, rec *store.Sandbox) error {
+	if rec.State != "running" {
+		return fmt.Errorf("state %q", rec.State)
+	}
+	if !time.Now().Before(rec.EndAt) {
+		return errors.New("deadline passed while the daemon was down")
+	}
+	rt, ok := m.runtimes[rec.Runtime]
+	if !ok {
+		return fmt.Errorf("runtime %q not configured", rec.Runtime)
+	}
+	rsb, err := rt.Load(ctx, rec.ID)
+	if err != nil {
+		return err
+	}
+	if st, err := rsb.State(ctx); err != nil || st != runtime.StateRunning {
+		return fmt.Errorf("runtime state %q: %v", st, err)
+	}
+	ni, ok := m.network.Lookup(rec.ID)
+	if !ok {
+		return errors.New("network is gone")
+	}
+	if _, ok := m.layers.Rootfs(rec.ID); !ok {
+		return errors.New("writable layer is gone")
+	}
+	base := fmt.Sprintf("http://%s:%d", ni.SandboxIP, m.cfg.AgentPort)
+	hctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if err := health(hctx, base); err != nil {
+		return fmt.Errorf("agent does not answer: %w", err)
+	}
+	sb := &Sandbox{rec: *rec, rt: rsb, info: ni}
+	m.mu.Lock()
+	m.sandboxes[rec.ID] = sb
+	m.armLocked(sb)
+	m.mu.Unlock()
+	return nil
+}
+
+// reapOrphans removes runtime sandboxes, networks and layers with no record.
+func (m *Manager) reapOrphans(ctx context.Context, known map[string]bool) {
+	for name, rt := range m.runtimes {
+		ids, err := rt.List(ctx)
+		if err != nil {
+			m.log.Warn("list runtime sandboxes", "runtime", name, "err", err)
+		}
+		for _, id := range ids {
+			if !known[id] {
+				m.log.Warn("reaping orphan runtime sandbox", "sandbox", id, "runtime", name)
+				_ = m.deleteRuntime(ctx, rt, id)
+			}
+		}
+	}
+	if ids, err := m.layers.List(); err == nil {
+		for _, id := range ids {
+			if !known[id] {
+				m.log.Warn("reaping orphan layer", "sandbox", id)
+				_ = m.layers.Remove(id)
+			}
+		}
+	}
+	for _, id := range m.network.List() {
+		if !known[id] {
+			m.log.Warn("reaping orphan network", "sandbox", id)
+			_ = m.network.Teardown(ctx, id)
+		}
+	}
+}
