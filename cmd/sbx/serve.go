@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/sbx-dev/sbx/internal/api"
+	"github.com/sbx-dev/sbx/internal/proxy"
+	"github.com/sbx-dev/sbx/internal/sandbox"
+	"github.com/sbx-dev/sbx/internal/store"
+)
+
+// serveFlags are the operator's settings of one node.
+type serveFlags struct {
+	listen, dataDir, templatesDir, runtime, agent, domain, subnet, logLevel string
+	uidBase                                                                 uint
+	defaultTimeout, maxTimeout                                              time.Duration
+	cpu, memMB, diskMB, pids                                                int
+	maxSandboxes, maxCreating                                               int
+}
+
+func parseServeFlags(args []string) (*serveFlags, error) {
+	f := &serveFlags{}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: sbx serve [flags]\n\nRuns the sbx daemon: the E2B-compatible API and sandbox traffic on one origin.\nThe API key comes from SBX_API_KEY, or is generated on first start and printed once.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&f.listen, "listen", "127.0.0.1:3000", "address of the API and sandbox traffic origin")
+	fs.StringVar(&f.dataDir, "data-dir", "/var/lib/sbx", "state directory: database, templates, sandbox layers, runtime state")
+	fs.StringVar(&f.templatesDir, "templates-dir", "", "template store (default: <data-dir>/templates)")
+	fs.StringVar(&f.runtime, "runtime", "runsc", "default runtime backend: runsc, crun or runc")
+	fs.StringVar(&f.agent, "agent", "", "path of the sbx-agent binary (default: sbx-agent next to this binary)")
+	fs.StringVar(&f.domain, "domain", "", "sandbox domain for Host routing <port>-<id>.<domain> and the SDK's \"domain\" (default: any)")
+	fs.StringVar(&f.subnet, "subnet", "10.200.0.0/16", "IPv4 pool for sandbox links")
+	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.UintVar(&f.uidBase, "uid-base", 100000, "first host uid of the range sandbox root maps to (crun, runc)")
+	fs.DurationVar(&f.defaultTimeout, "default-timeout", 300*time.Second, "sandbox timeout when the request sets none")
+	fs.DurationVar(&f.maxTimeout, "max-timeout", 24*time.Hour, "largest sandbox timeout a request may ask for")
+	fs.IntVar(&f.cpu, "cpu", 1, "default CPUs per sandbox (requests may set cpuCount up to 4x)")
+	fs.IntVar(&f.memMB, "memory-mb", 512, "default memory per sandbox in MiB (requests may set memoryMB up to 8x)")
+	fs.IntVar(&f.diskMB, "disk-mb", 1024, "default writable-layer size per sandbox in MiB (requests may set diskSizeMB up to 8x)")
+	fs.IntVar(&f.pids, "pids", 512, "max tasks per sandbox")
+	fs.IntVar(&f.maxSandboxes, "max-sandboxes", 1000, "max sandboxes on this node; more creates get 429")
+	fs.IntVar(&f.maxCreating, "max-creating", 32, "max creates in flight; more get 429 with Retry-After")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if f.templatesDir == "" {
+		f.templatesDir = filepath.Join(f.dataDir, "templates")
+	}
+	return f, nil
+}
+
+func runServe(ctx context.Context, args []string) int {
+	f, err := parseServeFlags(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sbx serve:", err)
+		return 2
+	}
+	log := newLogger(f.logLevel)
+	if err := serve(ctx, f, log); err != nil {
+		log.Error("sbx serve failed", "err", err)
+		return 1
+	}
+	return 0
+}
+
+func newLogger(level string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+}
+
+func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
+	if err := os.MkdirAll(f.dataDir, 0o700); err != nil {
+		return err
+	}
+	protectDaemon(log)
+	keys, generated, err := api.LoadKeys(f.dataDir, os.Getenv("SBX_API_KEY"))
+	if err != nil {
+		return err
+	}
+	if generated != "" {
+		fmt.Printf("Generated API key (shown once; only its hash is stored in %s):\n\n  export SBX_API_KEY=%s\n\n", f.dataDir, generated)
+	}
+	st, err := store.Open(f.dataDir)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	mgr, err := buildManager(ctx, f, st, log)
+	if err != nil {
+		return err
+	}
+	defer mgr.Close()
+	n, err := mgr.Recover(ctx)
+	if err != nil {
+		return fmt.Errorf("recover sandboxes: %w", err)
+	}
+	log.Info("recovered sandboxes", "adopted", n)
+	return listenAndServe(ctx, f, mgr, keys, log)
+}
+
+func listenAndServe(ctx context.Context, f *serveFlags, mgr *sandbox.Manager, keys *api.Keys, log *slog.Logger) error {
+	apiSrv := api.New(mgr, keys, log)
+	px := proxy.New(mgr, f.domain, api.WriteError, log)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if px.Match(r) {
+			px.ServeHTTP(w, r)
+			return
+		}
+		apiSrv.ServeHTTP(w, r)
+	})
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10, // larger headers get 431
+	}
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return err
+	}
+	log.Info("sbx serving", "listen", ln.Addr().String(), "data-dir", f.dataDir, "runtimes", mgr.RuntimeNames(), "default-runtime", f.runtime)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down; sandboxes keep running and are re-adopted on the next start")
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return srv.Shutdown(sctx)
+}
+
+// protectDaemon makes the kernel's OOM killer prefer sandbox processes.
+func protectDaemon(log *slog.Logger) {
+	if err := os.WriteFile("/proc/self/oom_score_adj", []byte("-500"), 0); err != nil {
+		log.Warn("cannot lower the daemon's oom_score_adj", "err", err)
+	}
+}
+
+// agentPath finds sbx-agent next to the running binary unless set.
+func agentPath(flagValue string) (string, error) {
+	p := flagValue
+	if p == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return "", err
+		}
+		p = filepath.Join(filepath.Dir(exe), "sbx-agent")
+	}
+	p, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("sbx-agent binary: %w (build it with: go build -o bin/ ./cmd/sbx ./cmd/sbx-agent)", err)
+	}
+	return p, nil
+}
