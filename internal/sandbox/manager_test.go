@@ -1,0 +1,211 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sbx-dev/sbx/internal/store"
+)
+
+// fakeAgent answers /health and records /init calls.
+func fakeAgent(t *testing.T) (port int, inits *atomic.Int32) {
+	inits = new(atomic.Int32)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/health":
+			w.WriteHeader(http.StatusNoContent)
+		case "/init":
+			if r.Header.Get("X-Sbx-Init-Token") == "" {
+				http.Error(w, "no init token", http.StatusUnauthorized)
+				return
+			}
+			inits.Add(1)
+			w.WriteHeader(http.StatusNoContent)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	_, p, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	port, _ = strconv.Atoi(p)
+	return port, inits
+}
+
+func newTestManager(t *testing.T, h *fakeHost, st *store.Store) *Manager {
+	port, _ := fakeAgent(t)
+	cfg := Config{DefaultRuntime: "fake", AgentPort: port, DefaultTimeout: time.Minute, MaxTimeout: time.Hour,
+		Defaults: Resources{CPUCount: 1, MemoryMB: 256, DiskSizeMB: 256, Pids: 100},
+		Max:      Resources{CPUCount: 4, MemoryMB: 2048, DiskSizeMB: 2048}, MaxCreating: 4}
+	m, err := New(cfg, st, Runtimes{"fake": fakeRuntime{h}}, h, fakeLayers{h}, fakeTemplates{},
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	return m
+}
+
+func openStore(t *testing.T, dir string) *store.Store {
+	st, err := store.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func TestCreateKill(t *testing.T) {
+	ctx := context.Background()
+	h := newFakeHost()
+	m := newTestManager(t, h, openStore(t, t.TempDir()))
+	in, err := m.Create(ctx, CreateOpts{Template: "base", Timeout: time.Minute, Metadata: map[string]string{"a": "b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ValidID(in.ID) || in.State != "running" || in.EnvdToken == "" || in.AgentAddr == "" {
+		t.Fatalf("created %+v", in)
+	}
+	if got := m.List(); len(got) != 1 || got[0].Metadata["a"] != "b" {
+		t.Fatalf("List = %+v", got)
+	}
+	if err := m.Kill(ctx, in.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Kill(ctx, in.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("double kill = %v", err)
+	}
+	if !m.Ended(in.ID) || m.Ended(NewID()) {
+		t.Fatal("tombstone missing or spurious")
+	}
+	if r := h.residue(); r != "" {
+		t.Fatalf("residue after kill: %s", r)
+	}
+}
+
+func TestCreateValidation(t *testing.T) {
+	h := newFakeHost()
+	m := newTestManager(t, h, openStore(t, t.TempDir()))
+	tests := []struct {
+		name string
+		o    CreateOpts
+		want error
+	}{
+		{"unknown template", CreateOpts{Template: "nope", Timeout: time.Minute}, ErrNotFound},
+		{"unknown runtime", CreateOpts{Template: "base", Runtime: "kvm", Timeout: time.Minute}, ErrInvalid},
+		{"too much memory", CreateOpts{Template: "base", Timeout: time.Minute, Resources: Resources{MemoryMB: 1 << 20}}, ErrInvalid},
+		{"negative cpu", CreateOpts{Template: "base", Timeout: time.Minute, Resources: Resources{CPUCount: -1}}, ErrInvalid},
+	}
+	for _, tt := range tests {
+		if _, err := m.Create(context.Background(), tt.o); !errors.Is(err, tt.want) {
+			t.Errorf("%s: err = %v, want %v", tt.name, err, tt.want)
+		}
+	}
+	if r := h.residue(); r != "" {
+		t.Fatalf("residue after rejected creates: %s", r)
+	}
+}
+
+func TestFailedCreateLeavesNothing(t *testing.T) {
+	h := newFakeHost()
+	h.failStart = errors.New("runtime exploded")
+	st := openStore(t, t.TempDir())
+	m := newTestManager(t, h, st)
+	if _, err := m.Create(context.Background(), CreateOpts{Template: "base", Timeout: time.Minute}); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("err = %v, want ErrUnavailable", err)
+	}
+	if r := h.residue(); r != "" {
+		t.Fatalf("residue: %s", r)
+	}
+	if recs, _ := st.List(context.Background()); len(recs) != 0 {
+		t.Fatalf("records left: %v", recs)
+	}
+}
+
+func TestDeadline(t *testing.T) {
+	h := newFakeHost()
+	m := newTestManager(t, h, openStore(t, t.TempDir()))
+	in, err := m.Create(context.Background(), CreateOpts{Template: "base", Timeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetTimeout(context.Background(), in.ID, 400*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if _, err := m.Get(in.ID); err != nil {
+		t.Fatalf("killed before the replaced deadline: %v", err)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) && h.residue() != "" {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if r := h.residue(); r != "" {
+		t.Fatalf("not reaped at deadline: %s", r)
+	}
+	if err := m.SetTimeout(context.Background(), in.ID, time.Minute); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("SetTimeout after expiry = %v", err)
+	}
+}
+
+func TestRecoverAdoptsAndReaps(t *testing.T) {
+	ctx := context.Background()
+	h := newFakeHost()
+	dir := t.TempDir()
+	st := openStore(t, dir)
+	m1 := newTestManager(t, h, st)
+	keep, err := m1.Create(ctx, CreateOpts{Template: "base", Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost, err := m1.Create(ctx, CreateOpts{Template: "base", Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m1.Close()
+	// While "down": one sandbox's runtime dies, an orphan network appears,
+	// and a half-made create is left in the store.
+	h.mu.Lock()
+	delete(h.running, lost.ID)
+	h.nets["orphanorphanorphan00"] = true
+	h.mu.Unlock()
+	_ = st.Put(ctx, &store.Sandbox{ID: NewID(), State: "creating", Runtime: "fake"})
+
+	m2 := newTestManager(t, h, st)
+	n, err := m2.Recover(ctx)
+	if err != nil || n != 1 {
+		t.Fatalf("Recover = %d, %v; want 1 adopted", n, err)
+	}
+	if _, err := m2.Get(keep.ID); err != nil {
+		t.Fatalf("kept sandbox not adopted: %v", err)
+	}
+	if _, err := m2.Get(lost.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("dead sandbox adopted: %v", err)
+	}
+	recs, _ := st.List(ctx)
+	if len(recs) != 1 || recs[0].ID != keep.ID {
+		t.Fatalf("records after recover: %d", len(recs))
+	}
+	_ = m2.Kill(ctx, keep.ID)
+	if r := h.residue(); r != "" {
+		t.Fatalf("residue: %s", r)
+	}
+}
+
+func TestAdmission(t *testing.T) {
+	h := newFakeHost()
+	m := newTestManager(t, h, openStore(t, t.TempDir()))
+	m.cfg.MaxSandboxes = 1
+	if _, err := m.Create(context.Background(), CreateOpts{Template: "base", Timeout: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Create(context.Background(), CreateOpts{Template: "base", Timeout: time.Minute}); !errors.Is(err, ErrBusy) {
+		t.Fatalf("over the limit: %v", err)
+	}
+}
