@@ -1,49 +1,27 @@
-package sandbox
+package sandbox_test
 
 import (
 	"context"
 	"errors"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
-	"net/http/httptest"
-	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	. "github.com/sbx-dev/sbx/internal/sandbox"
+	"github.com/sbx-dev/sbx/internal/sandbox/sandboxtest"
 	"github.com/sbx-dev/sbx/internal/store"
 )
 
-// fakeAgent answers /health and records /init calls.
-func fakeAgent(t *testing.T) (port int, inits *atomic.Int32) {
-	inits = new(atomic.Int32)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/health":
-			w.WriteHeader(http.StatusNoContent)
-		case "/init":
-			if r.Header.Get("X-Sbx-Init-Token") == "" {
-				http.Error(w, "no init token", http.StatusUnauthorized)
-				return
-			}
-			inits.Add(1)
-			w.WriteHeader(http.StatusNoContent)
-		}
-	}))
-	t.Cleanup(srv.Close)
-	_, p, _ := net.SplitHostPort(srv.Listener.Addr().String())
-	port, _ = strconv.Atoi(p)
-	return port, inits
-}
-
-func newTestManager(t *testing.T, h *fakeHost, st *store.Store) *Manager {
-	port, _ := fakeAgent(t)
+func newTestManager(t *testing.T, h *sandboxtest.Host, st *store.Store, tweak ...func(*Config)) *Manager {
+	port := sandboxtest.StartAgent(t)
 	cfg := Config{DefaultRuntime: "fake", AgentPort: port, DefaultTimeout: time.Minute, MaxTimeout: time.Hour,
 		Defaults: Resources{CPUCount: 1, MemoryMB: 256, DiskSizeMB: 256, Pids: 100},
 		Max:      Resources{CPUCount: 4, MemoryMB: 2048, DiskSizeMB: 2048}, MaxCreating: 4}
-	m, err := New(cfg, st, Runtimes{"fake": fakeRuntime{h}}, h, fakeLayers{h}, fakeTemplates{},
+	for _, f := range tweak {
+		f(&cfg)
+	}
+	m, err := New(cfg, st, Runtimes{"fake": sandboxtest.NewRuntime(h)}, h, sandboxtest.NewLayers(h), sandboxtest.Templates{},
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +41,7 @@ func openStore(t *testing.T, dir string) *store.Store {
 
 func TestCreateKill(t *testing.T) {
 	ctx := context.Background()
-	h := newFakeHost()
+	h := sandboxtest.NewHost()
 	m := newTestManager(t, h, openStore(t, t.TempDir()))
 	in, err := m.Create(ctx, CreateOpts{Template: "base", Timeout: time.Minute, Metadata: map[string]string{"a": "b"}})
 	if err != nil {
@@ -84,13 +62,13 @@ func TestCreateKill(t *testing.T) {
 	if !m.Ended(in.ID) || m.Ended(NewID()) {
 		t.Fatal("tombstone missing or spurious")
 	}
-	if r := h.residue(); r != "" {
+	if r := h.Residue(); r != "" {
 		t.Fatalf("residue after kill: %s", r)
 	}
 }
 
 func TestCreateValidation(t *testing.T) {
-	h := newFakeHost()
+	h := sandboxtest.NewHost()
 	m := newTestManager(t, h, openStore(t, t.TempDir()))
 	tests := []struct {
 		name string
@@ -107,20 +85,20 @@ func TestCreateValidation(t *testing.T) {
 			t.Errorf("%s: err = %v, want %v", tt.name, err, tt.want)
 		}
 	}
-	if r := h.residue(); r != "" {
+	if r := h.Residue(); r != "" {
 		t.Fatalf("residue after rejected creates: %s", r)
 	}
 }
 
 func TestFailedCreateLeavesNothing(t *testing.T) {
-	h := newFakeHost()
-	h.failStart = errors.New("runtime exploded")
+	h := sandboxtest.NewHost()
+	h.FailStart = errors.New("runtime exploded")
 	st := openStore(t, t.TempDir())
 	m := newTestManager(t, h, st)
 	if _, err := m.Create(context.Background(), CreateOpts{Template: "base", Timeout: time.Minute}); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("err = %v, want ErrUnavailable", err)
 	}
-	if r := h.residue(); r != "" {
+	if r := h.Residue(); r != "" {
 		t.Fatalf("residue: %s", r)
 	}
 	if recs, _ := st.List(context.Background()); len(recs) != 0 {
@@ -129,7 +107,7 @@ func TestFailedCreateLeavesNothing(t *testing.T) {
 }
 
 func TestDeadline(t *testing.T) {
-	h := newFakeHost()
+	h := sandboxtest.NewHost()
 	m := newTestManager(t, h, openStore(t, t.TempDir()))
 	in, err := m.Create(context.Background(), CreateOpts{Template: "base", Timeout: 200 * time.Millisecond})
 	if err != nil {
@@ -143,10 +121,10 @@ func TestDeadline(t *testing.T) {
 		t.Fatalf("killed before the replaced deadline: %v", err)
 	}
 	deadline := time.Now().Add(2 * time.Second)
-	for time.Now().Before(deadline) && h.residue() != "" {
+	for time.Now().Before(deadline) && h.Residue() != "" {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if r := h.residue(); r != "" {
+	if r := h.Residue(); r != "" {
 		t.Fatalf("not reaped at deadline: %s", r)
 	}
 	if err := m.SetTimeout(context.Background(), in.ID, time.Minute); !errors.Is(err, ErrNotFound) {
@@ -156,7 +134,7 @@ func TestDeadline(t *testing.T) {
 
 func TestRecoverAdoptsAndReaps(t *testing.T) {
 	ctx := context.Background()
-	h := newFakeHost()
+	h := sandboxtest.NewHost()
 	dir := t.TempDir()
 	st := openStore(t, dir)
 	m1 := newTestManager(t, h, st)
@@ -171,10 +149,10 @@ func TestRecoverAdoptsAndReaps(t *testing.T) {
 	m1.Close()
 	// While "down": one sandbox's runtime dies, an orphan network appears,
 	// and a half-made create is left in the store.
-	h.mu.Lock()
-	delete(h.running, lost.ID)
-	h.nets["orphanorphanorphan00"] = true
-	h.mu.Unlock()
+	h.Mu.Lock()
+	delete(h.Running, lost.ID)
+	h.Nets["orphanorphanorphan00"] = true
+	h.Mu.Unlock()
 	_ = st.Put(ctx, &store.Sandbox{ID: NewID(), State: "creating", Runtime: "fake"})
 
 	m2 := newTestManager(t, h, st)
@@ -193,15 +171,14 @@ func TestRecoverAdoptsAndReaps(t *testing.T) {
 		t.Fatalf("records after recover: %d", len(recs))
 	}
 	_ = m2.Kill(ctx, keep.ID)
-	if r := h.residue(); r != "" {
+	if r := h.Residue(); r != "" {
 		t.Fatalf("residue: %s", r)
 	}
 }
 
 func TestAdmission(t *testing.T) {
-	h := newFakeHost()
-	m := newTestManager(t, h, openStore(t, t.TempDir()))
-	m.cfg.MaxSandboxes = 1
+	h := sandboxtest.NewHost()
+	m := newTestManager(t, h, openStore(t, t.TempDir()), func(c *Config) { c.MaxSandboxes = 1 })
 	if _, err := m.Create(context.Background(), CreateOpts{Template: "base", Timeout: time.Minute}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,159 @@
+// Package sandboxtest provides an in-memory host (network, layers, templates,
+// runtime) for unit tests of the layers above the runtime. It records what
+// exists so tests can assert that nothing leaks. Never used outside tests.
+package sandboxtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"sync"
+	"syscall"
+
+	"github.com/sbx-dev/sbx/internal/runtime"
+	"github.com/sbx-dev/sbx/internal/sandbox"
+)
+
+// Host is an in-memory network, layer store, template store and runtime,
+// recording what exists so tests can assert that nothing leaks.
+type Host struct {
+	Mu        sync.Mutex
+	Nets      map[string]bool
+	Layers    map[string]bool
+	Running   map[string]bool
+	FailStart error // returned by Runtime.Create when set
+}
+
+func NewHost() *Host {
+	return &Host{Nets: map[string]bool{}, Layers: map[string]bool{}, Running: map[string]bool{}}
+}
+
+// Residue describes what still exists, "" when nothing does.
+func (h *Host) Residue() string {
+	h.Mu.Lock()
+	defer h.Mu.Unlock()
+	if len(h.Nets)+len(h.Layers)+len(h.Running) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("nets=%v layers=%v running=%v", h.Nets, h.Layers, h.Running)
+}
+
+// Network.
+func (h *Host) Setup(_ context.Context, id string) (sandbox.NetInfo, error) {
+	h.Mu.Lock()
+	defer h.Mu.Unlock()
+	h.Nets[id] = true
+	return sandbox.NetInfo{NetNSPath: "/run/netns/" + id, SandboxIP: netip.MustParseAddr("127.0.0.1")}, nil
+}
+func (h *Host) Lookup(id string) (sandbox.NetInfo, bool) {
+	h.Mu.Lock()
+	defer h.Mu.Unlock()
+	return sandbox.NetInfo{SandboxIP: netip.MustParseAddr("127.0.0.1")}, h.Nets[id]
+}
+func (h *Host) Teardown(_ context.Context, id string) error {
+	h.Mu.Lock()
+	defer h.Mu.Unlock()
+	delete(h.Nets, id)
+	return nil
+}
+func (h *Host) List() []string { return keys(&h.Mu, h.Nets) }
+
+// Layers adapts Host to Layers (List has a different signature).
+type Layers struct{ h *Host }
+
+// NewLayers returns the layer store of h.
+func NewLayers(h *Host) Layers { return Layers{h} }
+
+func (l Layers) Prepare(_ context.Context, id, _ string, _ int64, _ uint32) (string, error) {
+	l.h.Mu.Lock()
+	defer l.h.Mu.Unlock()
+	l.h.Layers[id] = true
+	return "/layers/" + id, nil
+}
+func (l Layers) Rootfs(id string) (string, bool) {
+	l.h.Mu.Lock()
+	defer l.h.Mu.Unlock()
+	return "/layers/" + id, l.h.Layers[id]
+}
+func (l Layers) Remove(id string) error {
+	l.h.Mu.Lock()
+	defer l.h.Mu.Unlock()
+	delete(l.h.Layers, id)
+	return nil
+}
+func (l Layers) List() ([]string, error) { return keys(&l.h.Mu, l.h.Layers), nil }
+
+type Templates struct{}
+
+func (Templates) Get(name string) (sandbox.Template, error) {
+	if name != "base" {
+		return sandbox.Template{}, fmt.Errorf("template %q: %w", name, sandbox.ErrNotFound)
+	}
+	return sandbox.Template{Name: "base", Rootfs: "/t/base", RootfsUserNS: "/t/base-userns"}, nil
+}
+func (t Templates) List() ([]sandbox.Template, error) {
+	b, _ := t.Get("base")
+	return []sandbox.Template{b}, nil
+}
+
+// Runtime implements runtime.Runtime over Host.running.
+type Runtime struct{ h *Host }
+
+// NewRuntime returns the runtime of h.
+func NewRuntime(h *Host) Runtime { return Runtime{h} }
+
+func (Runtime) Name() string                       { return "fake" }
+func (Runtime) Capabilities() runtime.Capabilities { return runtime.Capabilities{} }
+func (r Runtime) Create(_ context.Context, s runtime.Spec) (runtime.Sandbox, error) {
+	r.h.Mu.Lock()
+	defer r.h.Mu.Unlock()
+	if r.h.FailStart != nil {
+		return nil, r.h.FailStart
+	}
+	r.h.Running[s.ID] = true
+	return rtSandbox{r.h, s.ID}, nil
+}
+func (r Runtime) Load(_ context.Context, id string) (runtime.Sandbox, error) {
+	r.h.Mu.Lock()
+	defer r.h.Mu.Unlock()
+	if !r.h.Running[id] {
+		return nil, fmt.Errorf("%s: %w", id, runtime.ErrNotFound)
+	}
+	return rtSandbox{r.h, id}, nil
+}
+func (r Runtime) List(context.Context) ([]string, error) { return keys(&r.h.Mu, r.h.Running), nil }
+
+type rtSandbox struct {
+	h  *Host
+	id string
+}
+
+func (s rtSandbox) ID() string { return s.id }
+func (s rtSandbox) Pid() int   { return 1 }
+func (s rtSandbox) State(context.Context) (runtime.State, error) {
+	s.h.Mu.Lock()
+	defer s.h.Mu.Unlock()
+	if s.h.Running[s.id] {
+		return runtime.StateRunning, nil
+	}
+	return runtime.StateStopped, errors.New("gone")
+}
+func (s rtSandbox) Kill(context.Context, syscall.Signal) error { return nil }
+func (s rtSandbox) Delete(context.Context) error {
+	s.h.Mu.Lock()
+	defer s.h.Mu.Unlock()
+	delete(s.h.Running, s.id)
+	return nil
+}
+func (s rtSandbox) CgroupPaths() map[string]string { return nil }
+
+func keys(mu *sync.Mutex, m map[string]bool) []string {
+	mu.Lock()
+	defer mu.Unlock()
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
