@@ -20,13 +20,9 @@ var agentClient = &http.Client{
 // agentStartTimeout bounds how long a fresh sandbox may take to answer.
 const agentStartTimeout = 20 * time.Second
 
-// initAgent waits for the agent's /health and sends /init with the
-// sandbox's token, default user and env vars.
+// initAgent sends /init with the sandbox's token, default user and env vars.
 func (m *Manager) initAgent(ctx context.Context, sb *Sandbox) error {
 	base := fmt.Sprintf("http://%s:%d", sb.info.SandboxIP, m.cfg.AgentPort)
-	if err := waitHealthy(ctx, base); err != nil {
-		return fmt.Errorf("sandbox %s agent did not start: %w", sb.rec.ID, err)
-	}
 	body, _ := json.Marshal(map[string]any{
 		"accessToken": sb.rec.EnvdToken, "envVars": nonNil(sb.rec.EnvVars),
 		"defaultUser": "user", "timestamp": time.Now().UTC().Format(time.RFC3339Nano),

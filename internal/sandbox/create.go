@@ -37,21 +37,45 @@ func (m *Manager) Create(ctx context.Context, o CreateOpts) (Info, error) {
 		return Info{}, err
 	}
 	defer m.release()
-	now := time.Now().UTC()
-	rec := store.Sandbox{
-		ID: NewID(), State: "creating", TemplateID: tmpl.Name, Runtime: rtName,
-		StartedAt: now, EndAt: now.Add(o.Timeout), Metadata: o.Metadata, EnvVars: o.EnvVars,
-		EnvdToken: newToken(), InitSecret: newToken(), CPUCount: res.CPUCount,
-		MemoryMB: res.MemoryMB, DiskSizeMB: res.DiskSizeMB, AutoPause: o.AutoPause,
-		AllowNet: o.AllowNet, Network: o.Network, LifecycleID: newToken()[:16],
+	if sb := m.claim(PoolKey{tmpl.Name, rtName}, res); sb != nil {
+		if in, err := m.activate(ctx, sb, o); err == nil {
+			return in, nil
+		}
+		m.log.Warn("pooled sandbox failed to activate; creating a fresh one", "sandbox", sb.rec.ID)
 	}
+	rec := newRecord(tmpl.Name, rtName, res)
 	// The record goes first: a daemon killed mid-create finds it and reaps.
 	if err := m.store.Put(ctx, &rec); err != nil {
 		return Info{}, fmt.Errorf("create %s: %w", rec.ID, err)
 	}
-	sb, err := m.build(ctx, &rec, tmpl, res)
+	sb, err := m.start(ctx, &rec, tmpl, res)
 	if err != nil {
 		m.reap(context.WithoutCancel(ctx), rec.ID, rec.Runtime)
+		return Info{}, err
+	}
+	return m.activate(ctx, sb, o)
+}
+
+// newRecord is the record of a sandbox about to be built (state "creating").
+func newRecord(template, rtName string, res Resources) store.Sandbox {
+	return store.Sandbox{
+		ID: NewID(), State: "creating", TemplateID: template, Runtime: rtName,
+		StartedAt: time.Now().UTC(), InitSecret: newToken(), CPUCount: res.CPUCount,
+		MemoryMB: res.MemoryMB, DiskSizeMB: res.DiskSizeMB,
+	}
+}
+
+// activate gives a started sandbox its tenant: identity, token, env vars,
+// metadata and deadline (sent to the agent's /init), then registers it as
+// running. On error the sandbox is reaped.
+func (m *Manager) activate(ctx context.Context, sb *Sandbox, o CreateOpts) (Info, error) {
+	now := time.Now().UTC()
+	r := &sb.rec
+	r.StartedAt, r.EndAt = now, now.Add(o.Timeout)
+	r.Metadata, r.EnvVars, r.EnvdToken = o.Metadata, o.EnvVars, newToken()
+	r.AutoPause, r.AllowNet, r.Network, r.LifecycleID = o.AutoPause, o.AllowNet, o.Network, newToken()[:16]
+	if err := m.initAgent(ctx, sb); err != nil {
+		m.reap(context.WithoutCancel(ctx), r.ID, r.Runtime)
 		return Info{}, err
 	}
 	return m.register(ctx, sb)
@@ -128,9 +152,9 @@ func (m *Manager) release() {
 	m.mu.Unlock()
 }
 
-// build prepares network and layer concurrently, starts the runtime and
-// initialises the agent.
-func (m *Manager) build(ctx context.Context, rec *store.Sandbox, tmpl Template, res Resources) (*Sandbox, error) {
+// start prepares network and layer concurrently, starts the runtime and
+// waits for the agent to answer. The agent is not initialised yet.
+func (m *Manager) start(ctx context.Context, rec *store.Sandbox, tmpl Template, res Resources) (*Sandbox, error) {
 	rt := m.runtimes[rec.Runtime]
 	caps := rt.Capabilities()
 	lower, owner := tmpl.Rootfs, uint32(0)
@@ -155,11 +179,11 @@ func (m *Manager) build(ctx context.Context, rec *store.Sandbox, tmpl Template, 
 	if err != nil {
 		return nil, fmt.Errorf("start sandbox %s on %s: %w", rec.ID, rec.Runtime, errors.Join(ErrUnavailable, err))
 	}
-	sb := &Sandbox{rec: *rec, rt: rsb, info: ni}
-	if err := m.initAgent(ctx, sb); err != nil {
-		return nil, err
+	base := fmt.Sprintf("http://%s:%d", ni.SandboxIP, m.cfg.AgentPort)
+	if err := waitHealthy(ctx, base); err != nil {
+		return nil, fmt.Errorf("sandbox %s agent did not start: %w", rec.ID, errors.Join(ErrUnavailable, err))
 	}
-	return sb, nil
+	return &Sandbox{rec: *rec, rt: rsb, info: ni}, nil
 }
 
 func (m *Manager) spec(rec *store.Sandbox, rootfs string, ni NetInfo, res Resources, caps runtime.Capabilities) runtime.Spec {

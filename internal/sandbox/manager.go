@@ -23,11 +23,12 @@ type Config struct {
 	UIDBase        uint32 // host uid of sandbox root on userns backends
 	DefaultTimeout time.Duration
 	MaxTimeout     time.Duration
-	Defaults       Resources // limits when a request does not set them
-	Max            Resources // upper bounds a request may ask for
-	MaxSandboxes   int       // running + creating; beyond → ErrBusy
-	MaxCreating    int       // concurrent creates in flight; beyond → ErrBusy
-	Domain         string    // returned as "domain" (nil when empty)
+	Defaults       Resources       // limits when a request does not set them
+	Max            Resources       // upper bounds a request may ask for
+	MaxSandboxes   int             // running + creating; beyond → ErrBusy
+	MaxCreating    int             // concurrent creates in flight; beyond → ErrBusy
+	Domain         string          // returned as "domain" (nil when empty)
+	Pools          map[PoolKey]int // warm pool sizes; see pool.go
 }
 
 // Resources are the per-sandbox limits.
@@ -54,6 +55,7 @@ type Manager struct {
 	creating  int
 	closed    bool
 	tombs     map[string]time.Time // recently ended ids, see tombstone.go
+	pools     map[PoolKey]*pool
 }
 
 // Sandbox is the manager's live view of one sandbox.

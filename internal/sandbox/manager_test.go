@@ -186,3 +186,47 @@ func TestAdmission(t *testing.T) {
 		t.Fatalf("over the limit: %v", err)
 	}
 }
+
+func TestWarmPool(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	h := sandboxtest.NewHost()
+	m := newTestManager(t, h, openStore(t, t.TempDir()), func(c *Config) {
+		c.Pools = map[PoolKey]int{{Template: "base", Runtime: "fake"}: 2}
+	})
+	done := make(chan struct{})
+	go func() { m.RunPools(ctx); close(done) }()
+	waitFor(t, func() bool { return m.PoolStats()[PoolKey{"base", "fake"}] == 2 })
+	a, err := m.Create(ctx, CreateOpts{Template: "base", Timeout: time.Minute, EnvVars: map[string]string{"A": "1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := m.Create(ctx, CreateOpts{Template: "base", Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.EnvdToken == b.EnvdToken || a.ID == b.ID || a.State != "running" || a.EnvVars["A"] != "1" {
+		t.Fatalf("claimed sandboxes not distinct/initialised: %+v %+v", a, b)
+	}
+	if got := len(m.List()); got != 2 {
+		t.Fatalf("List shows %d sandboxes, want 2 (pooled ones are hidden)", got)
+	}
+	waitFor(t, func() bool { return m.PoolStats()[PoolKey{"base", "fake"}] == 2 })
+	cancel()
+	<-done
+	_ = m.Kill(context.Background(), a.ID)
+	_ = m.Kill(context.Background(), b.ID)
+	if r := h.Residue(); r != "" {
+		t.Fatalf("residue after drain: %s", r)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in 5s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,150 @@
+package sandbox
+
+import (
+	"context"
+	"time"
+)
+
+// PoolKey names a warm pool: sandboxes of one template on one runtime.
+type PoolKey struct{ Template, Runtime string }
+
+// pool holds started, never-initialised sandboxes: agent up, no token, no
+// tenant data. Guarded by Manager.mu.
+type pool struct {
+	target  int
+	ready   []*Sandbox
+	filling int
+}
+
+// refillEvery is how often pools are topped up.
+const refillEvery = 100 * time.Millisecond
+
+// claim pops a ready sandbox of key if the request fits the pool's
+// (default) resources. The caller holds a create slot.
+func (m *Manager) claim(key PoolKey, res Resources) *Sandbox {
+	d := m.cfg.Defaults
+	if res.CPUCount != d.CPUCount || res.MemoryMB != d.MemoryMB || res.DiskSizeMB != d.DiskSizeMB {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.pools[key]
+	if p == nil || len(p.ready) == 0 {
+		return nil
+	}
+	sb := p.ready[len(p.ready)-1]
+	p.ready = p.ready[:len(p.ready)-1]
+	return sb
+}
+
+// RunPools keeps every configured pool filled until ctx ends. Refills never
+// compete with user creates (only when none is in flight) and never push the
+// node past MaxSandboxes. Pooled sandboxes are not re-adopted after a
+// restart: Recover reaps them and the pools refill.
+func (m *Manager) RunPools(ctx context.Context) {
+	m.mu.Lock()
+	m.pools = map[PoolKey]*pool{}
+	for k, n := range m.cfg.Pools {
+		if n > 0 {
+			m.pools[k] = &pool{target: n}
+		}
+	}
+	m.mu.Unlock()
+	t := time.NewTicker(refillEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			m.drainPools()
+			return
+		case <-t.C:
+			if k, ok := m.nextRefill(); ok {
+				go m.fill(ctx, k)
+			}
+		}
+	}
+}
+
+// nextRefill picks a pool below target and reserves a fill slot.
+func (m *Manager) nextRefill() (PoolKey, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed || m.creating > 0 || (m.cfg.MaxSandboxes > 0 && m.countLocked() >= m.cfg.MaxSandboxes) {
+		return PoolKey{}, false
+	}
+	for k, p := range m.pools {
+		if len(p.ready)+p.filling < p.target && p.filling == 0 {
+			p.filling++
+			return k, true
+		}
+	}
+	return PoolKey{}, false
+}
+
+// countLocked counts sandboxes holding host resources. m.mu must be held.
+func (m *Manager) countLocked() int {
+	n := len(m.sandboxes) + m.creating
+	for _, p := range m.pools {
+		n += len(p.ready) + p.filling
+	}
+	return n
+}
+
+func (m *Manager) fill(ctx context.Context, k PoolKey) {
+	sb, err := m.startPooled(ctx, k)
+	m.mu.Lock()
+	p := m.pools[k]
+	p.filling--
+	if err == nil {
+		p.ready = append(p.ready, sb)
+	}
+	m.mu.Unlock()
+	if err != nil {
+		m.log.Warn("warm pool refill failed", "template", k.Template, "runtime", k.Runtime, "err", err)
+		time.Sleep(time.Second) // back off; the ticker will retry
+	}
+}
+
+func (m *Manager) startPooled(ctx context.Context, k PoolKey) (*Sandbox, error) {
+	tmpl, err := m.templates.Get(k.Template)
+	if err != nil {
+		return nil, err
+	}
+	rec := newRecord(tmpl.Name, k.Runtime, m.cfg.Defaults)
+	rec.State = "pooled"
+	if err := m.store.Put(ctx, &rec); err != nil {
+		return nil, err
+	}
+	sb, err := m.start(ctx, &rec, tmpl, m.cfg.Defaults)
+	if err != nil {
+		m.reap(context.WithoutCancel(ctx), rec.ID, rec.Runtime)
+		return nil, err
+	}
+	return sb, nil
+}
+
+// drainPools reaps every pooled sandbox (on shutdown they would be reaped by
+// the next Recover anyway; doing it now frees the host sooner).
+func (m *Manager) drainPools() {
+	m.mu.Lock()
+	var all []*Sandbox
+	for _, p := range m.pools {
+		all = append(all, p.ready...)
+		p.ready = nil
+	}
+	m.mu.Unlock()
+	for _, sb := range all {
+		_ = m.reap(context.Background(), sb.rec.ID, sb.rec.Runtime)
+	}
+}
+
+// PoolStats reports ready sandboxes per pool.
+func (m *Manager) PoolStats() map[PoolKey]int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[PoolKey]int{}
+	for k, p := range m.pools {
+		out[k] = len(p.ready)
+	}
+	return out
+}
