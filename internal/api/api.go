@@ -6,21 +6,29 @@ package api
 import (
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"github.com/sbx-dev/sbx/internal/sandbox"
 )
 
-// Server is the REST API handler.
-type Server struct {
-	mgr  *sandbox.Manager
-	keys *Keys
-	log  *slog.Logger
-	mux  *http.ServeMux
+// Auditor records API calls (implemented by *audit.Log).
+type Auditor interface {
+	Append(kind, sandbox, actor string, fields map[string]string) error
 }
 
-// New returns the API handler. keys authenticates X-API-Key.
-func New(mgr *sandbox.Manager, keys *Keys, log *slog.Logger) *Server {
-	s := &Server{mgr: mgr, keys: keys, log: log, mux: http.NewServeMux()}
+// Server is the REST API handler.
+type Server struct {
+	mgr   *sandbox.Manager
+	keys  *Keys
+	log   *slog.Logger
+	mux   *http.ServeMux
+	audit Auditor // may be nil
+}
+
+// New returns the API handler. keys authenticates X-API-Key; audit (may be
+// nil) receives one record per authenticated call.
+func New(mgr *sandbox.Manager, keys *Keys, audit Auditor, log *slog.Logger) *Server {
+	s := &Server{mgr: mgr, keys: keys, log: log, mux: http.NewServeMux(), audit: audit}
 	s.routes()
 	return s
 }
@@ -53,15 +61,43 @@ func (s *Server) routes() {
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
-// auth requires a valid X-API-Key.
+// auth requires a valid X-API-Key and audits the call (key id, never the key).
 func (s *Server) auth(next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.keys.Valid(r.Header.Get("X-API-Key")) {
+		key := r.Header.Get("X-API-Key")
+		if !s.keys.Valid(key) {
+			s.record(r, "", http.StatusUnauthorized)
 			WriteError(w, http.StatusUnauthorized, "invalid or missing X-API-Key")
 			return
 		}
-		next(w, r)
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		next(sw, r)
+		s.record(r, KeyID(key), sw.status)
 	})
+}
+
+func (s *Server) record(r *http.Request, actor string, status int) {
+	if s.audit == nil {
+		return
+	}
+	id := r.PathValue("id")
+	if !sandbox.ValidID(id) {
+		id = ""
+	}
+	_ = s.audit.Append("api", id, actor, map[string]string{
+		"method": r.Method, "path": truncate(r.URL.Path, 256), "status": strconv.Itoa(status), "remote": r.RemoteAddr,
+	})
+}
+
+// statusWriter remembers the status written.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
 }
 
 // sandboxID returns the {id} path value if it is well formed; otherwise it

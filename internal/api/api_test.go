@@ -41,7 +41,7 @@ func newServer(t *testing.T) (*httptest.Server, *sandboxtest.Host) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(api.New(m, keys, log))
+	srv := httptest.NewServer(api.New(m, keys, nil, log))
 	t.Cleanup(srv.Close)
 	return srv, h
 }

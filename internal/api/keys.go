@@ -67,6 +67,12 @@ func (k *Keys) Valid(key string) bool {
 	return ok == 1
 }
 
+// KeyID names a key in logs: the first 12 hex chars of its SHA-256.
+func KeyID(key string) string {
+	h := sha256.Sum256([]byte(key))
+	return "key_" + hex.EncodeToString(h[:6])
+}
+
 func newKey() string {
 	b := make([]byte, 20)
 	if _, err := rand.Read(b); err != nil {

@@ -26,7 +26,7 @@ func (m *Manager) expire(id string) {
 		return
 	}
 	m.log.Info("sandbox timed out", "sandbox", id)
-	_ = m.Kill(context.Background(), id)
+	_ = m.kill(context.Background(), id, "timeout")
 }
 
 // SetTimeout replaces the deadline with now+d.

@@ -12,6 +12,11 @@ import (
 // Kill stops a sandbox and releases every host resource it held. The sandbox
 // disappears from Get/List at once, so concurrent requests see 404.
 func (m *Manager) Kill(ctx context.Context, id string) error {
+	return m.kill(ctx, id, "api")
+}
+
+// kill removes id with a reason recorded in the audit log.
+func (m *Manager) kill(ctx context.Context, id, reason string) error {
 	m.mu.Lock()
 	sb, ok := m.sandboxes[id]
 	if ok {
@@ -25,7 +30,8 @@ func (m *Manager) Kill(ctx context.Context, id string) error {
 	if !ok {
 		return fmt.Errorf("%s: %w", id, ErrNotFound)
 	}
-	m.log.Info("killing sandbox", "sandbox", id)
+	m.log.Info("killing sandbox", "sandbox", id, "reason", reason)
+	m.event(id, "killed", "reason", reason)
 	return m.reap(context.WithoutCancel(ctx), id, sb.rec.Runtime)
 }
 

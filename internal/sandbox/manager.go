@@ -29,6 +29,26 @@ type Config struct {
 	MaxCreating    int             // concurrent creates in flight; beyond → ErrBusy
 	Domain         string          // returned as "domain" (nil when empty)
 	Pools          map[PoolKey]int // warm pool sizes; see pool.go
+	Audit          Auditor         // lifecycle records; may be nil
+}
+
+// Auditor records lifecycle events (implemented by *audit.Log).
+type Auditor interface {
+	Append(kind, sandbox, actor string, fields map[string]string) error
+}
+
+// event writes a lifecycle audit record, if auditing is on.
+func (m *Manager) event(id, what string, kv ...string) {
+	if m.cfg.Audit == nil {
+		return
+	}
+	f := map[string]string{"event": what}
+	for i := 0; i+1 < len(kv); i += 2 {
+		f[kv[i]] = kv[i+1]
+	}
+	if err := m.cfg.Audit.Append("sandbox", id, "", f); err != nil {
+		m.log.Error("audit", "err", err)
+	}
 }
 
 // Resources are the per-sandbox limits.

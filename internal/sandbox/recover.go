@@ -25,9 +25,11 @@ func (m *Manager) Recover(ctx context.Context) (int, error) {
 		known[rec.ID] = true
 		if err := m.adopt(ctx, rec); err != nil {
 			m.log.Warn("reaping sandbox", "sandbox", rec.ID, "reason", err)
+			m.event(rec.ID, "reaped", "reason", err.Error())
 			_ = m.reap(ctx, rec.ID, rec.Runtime)
 			continue
 		}
+		m.event(rec.ID, "adopted")
 		adopted++
 	}
 	m.reapOrphans(ctx, known)
