@@ -23,6 +23,8 @@ type Server struct {
 	log   *slog.Logger
 	mux   *http.ServeMux
 	audit Auditor // may be nil
+	// AuditPath is the audit log file read by the logs endpoints ("" = none).
+	AuditPath string
 }
 
 // New returns the API handler. keys authenticates X-API-Key; audit (may be
@@ -52,6 +54,8 @@ func (s *Server) routes() {
 	h("POST /sandboxes/{id}/fork", s.notSupported("fork is not supported yet"))
 	h("POST /sandboxes/{id}/snapshots", s.notSupported("snapshots are not supported yet"))
 	h("PUT /sandboxes/{id}/network", s.notSupported("runtime network policy updates are not supported yet"))
+	h("GET /sandboxes/{id}/logs", s.logsV1)
+	h("GET /v2/sandboxes/{id}/logs", s.logsV2)
 	h("GET /templates", s.templates)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
