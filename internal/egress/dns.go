@@ -1,0 +1,173 @@
+package egress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// Resolved is called with the addresses an allowed name resolved to, so the
+// caller can open them in the kernel (an nftables set element with timeout).
+type Resolved func(sandbox string, name string, addrs []netip.Addr, ttl time.Duration)
+
+// Lookup finds the sandbox and its current policy by the query's source
+// address; ok is false for an address that is no sandbox.
+type Lookup func(src netip.Addr) (sandbox string, p Policy, ok bool)
+
+// QueryLog receives every query (allowed or not) with the sandbox id.
+type QueryLog func(sandbox, name, qtype, verdict string)
+
+// DNSFilter is the resolver sandboxes are given. It answers only names the
+// sandbox's policy allows, by asking the upstream resolver; everything else
+// gets REFUSED without any packet leaving the host, so a deny-all sandbox
+// cannot exfiltrate data through DNS.
+type DNSFilter struct {
+	Upstream string // host:port of the upstream resolver
+	Lookup   Lookup
+	Resolved Resolved
+	Log      QueryLog
+	MinTTL   time.Duration // floor for the TTL handed to Resolved (default 30 s)
+
+	mu      sync.Mutex // guards servers
+	servers []*dns.Server
+	client  dns.Client
+}
+
+// ListenAndServe serves DNS over UDP and TCP on addr until ctx ends.
+func (f *DNSFilter) ListenAndServe(ctx context.Context, addr string) error {
+	if f.MinTTL == 0 {
+		f.MinTTL = 30 * time.Second
+	}
+	f.client = dns.Client{Timeout: 3 * time.Second}
+	errc := make(chan error, 2)
+	for _, nw := range []string{"udp", "tcp"} {
+		s := &dns.Server{Addr: addr, Net: nw, Handler: f}
+		f.mu.Lock()
+		f.servers = append(f.servers, s)
+		f.mu.Unlock()
+		go func() { errc <- s.ListenAndServe() }()
+	}
+	select {
+	case err := <-errc:
+		f.shutdown()
+		return fmt.Errorf("dns filter on %s: %w", addr, err)
+	case <-ctx.Done():
+		f.shutdown()
+		return nil
+	}
+}
+
+func (f *DNSFilter) shutdown() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, s := range f.servers {
+		_ = s.Shutdown()
+	}
+}
+
+// ServeDNS implements dns.Handler.
+func (f *DNSFilter) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
+	resp := f.answer(sourceAddr(w.RemoteAddr()), req)
+	_ = w.WriteMsg(resp)
+}
+
+func sourceAddr(a net.Addr) netip.Addr {
+	if ap, err := netip.ParseAddrPort(a.String()); err == nil {
+		return ap.Addr().Unmap()
+	}
+	return netip.Addr{}
+}
+
+// answer decides and builds the response for one query.
+func (f *DNSFilter) answer(src netip.Addr, req *dns.Msg) *dns.Msg {
+	refuse := new(dns.Msg)
+	refuse.SetRcode(req, dns.RcodeRefused)
+	sb, pol, ok := f.Lookup(src)
+	if !ok || len(req.Question) != 1 {
+		return refuse
+	}
+	q := req.Question[0]
+	qtype := dns.TypeToString[q.Qtype]
+	if !pol.AllowsName(q.Name) || !allowedType(q.Qtype) {
+		f.log(sb, q.Name, qtype, "refused")
+		return refuse
+	}
+	resp, err := f.forward(req)
+	if err != nil {
+		f.log(sb, q.Name, qtype, "upstream error: "+err.Error())
+		fail := new(dns.Msg)
+		fail.SetRcode(req, dns.RcodeServerFailure)
+		return fail
+	}
+	f.log(sb, q.Name, qtype, "allowed")
+	f.publish(sb, q.Name, resp)
+	return resp
+}
+
+// allowedType limits queries to what programs need; TXT, NULL, ANY and the
+// like are the usual tunnels.
+func allowedType(t uint16) bool {
+	switch t {
+	case dns.TypeA, dns.TypeAAAA, dns.TypeCNAME, dns.TypeHTTPS, dns.TypeSRV, dns.TypeMX:
+		return true
+	}
+	return false
+}
+
+func (f *DNSFilter) forward(req *dns.Msg) (*dns.Msg, error) {
+	out := req.Copy()
+	out.Id = dns.Id()
+	resp, _, err := f.client.Exchange(out, f.Upstream)
+	if err != nil {
+		return nil, err
+	}
+	if resp == nil {
+		return nil, errors.New("no response")
+	}
+	resp.Id = req.Id
+	return resp, nil
+}
+
+// publish hands the A/AAAA answers to Resolved with the smallest TTL.
+func (f *DNSFilter) publish(sb, name string, resp *dns.Msg) {
+	if f.Resolved == nil {
+		return
+	}
+	var addrs []netip.Addr
+	ttl := time.Duration(0)
+	for _, rr := range resp.Answer {
+		var ip net.IP
+		switch v := rr.(type) {
+		case *dns.A:
+			ip = v.A
+		case *dns.AAAA:
+			ip = v.AAAA
+		default:
+			continue
+		}
+		if a, ok := netip.AddrFromSlice(ip); ok {
+			addrs = append(addrs, a.Unmap())
+		}
+		if d := time.Duration(rr.Header().Ttl) * time.Second; ttl == 0 || d < ttl {
+			ttl = d
+		}
+	}
+	if len(addrs) > 0 {
+		f.Resolved(sb, name, addrs, max(ttl, f.MinTTL))
+	}
+}
+
+func (f *DNSFilter) log(sb, name, qtype, verdict string) {
+	if f.Log != nil {
+		f.Log(sb, name, qtype, verdict)
+	} else {
+		slog.Debug("dns", "sandbox", sb, "name", name, "type", qtype, "verdict", verdict)
+	}
+}
