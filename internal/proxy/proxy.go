@@ -36,6 +36,8 @@ type Proxy struct {
 	fail   ErrorWriter
 	rp     *httputil.ReverseProxy
 	log    *slog.Logger
+
+	testPort int // tests: dial this port instead of the routed one
 }
 
 // New returns a proxy. domain is the sandbox domain for Host routing ("" =
@@ -102,6 +104,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, in sandbox.Info, port int) {
 	host, _, _ := net.SplitHostPort(in.AgentAddr)
+	if p.testPort != 0 {
+		port = p.testPort
+	}
 	out := r.Clone(r.Context())
 	out.URL.Scheme = "http"
 	out.URL.Host = net.JoinHostPort(host, strconv.Itoa(port))

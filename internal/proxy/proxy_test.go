@@ -1,0 +1,145 @@
+package proxy
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"testing"
+
+	"github.com/sbx-dev/sbx/internal/sandbox"
+	"github.com/sbx-dev/sbx/internal/store"
+)
+
+type fakeSandboxes struct {
+	byID  map[string]sandbox.Info
+	ended map[string]bool
+}
+
+func (f fakeSandboxes) Get(id string) (sandbox.Info, error) {
+	in, ok := f.byID[id]
+	if !ok {
+		return in, sandbox.ErrNotFound
+	}
+	return in, nil
+}
+func (f fakeSandboxes) List() (out []sandbox.Info) {
+	for _, in := range f.byID {
+		out = append(out, in)
+	}
+	return out
+}
+func (f fakeSandboxes) Ended(id string) bool { return f.ended[id] }
+
+func writeErr(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"code": status, "message": msg})
+}
+
+// setup starts an upstream standing in for both sandboxes' agents (the proxy
+// dials AgentAddr's host at the routed port) and returns a front server.
+func setup(t *testing.T) (front *httptest.Server, a, b sandbox.Info) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Upstream-Path", r.URL.Path)
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(up.Close)
+	host, port, _ := net.SplitHostPort(up.Listener.Addr().String())
+	mk := func(tok string) sandbox.Info {
+		return sandbox.Info{Sandbox: store.Sandbox{ID: sandbox.NewID(), State: "running", EnvdToken: tok}, AgentAddr: host + ":" + port}
+	}
+	a, b = mk("token-a"), mk("token-b")
+	gone := sandbox.NewID()
+	fs := fakeSandboxes{byID: map[string]sandbox.Info{a.ID: a, b.ID: b}, ended: map[string]bool{gone: true}}
+	p := New(fs, "", writeErr, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	// Route every port to the upstream's port for the test.
+	pn, _ := strconv.Atoi(port)
+	front = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !p.Match(r) {
+			http.Error(w, "api", http.StatusTeapot)
+			return
+		}
+		if r.Header.Get("E2b-Sandbox-Port") == "" && r.Header.Get("E2b-Sandbox-Id") != "" {
+			r.Header.Set("E2b-Sandbox-Port", strconv.Itoa(EnvdPort))
+		}
+		p.testPort = pn
+		p.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	return front, a, b
+}
+
+func TestAuthorize(t *testing.T) {
+	front, a, b := setup(t)
+	gone := ""
+	tests := []struct {
+		name, path, id, tok string
+		port                string
+		want                int
+	}{
+		{"own token", "/process.Process/List", a.ID, "token-a", "", 200},
+		{"no token", "/process.Process/List", a.ID, "", "", 401},
+		{"other sandbox's token", "/process.Process/List", a.ID, "token-b", "", 401},
+		{"token of a on b", "/filesystem.Filesystem/Stat", b.ID, "token-a", "", 401},
+		{"init blocked", "/init", a.ID, "token-a", "", 403},
+		{"init blocked dotted", "/./init", a.ID, "token-a", "", 403},
+		{"init blocked double slash", "//init", a.ID, "token-a", "", 403},
+		{"health open", "/health", a.ID, "", "", 200},
+		{"unknown sandbox", "/health", sandbox.NewID(), "", "", 404},
+		{"bad id", "/health", "../x", "", "", 400},
+		{"other port public", "/", a.ID, "", "8080", 200},
+	}
+	_ = gone
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequest("GET", front.URL+tt.path, nil)
+			req.Header.Set("E2b-Sandbox-Id", tt.id)
+			if tt.port != "" {
+				req.Header.Set("E2b-Sandbox-Port", tt.port)
+			}
+			if tt.tok != "" {
+				req.Header.Set("X-Access-Token", tt.tok)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tt.want {
+				t.Fatalf("status %d, want %d", resp.StatusCode, tt.want)
+			}
+		})
+	}
+}
+
+func TestSignedURLRouting(t *testing.T) {
+	front, a, _ := setup(t)
+	sig := url.QueryEscape(Signature("/home/user/x.txt", "read", "", "token-a", ""))
+	resp, err := http.Get(front.URL + "/files?path=/home/user/x.txt&signature=" + sig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("X-Upstream-Path") != "/files" {
+		t.Fatalf("signed download: %d", resp.StatusCode)
+	}
+	// Tampered path, or a write with a read signature, finds no sandbox.
+	for _, u := range []string{"/files?path=/etc/shadow&signature=" + sig} {
+		resp, _ := http.Get(front.URL + u)
+		resp.Body.Close()
+		if resp.StatusCode != 404 {
+			t.Fatalf("%s: %d, want 404", u, resp.StatusCode)
+		}
+	}
+	resp, _ = http.Post(front.URL+"/files?path=/home/user/x.txt&signature="+sig, "application/octet-stream", nil)
+	resp.Body.Close()
+	if resp.StatusCode != 404 {
+		t.Fatalf("write with read signature: %d", resp.StatusCode)
+	}
+	_ = a
+}
