@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sbx-dev/sbx/internal/failpoint"
 	"github.com/sbx-dev/sbx/internal/runtime"
 	"github.com/sbx-dev/sbx/internal/store"
 )
@@ -74,7 +75,7 @@ func (m *Manager) activate(ctx context.Context, sb *Sandbox, o CreateOpts) (Info
 	r.StartedAt, r.EndAt = now, now.Add(o.Timeout)
 	r.Metadata, r.EnvVars, r.EnvdToken = o.Metadata, o.EnvVars, newToken()
 	r.AutoPause, r.AllowNet, r.Network, r.LifecycleID = o.AutoPause, o.AllowNet, o.Network, newToken()[:16]
-	if err := m.initAgent(ctx, sb); err != nil {
+	if err := errors.Join(failpoint.Hit("create/before-init"), m.initAgent(ctx, sb)); err != nil {
 		m.reap(context.WithoutCancel(ctx), r.ID, r.Runtime)
 		return Info{}, err
 	}
@@ -170,7 +171,7 @@ func (m *Manager) start(ctx context.Context, rec *store.Sandbox, tmpl Template, 
 	}()
 	rootfs, lerr := m.layers.Prepare(ctx, rec.ID, lower, int64(res.DiskSizeMB)<<20, owner)
 	nerr := <-netCh
-	if err := errors.Join(lerr, nerr); err != nil {
+	if err := errors.Join(lerr, nerr, failpoint.Hit("create/before-runtime")); err != nil {
 		return nil, fmt.Errorf("prepare sandbox %s: %w", rec.ID, err)
 	}
 	rec.SandboxIP = ni.SandboxIP.String()
@@ -178,6 +179,9 @@ func (m *Manager) start(ctx context.Context, rec *store.Sandbox, tmpl Template, 
 	rsb, err := rt.Create(ctx, spec)
 	if err != nil {
 		return nil, fmt.Errorf("start sandbox %s on %s: %w", rec.ID, rec.Runtime, errors.Join(ErrUnavailable, err))
+	}
+	if err := failpoint.Hit("create/after-runtime"); err != nil {
+		return nil, err
 	}
 	base := fmt.Sprintf("http://%s:%d", ni.SandboxIP, m.cfg.AgentPort)
 	if err := waitHealthy(ctx, base); err != nil {
@@ -204,6 +208,10 @@ func (m *Manager) spec(rec *store.Sandbox, rootfs string, ni NetInfo, res Resour
 
 // register records a built sandbox as running and arms its deadline.
 func (m *Manager) register(ctx context.Context, sb *Sandbox) (Info, error) {
+	if err := failpoint.Hit("create/before-record"); err != nil {
+		m.reap(context.WithoutCancel(ctx), sb.rec.ID, sb.rec.Runtime)
+		return Info{}, err
+	}
 	sb.rec.State = "running"
 	if err := m.store.Put(ctx, &sb.rec); err != nil {
 		m.reap(context.WithoutCancel(ctx), sb.rec.ID, sb.rec.Runtime)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"syscall"
 
+	"github.com/sbx-dev/sbx/internal/failpoint"
 	"github.com/sbx-dev/sbx/internal/runtime"
 )
 
@@ -43,7 +44,8 @@ func (m *Manager) reap(ctx context.Context, id, rtName string) error {
 	if rt, ok := m.runtimes[rtName]; ok {
 		errs = append(errs, m.deleteRuntime(ctx, rt, id))
 	}
-	errs = append(errs, m.layers.Remove(id), m.network.Teardown(ctx, id))
+	errs = append(errs, failpoint.Hit("delete/before-layer"), m.layers.Remove(id))
+	errs = append(errs, failpoint.Hit("delete/before-network"), m.network.Teardown(ctx, id))
 	if err := errors.Join(errs...); err != nil {
 		m.log.Error("reap sandbox", "sandbox", id, "err", err)
 		if rec, gerr := m.store.Get(ctx, id); gerr == nil {

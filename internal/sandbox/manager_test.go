@@ -9,6 +9,7 @@ import (
 	"time"
 
 	. "github.com/sbx-dev/sbx/internal/sandbox"
+	"github.com/sbx-dev/sbx/internal/failpoint"
 	"github.com/sbx-dev/sbx/internal/sandbox/sandboxtest"
 	"github.com/sbx-dev/sbx/internal/store"
 )
@@ -228,5 +229,26 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met in 5s")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestFailpointsLeaveNothing(t *testing.T) {
+	for _, fp := range []string{"create/before-runtime", "create/after-runtime", "create/before-init", "create/before-record"} {
+		t.Run(fp, func(t *testing.T) {
+			failpoint.Set(fp)
+			defer failpoint.Set("")
+			h := sandboxtest.NewHost()
+			st := openStore(t, t.TempDir())
+			m := newTestManager(t, h, st)
+			if _, err := m.Create(context.Background(), CreateOpts{Template: "base", Timeout: time.Minute}); !errors.Is(err, failpoint.ErrInjected) {
+				t.Fatalf("err = %v", err)
+			}
+			if r := h.Residue(); r != "" {
+				t.Fatalf("residue: %s", r)
+			}
+			if recs, _ := st.List(context.Background()); len(recs) != 0 {
+				t.Fatalf("%d records left", len(recs))
+			}
+		})
 	}
 }
