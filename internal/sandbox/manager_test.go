@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	. "github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/failpoint"
+	. "github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/sandbox/sandboxtest"
 	"github.com/sbx-dev/sbx/internal/store"
 )
