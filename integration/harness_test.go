@@ -1,0 +1,272 @@
+// Package integration runs the real daemon (bin/sbx serve) on real runtimes
+// and drives it over HTTP like a user would. It needs root, the runtimes and
+// a built base template (scripts/install.sh); without them it skips, except
+// under CI=true where a missing piece is a failure.
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const apiKey = "e2b_00000000000000000000000000000000000000aa"
+
+// daemon is one running sbx serve.
+type daemon struct {
+	t       *testing.T
+	url     string
+	dataDir string
+	cmd     *exec.Cmd
+	log     *bytes.Buffer
+	args    []string
+}
+
+// requirements skips (or fails under CI) when the host cannot run the suite.
+func requirements(t *testing.T, runtimes ...string) (sbxBin, templates string) {
+	t.Helper()
+	missing := func(format string, a ...any) {
+		t.Helper()
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI: "+format, a...)
+		}
+		t.Skipf(format, a...)
+	}
+	if os.Geteuid() != 0 {
+		missing("integration tests need root")
+	}
+	templates = os.Getenv("SBX_TEMPLATES_DIR")
+	if templates == "" {
+		templates = "/var/lib/sbx/templates"
+	}
+	if _, err := os.Stat(filepath.Join(templates, "base")); err != nil {
+		missing("no base template in %s (run scripts/install.sh)", templates)
+	}
+	sbxBin, _ = filepath.Abs("../bin/sbx")
+	if _, err := os.Stat(sbxBin); err != nil {
+		missing("no %s (go build -o bin/ ./cmd/sbx ./cmd/sbx-agent)", sbxBin)
+	}
+	for _, rt := range runtimes {
+		bin := rt
+		if rt == "runsc" {
+			bin = "/opt/sbx/bin/runsc"
+		}
+		if _, err := exec.LookPath(bin); err != nil {
+			missing("runtime %s not installed", rt)
+		}
+	}
+	return sbxBin, templates
+}
+
+// startDaemon runs sbx serve with a fresh data dir (or dataDir if given).
+func startDaemon(t *testing.T, runtime, dataDir string, extra ...string) *daemon {
+	t.Helper()
+	sbxBin, templates := requirements(t, runtime)
+	if dataDir == "" {
+		dataDir = t.TempDir()
+	}
+	addr := freeAddr(t)
+	d := &daemon{t: t, url: "http://" + addr, dataDir: dataDir, log: &bytes.Buffer{}}
+	d.args = append([]string{"serve", "--listen", addr, "--data-dir", dataDir, "--templates-dir", templates,
+		"--runtime", runtime, "--subnet", "10.202.0.0/16"}, extra...)
+	d.cmd = exec.Command(sbxBin, d.args...)
+	d.cmd.Env = append(os.Environ(), "SBX_API_KEY="+apiKey)
+	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.stop(syscall.SIGTERM) })
+	d.waitHealthy()
+	return d
+}
+
+func freeAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func (d *daemon) waitHealthy() {
+	d.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(d.url + "/health"); err == nil {
+			resp.Body.Close()
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	d.t.Fatalf("daemon did not start:\n%s", d.log)
+}
+
+// stop signals the daemon and waits for it (SIGKILL simulates a crash).
+func (d *daemon) stop(sig syscall.Signal) {
+	if d.cmd.Process == nil || d.cmd.ProcessState != nil {
+		return
+	}
+	_ = d.cmd.Process.Signal(sig)
+	done := make(chan struct{})
+	go func() { _ = d.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		_ = d.cmd.Process.Kill()
+		<-done
+	}
+	if d.t.Failed() {
+		d.t.Logf("daemon log:\n%s", tail(d.log.String(), 4000))
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// api does one REST call and decodes the JSON answer into out (if non-nil).
+func (d *daemon) api(method, path string, body any, out any) int {
+	d.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, d.url+path, rd)
+	req.Header.Set("X-API-Key", apiKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		d.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if out != nil && len(b) > 0 {
+		if err := json.Unmarshal(b, out); err != nil {
+			d.t.Fatalf("%s %s: decode %q: %v", method, path, b, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+// sandbox is a created sandbox.
+type sandbox struct {
+	d     *daemon
+	ID    string `json:"sandboxID"`
+	Token string `json:"envdAccessToken"`
+}
+
+func (d *daemon) create(body map[string]any) *sandbox {
+	d.t.Helper()
+	if body == nil {
+		body = map[string]any{}
+	}
+	if _, ok := body["templateID"]; !ok {
+		body["templateID"] = "base"
+	}
+	sb := &sandbox{d: d}
+	if code := d.api("POST", "/v2/sandboxes", body, sb); code != 201 {
+		d.t.Fatalf("create: status %d\n%s", code, tail(d.log.String(), 3000))
+	}
+	d.t.Cleanup(func() { d.api("DELETE", "/sandboxes/"+sb.ID, nil, nil) })
+	return sb
+}
+
+// run executes a shell command in the sandbox via the agent's Connect API
+// (JSON, server-streaming envelopes) and returns stdout+stderr and exit code.
+func (s *sandbox) run(user, cmd string, timeout time.Duration) (string, int) {
+	s.d.t.Helper()
+	out, code, err := s.runErr(user, cmd, timeout)
+	if err != nil {
+		s.d.t.Fatalf("run %q: %v", cmd, err)
+	}
+	return out, code
+}
+
+func (s *sandbox) runErr(user, cmd string, timeout time.Duration) (string, int, error) {
+	msg, _ := json.Marshal(map[string]any{"process": map[string]any{"cmd": "/bin/bash", "args": []string{"-l", "-c", cmd}}, "stdin": false})
+	env := append([]byte{0, 0, 0, 0, 0}, msg...)
+	env[1], env[2], env[3], env[4] = byte(len(msg)>>24), byte(len(msg)>>16), byte(len(msg)>>8), byte(len(msg))
+	ctx, cancel := context.WithTimeout(context.Background(), timeout+10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", s.d.url+"/process.Process/Start", bytes.NewReader(env))
+	req.Header.Set("Content-Type", "application/connect+json")
+	req.Header.Set("Connect-Protocol-Version", "1")
+	req.Header.Set("Connect-Timeout-Ms", fmt.Sprint(timeout.Milliseconds()))
+	req.Header.Set("E2b-Sandbox-Id", s.ID)
+	req.Header.Set("E2b-Sandbox-Port", "49983")
+	req.Header.Set("X-Access-Token", s.Token)
+	if user != "" {
+		req.SetBasicAuth(user, "")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", -1, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		b, _ := io.ReadAll(resp.Body)
+		return "", -1, fmt.Errorf("status %d: %s", resp.StatusCode, b)
+	}
+	return readEvents(resp.Body)
+}
+
+// readEvents decodes Connect envelopes until the end-stream frame.
+func readEvents(r io.Reader) (string, int, error) {
+	var out strings.Builder
+	code := -1
+	for {
+		hdr := make([]byte, 5)
+		if _, err := io.ReadFull(r, hdr); err != nil {
+			return out.String(), code, fmt.Errorf("stream ended without end-stream frame: %w", err)
+		}
+		n := int(hdr[1])<<24 | int(hdr[2])<<16 | int(hdr[3])<<8 | int(hdr[4])
+		body := make([]byte, n)
+		if _, err := io.ReadFull(r, body); err != nil {
+			return out.String(), code, err
+		}
+		if hdr[0]&2 != 0 {
+			var end struct {
+				Error *struct{ Code, Message string } `json:"error"`
+			}
+			_ = json.Unmarshal(body, &end)
+			if end.Error != nil {
+				return out.String(), code, fmt.Errorf("%s: %s", end.Error.Code, end.Error.Message)
+			}
+			return out.String(), code, nil
+		}
+		var ev struct {
+			Event struct {
+				Data *struct{ Stdout, Stderr []byte } `json:"data"`
+				End  *struct {
+					ExitCode int `json:"exitCode"`
+				} `json:"end"`
+			} `json:"event"`
+		}
+		if err := json.Unmarshal(body, &ev); err != nil {
+			return out.String(), code, err
+		}
+		if d := ev.Event.Data; d != nil {
+			out.Write(d.Stdout)
+			out.Write(d.Stderr)
+		}
+		if e := ev.Event.End; e != nil {
+			code = e.ExitCode
+		}
+	}
+}

@@ -1,0 +1,155 @@
+package integration
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var allRuntimes = []string{"runsc", "crun", "runc"}
+
+func forEachRuntime(t *testing.T, fn func(t *testing.T, rt string)) {
+	for _, rt := range allRuntimes {
+		t.Run(rt, func(t *testing.T) { fn(t, rt) })
+	}
+}
+
+func TestLifecycleAndIsolation(t *testing.T) {
+	forEachRuntime(t, func(t *testing.T, rt string) {
+		d := startDaemon(t, rt, "")
+		sb := d.create(map[string]any{"metadata": map[string]string{"t": "iso"}})
+		if out, code := sb.run("", "echo hello; whoami; pwd", 20*time.Second); code != 0 || out != "hello\nuser\n/home/user\n" {
+			t.Fatalf("run = %q, %d", out, code)
+		}
+		status, _ := sb.run("root", "cat /proc/self/status", 20*time.Second)
+		for _, want := range []string{"Seccomp:\t2", "NoNewPrivs:\t1"} {
+			if !strings.Contains(status, want) {
+				t.Errorf("%s missing from /proc/self/status:\n%s", want, status)
+			}
+		}
+		if strings.Contains(status, "CapEff:\t000001ffffffffff") || strings.Contains(status, "CapEff:\t0000003fffffffff") {
+			t.Errorf("full capabilities inside the sandbox:\n%s", status)
+		}
+		notHostRoot(t, sb, rt)
+		if ps, _ := sb.run("root", "ps -e -o comm= | sort -u | tr '\\n' ' '", 20*time.Second); strings.Contains(ps, "sbx") && strings.Contains(ps, "serve") {
+			t.Errorf("host processes visible: %s", ps)
+		}
+		if out, code := sb.run("", "timeout 3 curl -sS -m 2 http://1.1.1.1/ >/dev/null 2>&1; echo $?", 20*time.Second); code != 0 || strings.TrimSpace(out) == "0" {
+			t.Errorf("egress was possible (curl exit %q)", out)
+		}
+		if code := d.api("DELETE", "/sandboxes/"+sb.ID, nil, nil); code != 204 {
+			t.Fatalf("kill = %d", code)
+		}
+		if code := d.api("GET", "/sandboxes/"+sb.ID, nil, nil); code != 404 {
+			t.Fatalf("get after kill = %d", code)
+		}
+		noResidue(t, d, sb.ID)
+	})
+}
+
+// notHostRoot checks that sandbox root is not host root: a user namespace
+// with an unprivileged mapping (crun, runc) or gVisor's own kernel (runsc).
+func notHostRoot(t *testing.T, sb *sandbox, rt string) {
+	t.Helper()
+	if rt == "runsc" {
+		if out, _ := sb.run("root", "dmesg 2>/dev/null | head -1; uname -r", 20*time.Second); !strings.Contains(out, "gVisor") && !strings.Contains(out, "4.4.0") {
+			t.Errorf("runsc sandbox does not look like gVisor: %q", out)
+		}
+		return
+	}
+	out, _ := sb.run("root", "cat /proc/self/uid_map", 20*time.Second)
+	f := strings.Fields(out)
+	if len(f) < 3 || f[0] != "0" || f[1] == "0" {
+		t.Errorf("uid_map %q: sandbox root maps to host root", out)
+	}
+}
+
+// noResidue checks that nothing of sandbox id remains on the host.
+func noResidue(t *testing.T, d *daemon, id string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var left []string
+		if b, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(b), id) {
+			left = append(left, "mount")
+		}
+		if _, err := os.Stat("/run/netns/sbx-" + id); err == nil {
+			left = append(left, "netns")
+		}
+		if out, _ := exec.Command("ip", "-o", "link").Output(); strings.Contains(string(out), id[:12]) {
+			left = append(left, "link")
+		}
+		if out, _ := exec.Command("sh", "-c", "ps -eo args | grep -v grep | grep "+id).Output(); len(out) > 0 {
+			left = append(left, "process: "+string(out))
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("host residue of %s after delete: %v", id, left)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestLimits(t *testing.T) {
+	forEachRuntime(t, func(t *testing.T, rt string) {
+		d := startDaemon(t, rt, "")
+		sb := d.create(map[string]any{"memoryMB": 128, "diskSizeMB": 64})
+		// Memory: a balloon past the limit dies inside; the sandbox lives on.
+		if _, code := sb.run("", "python3 -c 'b = bytearray(400 << 20); print(len(b))'", 60*time.Second); code == 0 {
+			t.Errorf("400 MiB allocation succeeded under a 128 MiB limit")
+		}
+		if out, _ := sb.run("", "echo alive", 20*time.Second); out != "alive\n" {
+			t.Fatalf("sandbox dead after OOM: %q", out)
+		}
+		// Disk: writes past the quota fail with ENOSPC inside.
+		out, _ := sb.run("", "dd if=/dev/zero of=$HOME/fill bs=1M count=200 2>&1; rm -f $HOME/fill", 60*time.Second)
+		if !strings.Contains(out, "No space left") {
+			t.Errorf("disk quota not enforced: %q", out)
+		}
+		// Pids: a fork bomb is contained and the sandbox still answers.
+		sb.runErr("", "bomb() { bomb | bomb & }; bomb; sleep 3", 10*time.Second)
+		time.Sleep(time.Second)
+		if out, _, err := sb.runErr("root", "pkill -9 -f bomb; echo alive", 30*time.Second); err != nil || !strings.Contains(out, "alive") {
+			t.Fatalf("sandbox unusable after a fork bomb: %q %v", out, err)
+		}
+	})
+}
+
+func TestTimeoutKills(t *testing.T) {
+	forEachRuntime(t, func(t *testing.T, rt string) {
+		d := startDaemon(t, rt, "")
+		sb := d.create(map[string]any{"timeout": 2})
+		time.Sleep(4 * time.Second)
+		if code := d.api("GET", "/sandboxes/"+sb.ID, nil, nil); code != 404 {
+			t.Fatalf("sandbox alive after its timeout: %d", code)
+		}
+		noResidue(t, d, sb.ID)
+	})
+}
+
+func TestRestartReadopts(t *testing.T) {
+	forEachRuntime(t, func(t *testing.T, rt string) {
+		d := startDaemon(t, rt, "")
+		keep := d.create(nil)
+		short := d.create(map[string]any{"timeout": 4})
+		if _, code := keep.run("", "echo before > /tmp/mark", 20*time.Second); code != 0 {
+			t.Fatal("setup command failed")
+		}
+		d.stop(syscall.SIGKILL)     // crash
+		time.Sleep(5 * time.Second) // short's deadline passes while the daemon is down
+		d2 := startDaemon(t, rt, d.dataDir)
+		keep.d, short.d = d2, d2
+		if out, _ := keep.run("", "cat /tmp/mark", 20*time.Second); out != "before\n" {
+			t.Fatalf("re-adopted sandbox lost state: %q", out)
+		}
+		if code := d2.api("GET", "/sandboxes/"+short.ID, nil, nil); code != 404 {
+			t.Fatalf("expired sandbox survived the restart: %d", code)
+		}
+		noResidue(t, d2, short.ID)
+	})
+}
