@@ -1,0 +1,138 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type fakeBackend struct{ files map[string][]byte }
+
+func (f *fakeBackend) CreateSandbox(context.Context, string, time.Duration, map[string]string) (string, error) {
+	return "abcdefghij0123456789", nil
+}
+func (f *fakeBackend) RunCommand(_ context.Context, id, cmd, _, _ string, _ time.Duration) (CommandResult, error) {
+	if id != "abcdefghij0123456789" {
+		return CommandResult{}, errors.New("sandbox not found")
+	}
+	return CommandResult{Stdout: "out:" + cmd + "\n", ExitCode: 3}, nil
+}
+func (f *fakeBackend) RunCode(_ context.Context, _, code, _ string, _ time.Duration) (CodeResult, error) {
+	if strings.Contains(code, "raise") {
+		return CodeResult{Error: "ValueError: x\nTraceback..."}, nil
+	}
+	return CodeResult{Text: "2", PNGs: [][]byte{[]byte("\x89PNG\r\n\x1a\nfake")}}, nil
+}
+func (f *fakeBackend) ReadFile(_ context.Context, _, p string) ([]byte, error) {
+	b, ok := f.files[p]
+	if !ok {
+		return nil, errors.New("file not found: " + p)
+	}
+	return b, nil
+}
+func (f *fakeBackend) WriteFile(_ context.Context, _, p string, d []byte) error {
+	f.files[p] = d
+	return nil
+}
+func (f *fakeBackend) ListFiles(context.Context, string, string, int) ([]FileEntry, error) {
+	return []FileEntry{{Path: "/home/user/a", Type: "file", Size: 1}}, nil
+}
+func (f *fakeBackend) KillSandbox(context.Context, string) error { return nil }
+
+func connect(t *testing.T) *mcp.ClientSession {
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	s := New(&fakeBackend{files: map[string][]byte{}}, "test")
+	if _, err := s.Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: protocol error %v", name, err)
+	}
+	return r
+}
+
+func textOf(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func TestToolsListed(t *testing.T) {
+	cs := connect(t)
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+		if tl.Description == "" || tl.InputSchema == nil {
+			t.Errorf("tool %s lacks description or schema", tl.Name)
+		}
+	}
+	sort.Strings(names)
+	want := "create_sandbox,kill_sandbox,list_files,read_file,run_code,run_command,write_file"
+	if strings.Join(names, ",") != want {
+		t.Fatalf("tools = %v", names)
+	}
+}
+
+func TestToolCalls(t *testing.T) {
+	cs := connect(t)
+	id := "abcdefghij0123456789"
+	if r := call(t, cs, "create_sandbox", map[string]any{}); r.IsError || !strings.Contains(textOf(r), id) {
+		t.Fatalf("create: %v", textOf(r))
+	}
+	if r := call(t, cs, "run_command", map[string]any{"sandbox_id": id, "command": "ls"}); r.IsError || !strings.Contains(textOf(r), "exit code 3") {
+		t.Fatalf("run_command: %v", textOf(r))
+	}
+	if r := call(t, cs, "run_command", map[string]any{"sandbox_id": "nope", "command": "ls"}); !r.IsError {
+		t.Fatal("backend error not reported as a tool error")
+	}
+	r := call(t, cs, "run_code", map[string]any{"sandbox_id": id, "code": "1+1"})
+	var img *mcp.ImageContent
+	for _, c := range r.Content {
+		if ic, ok := c.(*mcp.ImageContent); ok {
+			img = ic
+		}
+	}
+	if r.IsError || img == nil || img.MIMEType != "image/png" || !strings.HasPrefix(string(img.Data), "\x89PNG") {
+		t.Fatalf("run_code: %+v", r.Content)
+	}
+	if r := call(t, cs, "run_code", map[string]any{"sandbox_id": id, "code": "raise ValueError"}); !r.IsError || !strings.Contains(textOf(r), "ValueError") {
+		t.Fatalf("run_code error: %v", textOf(r))
+	}
+	call(t, cs, "write_file", map[string]any{"sandbox_id": id, "path": "/x", "content": "hello"})
+	if r := call(t, cs, "read_file", map[string]any{"sandbox_id": id, "path": "/x"}); textOf(r) != "hello" {
+		t.Fatalf("read_file: %q", textOf(r))
+	}
+	if r := call(t, cs, "read_file", map[string]any{"sandbox_id": id, "path": "/missing"}); !r.IsError {
+		t.Fatal("missing file not a tool error")
+	}
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_command", Arguments: map[string]any{"sandbox_id": 7}}); err == nil {
+		// Schema validation failures may be protocol or tool errors; either is clear.
+		t.Log("bad arguments accepted as tool error")
+	}
+}
