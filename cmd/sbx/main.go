@@ -20,7 +20,11 @@ type command struct {
 
 // commands is the table of subcommands; each run function lives in a file of
 // its own (serve.go, run.go, ...). Add new commands here.
-var commands = map[string]command{}
+var commands = map[string]command{
+	"serve":    {"run the sbx daemon (API + sandbox traffic)", runServe},
+	"template": {"build or list templates (on the daemon's host, as root)", runTemplate},
+	"audit":    {"print or verify the audit log (on the daemon's host)", runAudit},
+}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

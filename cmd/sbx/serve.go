@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/api"
+	"github.com/sbx-dev/sbx/internal/audit"
 	"github.com/sbx-dev/sbx/internal/proxy"
 	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/store"
@@ -20,11 +21,11 @@ import (
 
 // serveFlags are the operator's settings of one node.
 type serveFlags struct {
-	listen, dataDir, templatesDir, runtime, agent, domain, subnet, logLevel string
-	uidBase                                                                 uint
-	defaultTimeout, maxTimeout                                              time.Duration
-	cpu, memMB, diskMB, pids                                                int
-	maxSandboxes, maxCreating                                               int
+	listen, dataDir, templatesDir, runtime, agent, domain, subnet, logLevel, pools string
+	uidBase                                                                        uint
+	defaultTimeout, maxTimeout                                                     time.Duration
+	cpu, memMB, diskMB, pids                                                       int
+	maxSandboxes, maxCreating                                                      int
 }
 
 func parseServeFlags(args []string) (*serveFlags, error) {
@@ -41,6 +42,7 @@ func parseServeFlags(args []string) (*serveFlags, error) {
 	fs.StringVar(&f.agent, "agent", "", "path of the sbx-agent binary (default: sbx-agent next to this binary)")
 	fs.StringVar(&f.domain, "domain", "", "sandbox domain for Host routing <port>-<id>.<domain> and the SDK's \"domain\" (default: any)")
 	fs.StringVar(&f.subnet, "subnet", "10.200.0.0/16", "IPv4 pool for sandbox links")
+	fs.StringVar(&f.pools, "pool", "", "warm pools: TEMPLATE[:RUNTIME]=N,... (e.g. base=2); off when empty")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.UintVar(&f.uidBase, "uid-base", 100000, "first host uid of the range sandbox root maps to (crun, runc)")
 	fs.DurationVar(&f.defaultTimeout, "default-timeout", 300*time.Second, "sandbox timeout when the request sets none")
@@ -105,7 +107,12 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 		return err
 	}
 	defer st.Close()
-	mgr, err := buildManager(ctx, f, st, log)
+	aud, err := audit.Open(filepath.Join(f.dataDir, audit.FileName))
+	if err != nil {
+		return err
+	}
+	defer aud.Close()
+	mgr, err := buildManager(ctx, f, st, aud, log)
 	if err != nil {
 		return err
 	}
@@ -115,11 +122,13 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 		return fmt.Errorf("recover sandboxes: %w", err)
 	}
 	log.Info("recovered sandboxes", "adopted", n)
-	return listenAndServe(ctx, f, mgr, keys, log)
+	go mgr.RunPools(ctx)
+	return listenAndServe(ctx, f, mgr, keys, aud, log)
 }
 
-func listenAndServe(ctx context.Context, f *serveFlags, mgr *sandbox.Manager, keys *api.Keys, log *slog.Logger) error {
-	apiSrv := api.New(mgr, keys, log)
+func listenAndServe(ctx context.Context, f *serveFlags, mgr *sandbox.Manager, keys *api.Keys, aud *audit.Log, log *slog.Logger) error {
+	apiSrv := api.New(mgr, keys, aud, log)
+	apiSrv.AuditPath = filepath.Join(f.dataDir, audit.FileName)
 	px := proxy.New(mgr, f.domain, api.WriteError, log)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if px.Match(r) {

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"path/filepath"
+	"time"
+
+	"github.com/sbx-dev/sbx/internal/layer"
+	"github.com/sbx-dev/sbx/internal/network"
+	"github.com/sbx-dev/sbx/internal/runtime/oci"
+	"github.com/sbx-dev/sbx/internal/sandbox"
+	"github.com/sbx-dev/sbx/internal/store"
+	"github.com/sbx-dev/sbx/internal/template"
+)
+
+// buildManager wires the concrete host pieces into a sandbox.Manager.
+func buildManager(_ context.Context, f *serveFlags, st *store.Store, aud sandbox.Auditor, log *slog.Logger) (*sandbox.Manager, error) {
+	agent, err := agentPath(f.agent)
+	if err != nil {
+		return nil, err
+	}
+	rts := runtimes(f, log)
+	subnet, err := netip.ParsePrefix(f.subnet)
+	if err != nil {
+		return nil, fmt.Errorf("--subnet: %w", err)
+	}
+	nw, err := network.New(network.Config{Subnet: subnet})
+	if err != nil {
+		return nil, err
+	}
+	ly, err := layer.New(filepath.Join(f.dataDir, "sandboxes"))
+	if err != nil {
+		return nil, err
+	}
+	pools, err := parsePools(f.pools, f.runtime)
+	if err != nil {
+		return nil, err
+	}
+	cfg := sandbox.Config{
+		DefaultRuntime: f.runtime, AgentBinary: agent, UIDBase: uint32(f.uidBase),
+		DefaultTimeout: f.defaultTimeout, MaxTimeout: f.maxTimeout,
+		Defaults:     sandbox.Resources{CPUCount: f.cpu, MemoryMB: f.memMB, DiskSizeMB: f.diskMB, Pids: f.pids},
+		Max:          sandbox.Resources{CPUCount: 4 * f.cpu, MemoryMB: 8 * f.memMB, DiskSizeMB: 8 * f.diskMB},
+		MaxSandboxes: f.maxSandboxes, MaxCreating: f.maxCreating, Domain: f.domain, Pools: pools, Audit: aud,
+	}
+	tm := templates{&template.Store{Dir: f.templatesDir, UIDBase: uint32(f.uidBase)}}
+	return sandbox.New(cfg, st, rts, netAdapter{nw}, ly, tm, log)
+}
+
+// runtimes opens every backend that works on this host; missing ones are
+// logged, and the manager refuses to start if the default is among them.
+func runtimes(f *serveFlags, log *slog.Logger) sandbox.Runtimes {
+	rts := sandbox.Runtimes{}
+	for _, kind := range []string{"runsc", "crun", "runc"} {
+		rt, err := oci.New(kind, oci.Config{StateDir: filepath.Join(f.dataDir, "runtime"), Timeout: 30 * time.Second})
+		if err != nil {
+			log.Warn("runtime unavailable", "runtime", kind, "err", err)
+			continue
+		}
+		rts[kind] = rt
+	}
+	return rts
+}
+
+// netAdapter adapts network.Manager to sandbox.Network.
+type netAdapter struct{ m *network.Manager }
+
+func (n netAdapter) Setup(ctx context.Context, id string) (sandbox.NetInfo, error) {
+	l, err := n.m.Setup(ctx, id)
+	if err != nil {
+		return sandbox.NetInfo{}, err
+	}
+	return sandbox.NetInfo{NetNSPath: l.NetNSPath, SandboxIP: l.SandboxIP}, nil
+}
+
+func (n netAdapter) Lookup(id string) (sandbox.NetInfo, bool) {
+	l, ok := n.m.Lookup(id)
+	if !ok {
+		return sandbox.NetInfo{}, false
+	}
+	return sandbox.NetInfo{NetNSPath: l.NetNSPath, SandboxIP: l.SandboxIP}, true
+}
+
+func (n netAdapter) Teardown(ctx context.Context, id string) error { return n.m.Teardown(ctx, id) }
+func (n netAdapter) List() []string                                { return n.m.List() }
+
+// templates adapts template.Store to sandbox.Templates.
+type templates struct{ s *template.Store }
+
+func (t templates) Get(name string) (sandbox.Template, error) {
+	tm, err := t.s.Get(name)
+	if errors.Is(err, template.ErrNotFound) {
+		return sandbox.Template{}, fmt.Errorf("%w: %v", sandbox.ErrNotFound, err)
+	}
+	if err != nil {
+		return sandbox.Template{}, err
+	}
+	return convert(tm), nil
+}
+
+func (t templates) List() ([]sandbox.Template, error) {
+	ts, err := t.s.List()
+	out := make([]sandbox.Template, 0, len(ts))
+	for _, tm := range ts {
+		out = append(out, convert(tm))
+	}
+	return out, err
+}
+
+func convert(tm *template.Template) sandbox.Template {
+	return sandbox.Template{Name: tm.Name, Rootfs: tm.Rootfs, RootfsUserNS: tm.RootfsUserNS, Runtime: tm.Runtime}
+}

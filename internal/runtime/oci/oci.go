@@ -1,0 +1,205 @@
+// Package oci implements runtime.Runtime with OCI runtimes: gVisor's runsc
+// (systrap platform), crun and runc. One spec builder serves all three; the
+// backends differ in flags, in user namespaces (crun and runc map sandbox root
+// to an unprivileged host range; gVisor's own kernel is the boundary for
+// runsc) and, for crun, in the hybrid-cgroup workaround.
+//
+// Sandboxes are detached from the daemon: the runtime's create/start leave
+// the sandbox processes reparented away from us, with stdio on a log file, so
+// a killed daemon leaves them running and Load re-adopts them.
+package oci
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sbx-dev/sbx/internal/runtime"
+)
+
+// Config configures a backend.
+type Config struct {
+	Binary   string        // runtime binary; default: /opt/sbx/bin/runsc or PATH lookup
+	StateDir string        // runtime --root and bundles live under it
+	Timeout  time.Duration // bound on each runtime command (default 30 s)
+	Debug    bool          // runsc: write debug logs into the bundle dir
+}
+
+// Runtime is one OCI backend.
+type Runtime struct {
+	kind   string
+	cfg    Config
+	root   string // runtime --root
+	hybrid bool   // cgroup v1 controllers with a cgroup2 mount (crun workaround)
+	v2     bool   // pure cgroup v2 host
+}
+
+// New returns the backend kind ("runsc", "crun", "runc").
+func New(kind string, cfg Config) (*Runtime, error) {
+	switch kind {
+	case "runsc", "crun", "runc":
+	default:
+		return nil, fmt.Errorf("%w: unknown runtime %q", runtime.ErrUnavailable, kind)
+	}
+	bin, err := findBinary(kind, cfg.Binary)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Binary = bin
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 30 * time.Second
+	}
+	r := &Runtime{kind: kind, cfg: cfg, root: filepath.Join(cfg.StateDir, kind)}
+	r.v2, r.hybrid = cgroupMode()
+	for _, d := range []string{r.root, r.bundles()} {
+		if err := os.MkdirAll(d, 0o711); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+func findBinary(kind, given string) (string, error) {
+	cands := []string{given}
+	if given == "" {
+		cands = []string{kind}
+		if kind == "runsc" {
+			cands = []string{"/opt/sbx/bin/runsc", "runsc"}
+		}
+	}
+	for _, c := range cands {
+		if p, err := exec.LookPath(c); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%w: %s binary not found (%v)", runtime.ErrUnavailable, kind, cands)
+}
+
+// cgroupMode detects pure v2 and hybrid (v1 + a cgroup2 mount) hosts.
+func cgroupMode() (v2, hybrid bool) {
+	var st syscall.Statfs_t
+	if syscall.Statfs("/sys/fs/cgroup", &st) == nil && st.Type == 0x63677270 { // CGROUP2_SUPER_MAGIC
+		return true, false
+	}
+	if syscall.Statfs("/sys/fs/cgroup/unified", &st) == nil && st.Type == 0x63677270 {
+		return false, true
+	}
+	return false, false
+}
+
+// Name implements runtime.Runtime.
+func (r *Runtime) Name() string { return r.kind }
+
+// Capabilities implements runtime.Runtime.
+func (r *Runtime) Capabilities() runtime.Capabilities {
+	return runtime.Capabilities{Checkpoint: r.kind == "runsc", UserNS: r.kind != "runsc"}
+}
+
+func (r *Runtime) bundles() string         { return filepath.Join(r.cfg.StateDir, "bundles-"+r.kind) }
+func (r *Runtime) bundle(id string) string { return filepath.Join(r.bundles(), id) }
+
+// globalFlags are the runtime's flags before the subcommand.
+func (r *Runtime) globalFlags(id string) []string {
+	f := []string{"--root", r.root}
+	if r.kind == "runsc" {
+		f = append(f, "--platform=systrap", "--network=sandbox", "--overlay2=none", "--oci-seccomp")
+		if r.cfg.Debug {
+			f = append(f, "--debug", "--debug-log="+r.bundle(id)+"/")
+		}
+	}
+	return f
+}
+
+// command builds an invocation of the runtime binary. crun on a hybrid host
+// runs in a private mount namespace without the cgroup2 mount, because crun
+// refuses hybrid mode.
+func (r *Runtime) command(ctx context.Context, id string, args ...string) *exec.Cmd {
+	argv := append(r.globalFlags(id), args...)
+	var cmd *exec.Cmd
+	if r.kind == "crun" && r.hybrid {
+		script := `umount -l /sys/fs/cgroup/unified 2>/dev/null; exec "$0" "$@"`
+		cmd = exec.CommandContext(ctx, "unshare", append([]string{"--mount", "--propagation", "slave", "sh", "-c", script, r.cfg.Binary}, argv...)...)
+	} else {
+		cmd = exec.CommandContext(ctx, r.cfg.Binary, argv...)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // not in our process group
+	cmd.WaitDelay = time.Second
+	return cmd
+}
+
+// run executes a runtime command with the backend's timeout and returns its
+// output; stderr is part of the error.
+func (r *Runtime) run(ctx context.Context, id string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
+	cmd := r.command(ctx, id, args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return out, fmt.Errorf("%s %s: %w: %s", r.kind, args[0], err, strings.TrimSpace(stderr.String()))
+	}
+	return out, nil
+}
+
+// state is the subset of `<runtime> state` we use.
+type state struct {
+	ID     string `json:"id"`
+	Pid    int    `json:"pid"`
+	Status string `json:"status"`
+}
+
+func (r *Runtime) state(ctx context.Context, id string) (state, error) {
+	out, err := r.run(ctx, id, "state", id)
+	if err != nil {
+		if strings.Contains(err.Error(), "does not exist") || strings.Contains(err.Error(), "not exist") ||
+			strings.Contains(err.Error(), "not found") {
+			return state{}, fmt.Errorf("%s: %w", id, runtime.ErrNotFound)
+		}
+		return state{}, err
+	}
+	var st state
+	if err := json.Unmarshal(out, &st); err != nil {
+		return state{}, fmt.Errorf("%s state %s: %w", r.kind, id, err)
+	}
+	return st, nil
+}
+
+// List implements runtime.Runtime: the ids with a bundle or runtime state.
+func (r *Runtime) List(context.Context) ([]string, error) {
+	seen := map[string]bool{}
+	for _, dir := range []string{r.bundles(), r.root} {
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			if e.IsDir() && validID(e.Name()) {
+				seen[e.Name()] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for id := range seen {
+		out = append(out, id)
+	}
+	return out, nil
+}
+
+func validID(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+var errNotRunning = errors.New("sandbox is not running")

@@ -1,0 +1,171 @@
+package oci
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+
+	"github.com/sbx-dev/sbx/internal/runtime"
+)
+
+// Sandbox is one OCI container of a backend.
+type Sandbox struct {
+	r   *Runtime
+	id  string
+	pid int
+}
+
+// Create implements runtime.Runtime: bundle, create, start. On error the
+// container and bundle are removed.
+func (r *Runtime) Create(ctx context.Context, s runtime.Spec) (_ runtime.Sandbox, err error) {
+	if !validID(s.ID) {
+		return nil, fmt.Errorf("oci: bad sandbox id %q", s.ID)
+	}
+	b := r.bundle(s.ID)
+	if err := os.MkdirAll(b, 0o711); err != nil {
+		return nil, err
+	}
+	sb := &Sandbox{r: r, id: s.ID}
+	defer func() {
+		if err != nil {
+			_ = sb.Delete(context.WithoutCancel(ctx))
+		}
+	}()
+	cfg, err := json.Marshal(buildSpec(r.kind, s))
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(b, "config.json"), cfg, 0o600); err != nil {
+		return nil, err
+	}
+	if err := r.create(ctx, s.ID, b); err != nil {
+		return nil, err
+	}
+	if _, err := r.run(ctx, s.ID, "start", s.ID); err != nil {
+		return nil, err
+	}
+	st, err := r.state(ctx, s.ID)
+	if err != nil {
+		return nil, err
+	}
+	sb.pid = st.Pid
+	return sb, nil
+}
+
+// create runs `<runtime> create` with stdio on the bundle's log file, so the
+// sandbox never holds a pipe to the daemon.
+func (r *Runtime) create(ctx context.Context, id, bundle string) error {
+	logf, err := os.OpenFile(filepath.Join(bundle, "console.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
+	cmd := r.command(ctx, id, "create", "--bundle", bundle, "--pid-file", filepath.Join(bundle, "pid"), id)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Run(); err != nil {
+		tail, _ := os.ReadFile(filepath.Join(bundle, "console.log"))
+		if len(tail) > 2000 {
+			tail = tail[len(tail)-2000:]
+		}
+		return fmt.Errorf("%s create: %w: %s", r.kind, err, tail)
+	}
+	return nil
+}
+
+// Load implements runtime.Runtime.
+func (r *Runtime) Load(ctx context.Context, id string) (runtime.Sandbox, error) {
+	if !validID(id) {
+		return nil, fmt.Errorf("%s: %w", id, runtime.ErrNotFound)
+	}
+	st, err := r.state(ctx, id)
+	if errors.Is(err, runtime.ErrNotFound) {
+		if _, serr := os.Stat(r.bundle(id)); serr == nil {
+			return &Sandbox{r: r, id: id}, nil // bundle left: Delete cleans it
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Sandbox{r: r, id: id, pid: st.Pid}, nil
+}
+
+// ID implements runtime.Sandbox.
+func (s *Sandbox) ID() string { return s.id }
+
+// Pid implements runtime.Sandbox.
+func (s *Sandbox) Pid() int { return s.pid }
+
+// State implements runtime.Sandbox.
+func (s *Sandbox) State(ctx context.Context) (runtime.State, error) {
+	st, err := s.r.state(ctx, s.id)
+	if err != nil {
+		return runtime.StateStopped, err
+	}
+	switch st.Status {
+	case "running":
+		return runtime.StateRunning, nil
+	case "created":
+		return runtime.StateCreated, nil
+	case "paused":
+		return runtime.StatePaused, nil
+	}
+	return runtime.StateStopped, nil
+}
+
+// Kill implements runtime.Sandbox: the signal goes to the init process; the
+// PID namespace takes every other process with it.
+func (s *Sandbox) Kill(ctx context.Context, sig syscall.Signal) error {
+	_, err := s.r.run(ctx, s.id, "kill", s.id, strconv.Itoa(int(sig)))
+	return err
+}
+
+// Delete implements runtime.Sandbox: force-delete the container (killing it),
+// then remove the bundle. Idempotent.
+func (s *Sandbox) Delete(ctx context.Context) error {
+	_, err := s.r.run(ctx, s.id, "delete", "--force", s.id)
+	if err != nil {
+		if _, serr := s.r.state(ctx, s.id); !errors.Is(serr, runtime.ErrNotFound) {
+			return err
+		}
+	}
+	s.r.removeCgroups(s.id)
+	return os.RemoveAll(s.r.bundle(s.id))
+}
+
+// CgroupPaths implements runtime.Sandbox.
+func (s *Sandbox) CgroupPaths() map[string]string { return s.r.cgroupPaths(s.id) }
+
+func (r *Runtime) cgroupPaths(id string) map[string]string {
+	rel := filepath.Join("sbx", id)
+	if r.v2 {
+		return map[string]string{"": filepath.Join("/sys/fs/cgroup", rel)}
+	}
+	out := map[string]string{}
+	for _, c := range []string{"memory", "cpu", "cpuacct", "pids"} {
+		p := filepath.Join("/sys/fs/cgroup", c, rel)
+		if _, err := os.Stat(p); err == nil {
+			out[c] = p
+		}
+	}
+	return out
+}
+
+// removeCgroups removes leftover (empty) cgroup dirs of id.
+func (r *Runtime) removeCgroups(id string) {
+	for _, p := range r.cgroupPaths(id) {
+		_ = syscall.Rmdir(p)
+	}
+	if !r.v2 {
+		ents, _ := os.ReadDir("/sys/fs/cgroup")
+		for _, e := range ents {
+			_ = syscall.Rmdir(filepath.Join("/sys/fs/cgroup", e.Name(), "sbx", id))
+		}
+	}
+}
