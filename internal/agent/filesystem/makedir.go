@@ -1,0 +1,40 @@
+package filesystem
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+
+	"connectrpc.com/connect"
+
+	fspb "github.com/sbx-dev/sbx/api/proto/envd/filesystem"
+	"github.com/sbx-dev/sbx/internal/agent/filesystem/fsutil"
+)
+
+// MakeDir creates a directory and any missing parents, owned by the caller
+// with mode 0755. An existing directory is already_exists; an existing
+// non-directory is invalid_argument.
+func (s *Service) MakeDir(_ context.Context, req *connect.Request[fspb.MakeDirRequest]) (*connect.Response[fspb.MakeDirResponse], error) {
+	u, p, err := s.resolve(req.Header(), req.Msg.GetPath())
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(p)
+	switch {
+	case err == nil && fi.IsDir():
+		return nil, errorf(connect.CodeAlreadyExists, "directory already exists: %s", p)
+	case err == nil:
+		return nil, errorf(connect.CodeInvalidArgument, "path already exists but it is not a directory: %s", p)
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, toConnect(fsutil.Classify(err))
+	}
+	if _, err := fsutil.EnsureDirs(p, int(u.UID), int(u.GID)); err != nil {
+		return nil, toConnect(err)
+	}
+	e, err := fsutil.Entry(p, fsutil.NewNames(s.users))
+	if err != nil {
+		return nil, toConnect(err)
+	}
+	return connect.NewResponse(&fspb.MakeDirResponse{Entry: e}), nil
+}
