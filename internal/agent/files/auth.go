@@ -1,0 +1,95 @@
+package files
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sbx-dev/sbx/internal/agent/identity"
+)
+
+// Signed operations.
+const (
+	OpRead  = "read"
+	OpWrite = "write"
+)
+
+// Sign returns the URL signature of the SDK's signature.ts:
+// "v1_" + base64 (standard, unpadded) of SHA-256 over
+// "<path>:<op>:<user>:<token>" with ":<expiry>" appended when expiry > 0.
+// path and user are exactly as they appear in the URL query.
+func Sign(path, op, user, token string, expiry int64) string {
+	parts := []string{path, op, user, token}
+	if expiry > 0 {
+		parts = append(parts, strconv.FormatInt(expiry, 10))
+	}
+	sum := sha256.Sum256([]byte(strings.Join(parts, ":")))
+	return "v1_" + base64.RawStdEncoding.EncodeToString(sum[:])
+}
+
+// authorize checks a /files request as envd does: with no token set anything
+// goes; an X-Access-Token header must match; otherwise the signature must
+// match (constant time) and then not be expired. Failures are 401.
+func authorize(r *http.Request, st *identity.State, op string) error {
+	token := st.Token()
+	if token == "" {
+		return nil
+	}
+	if h := r.Header.Get("X-Access-Token"); h != "" {
+		if !st.CheckToken(h) {
+			return withStatus(http.StatusUnauthorized, errors.New("access token present in header but does not match"))
+		}
+		return nil
+	}
+	return checkSignature(r, token, op)
+}
+
+func checkSignature(r *http.Request, token, op string) error {
+	q := r.URL.Query()
+	if !q.Has("signature") {
+		return withStatus(http.StatusUnauthorized, errors.New("missing signature query parameter"))
+	}
+	var expiry int64
+	if s := q.Get("signature_expiration"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n <= 0 {
+			return withStatus(http.StatusBadRequest, fmt.Errorf("invalid signature_expiration %q", s))
+		}
+		expiry = n
+	}
+	want := Sign(q.Get("path"), op, q.Get("username"), token, expiry)
+	if subtle.ConstantTimeCompare([]byte(want), []byte(q.Get("signature"))) != 1 {
+		return withStatus(http.StatusUnauthorized, errors.New("invalid signature"))
+	}
+	if expiry > 0 && expiry < time.Now().Unix() {
+		return withStatus(http.StatusUnauthorized, errors.New("signature is already expired"))
+	}
+	return nil
+}
+
+// caller returns the user of a /files request: the username query when
+// present, else Basic auth, else the default user. Unknown users are 401.
+func (h *handler) caller(r *http.Request) (identity.User, error) {
+	var (
+		u   identity.User
+		err error
+	)
+	if q := r.URL.Query(); q.Has("username") {
+		u, err = h.users.Lookup(q.Get("username"))
+	} else {
+		u, err = identity.Caller(r.Header, h.state, h.users)
+	}
+	if err != nil {
+		if errors.Is(err, identity.ErrUnknownUser) {
+			return u, withStatus(http.StatusUnauthorized, fmt.Errorf("error looking up user: %w", err))
+		}
+		return u, err
+	}
+	return u, nil
+}
