@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"syscall"
 
 	"connectrpc.com/connect"
 
@@ -26,7 +27,7 @@ func (s *Service) MakeDir(_ context.Context, req *connect.Request[fspb.MakeDirRe
 		return nil, errorf(connect.CodeAlreadyExists, "directory already exists: %s", p)
 	case err == nil:
 		return nil, errorf(connect.CodeInvalidArgument, "path already exists but it is not a directory: %s", p)
-	case !errors.Is(err, fs.ErrNotExist):
+	case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
 		return nil, toConnect(fsutil.Classify(err))
 	}
 	if _, err := fsutil.EnsureDirs(p, int(u.UID), int(u.GID)); err != nil {
