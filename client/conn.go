@@ -1,7 +1,10 @@
 package client
 
 import (
+	"bytes"
 	"encoding/base64"
+	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
 
@@ -71,7 +74,33 @@ func (t *routeTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return base.RoundTrip(r)
+	resp, err := base.RoundTrip(r)
+	if err != nil || resp.StatusCode < 300 {
+		return resp, err
+	}
+	return proxyError(resp)
+}
+
+// proxyError turns an error the daemon's proxy answered itself (E2B's
+// {code: <int>, message} body, e.g. 404 for an unknown sandbox or 401 for a
+// bad token) into an *APIError. Errors from envd, whose code is a Connect
+// code string, are passed through for the Connect client to decode.
+func proxyError(resp *http.Response) (*http.Response, error) {
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	var body struct {
+		Code    json.RawMessage `json:"code"`
+		Message string          `json:"message"`
+	}
+	if json.Unmarshal(raw, &body) == nil && len(body.Code) > 0 && body.Code[0] != '"' {
+		resp.Body = io.NopCloser(bytes.NewReader(raw))
+		return nil, parseAPIError(resp)
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(raw))
+	return resp, nil
 }
 
 // basicUser is the Authorization header envd reads the user from: Basic

@@ -85,6 +85,10 @@ var connectErrs = map[connect.Code]error{
 // rpcErr makes a Connect error match the package's sentinels while keeping
 // the *connect.Error reachable with errors.As.
 func rpcErr(err error) error {
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return ae // the proxy's own answer, not envd's
+	}
 	if s, ok := connectErrs[connect.CodeOf(err)]; ok {
 		return fmt.Errorf("%w: %w", s, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sync"
 	"testing"
 	"time"
@@ -121,3 +122,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }
+
+// URL returns the request's URL (path and query).
+func (r Request) URL() *url.URL { return &url.URL{Path: r.Path, RawQuery: r.RawQuery} }
