@@ -1,0 +1,80 @@
+package files
+
+import (
+		"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sbx-dev/sbx/internal/agent/identity"
+)
+
+func TestSignMatchesSDK(t *testing.T) {
+	// node -e 'crypto.subtle.digest("SHA-256", new TextEncoder().encode("/home/user/a.txt:read::tok")).then(b=>console.log(btoa(String.fromCharCode(...new Uint8Array(b))).replace(/=+$/,"")))'
+	if got := Sign("/home/user/a.txt", OpRead, "", "tok", 0); got != "v1_"+sdkVector {
+		t.Fatalf("Sign = %s", got)
+	}
+}
+
+func TestSignedURLs(t *testing.T) {
+	e := newEnv(t)
+	tok := "secret-token"
+	e.state.Apply(identity.Init{AccessToken: &tok})
+	must(t, os.WriteFile(filepath.Join(e.home, "a.txt"), []byte("hi"), 0o644))
+	future := time.Now().Add(time.Hour).Unix()
+	past := time.Now().Add(-time.Minute).Unix()
+	q := func(path, op, user string, exp int64, sig string) string {
+		v := url.Values{"path": {path}}
+		if user != "" {
+			v.Set("username", user)
+		}
+		if sig == "" {
+			sig = Sign(path, op, user, tok, exp)
+		}
+		v.Set("signature", sig)
+		if exp != 0 {
+			v.Set("signature_expiration", strconv.FormatInt(exp, 10))
+		}
+		return v.Encode()
+	}
+	tests := []struct {
+		name, method, query string
+		hdr                 map[string]string
+		status              int
+	}{
+		{"read signed", "GET", q("a.txt", OpRead, "", 0, ""), nil, 200},
+		{"read signed user", "GET", q("a.txt", OpRead, "user", 0, ""), nil, 200},
+		{"read signed expiry", "GET", q("a.txt", OpRead, "", future, ""), nil, 200},
+		{"write signed", "POST", q("w.txt", OpWrite, "", future, ""), map[string]string{"Content-Type": "application/octet-stream"}, 200},
+		{"expired", "GET", q("a.txt", OpRead, "", past, ""), nil, 401},
+		{"tampered", "GET", q("a.txt", OpRead, "", 0, "v1_AAAA"), nil, 401},
+		{"wrong op", "GET", q("a.txt", OpWrite, "", 0, ""), nil, 401},
+		{"wrong user", "GET", url.Values{"path": {"a.txt"}, "username": {"root"}, "signature": {Sign("a.txt", OpRead, "user", tok, 0)}}.Encode(), nil, 401},
+		{"other path", "GET", url.Values{"path": {"/etc/hostname"}, "signature": {Sign("a.txt", OpRead, "", tok, 0)}}.Encode(), nil, 401},
+		{"expiry moved", "GET", url.Values{"path": {"a.txt"}, "signature": {Sign("a.txt", OpRead, "", tok, past)}, "signature_expiration": {strconv.FormatInt(future, 10)}}.Encode(), nil, 401},
+		{"bad expiry", "GET", url.Values{"path": {"a.txt"}, "signature": {"v1_x"}, "signature_expiration": {"soon"}}.Encode(), nil, 400},
+		{"no signature", "GET", "path=a.txt", nil, 401},
+		{"token header", "GET", "path=a.txt", map[string]string{"X-Access-Token": tok}, 200},
+		{"wrong token header", "GET", q("a.txt", OpRead, "", 0, ""), map[string]string{"X-Access-Token": "nope"}, 401},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, _, body := do(t, tt.method, e.url+"/files?"+tt.query, tt.hdr, reader("x"))
+			if status != tt.status {
+				t.Fatalf("status %d (%s), want %d", status, body, tt.status)
+			}
+		})
+	}
+	status, _, body := do(t, "GET", e.url+"/files?"+q("a.txt", OpRead, "", past, ""), nil, nil)
+	if status != 401 || !contains(body, "signature is already expired") {
+		t.Fatalf("expired: %d %s", status, body)
+	}
+}
+
+func contains(b []byte, s string) bool { return strings.Contains(string(b), s) }
+
+// sdkVector is the SDK's signature of "/home/user/a.txt:read::tok".
+const sdkVector = "Zkbb3914oLJLvMBzCAHQhm2ydBLxbSx2eQUR/kLdvIY"
