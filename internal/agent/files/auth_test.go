@@ -1,7 +1,7 @@
 package files
 
 import (
-		"net/url"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"

@@ -76,4 +76,3 @@ func TestDownload(t *testing.T) {
 		t.Fatalf("empty file Content-Length %q", h.Get("Content-Length"))
 	}
 }
-
