@@ -33,7 +33,11 @@ func (c *Client) List(ctx context.Context, opts ListOptions) ([]ListedSandbox, e
 	seen := map[string]bool{}
 	for token := ""; len(seen) < maxPages; {
 		var page []ListedSandbox
-		h, err := c.do(ctx, http.MethodGet, "/v2/sandboxes?"+opts.query(token), nil, &page)
+		path := "/v2/sandboxes"
+		if q := opts.query(token); q != "" {
+			path += "?" + q
+		}
+		h, err := c.do(ctx, http.MethodGet, path, nil, &page)
 		if err != nil {
 			return nil, err
 		}
