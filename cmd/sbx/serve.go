@@ -91,7 +91,12 @@ func newLogger(level string) *slog.Logger {
 }
 
 func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
-	if err := os.MkdirAll(f.dataDir, 0o700); err != nil {
+	// 0711: sandbox root on userns runtimes (an unprivileged host uid) must
+	// traverse to its rootfs; nothing under it is listable.
+	if err := os.MkdirAll(f.dataDir, 0o711); err != nil {
+		return err
+	}
+	if err := os.Chmod(f.dataDir, 0o711); err != nil {
 		return err
 	}
 	protectDaemon(log)

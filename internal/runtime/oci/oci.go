@@ -159,8 +159,8 @@ type state struct {
 func (r *Runtime) state(ctx context.Context, id string) (state, error) {
 	out, err := r.run(ctx, id, "state", id)
 	if err != nil {
-		if strings.Contains(err.Error(), "does not exist") || strings.Contains(err.Error(), "not exist") ||
-			strings.Contains(err.Error(), "not found") {
+		if msg := err.Error(); strings.Contains(msg, "does not exist") || strings.Contains(msg, "not exist") ||
+			strings.Contains(msg, "not found") || strings.Contains(msg, "No such file or directory") {
 			return state{}, fmt.Errorf("%s: %w", id, runtime.ErrNotFound)
 		}
 		return state{}, err

@@ -110,6 +110,11 @@ func (s *Sandbox) State(ctx context.Context) (runtime.State, error) {
 	}
 	switch st.Status {
 	case "running":
+		// runsc keeps reporting "running" after its sandbox process was
+		// OOM-killed; trust the process table.
+		if st.Pid > 0 && syscall.Kill(st.Pid, 0) == syscall.ESRCH {
+			return runtime.StateStopped, nil
+		}
 		return runtime.StateRunning, nil
 	case "created":
 		return runtime.StateCreated, nil

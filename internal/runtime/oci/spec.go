@@ -42,7 +42,7 @@ func buildSpec(kind string, s runtime.Spec) *specs.Spec {
 	l := withDefaults(s.Limits)
 	userNS := kind != "runsc"
 	sp := &specs.Spec{
-		Version:  specs.Version,
+		Version:  "1.0.2", // the newest version crun 1.8 (Debian 12) accepts
 		Hostname: s.Hostname,
 		Root:     &specs.Root{Path: s.Rootfs},
 		Process: &specs.Process{

@@ -1,0 +1,183 @@
+// Package runtimetest is the conformance suite every runtime backend passes:
+// create and start, state, isolation from inside, limits, kill, delete
+// without residue, and re-adoption by a fresh backend instance. It runs on
+// real kernels objects: a writable layer over the base template and a real
+// network namespace.
+package runtimetest
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sbx-dev/sbx/internal/layer"
+	"github.com/sbx-dev/sbx/internal/network"
+	"github.com/sbx-dev/sbx/internal/runtime"
+	"github.com/sbx-dev/sbx/internal/sandbox"
+)
+
+// UIDBase is the host uid sandbox root maps to on userns backends.
+const UIDBase = 100000
+
+// Fixture holds the host pieces a sandbox needs.
+type Fixture struct {
+	Lower, LowerUserNS string // template trees
+	Layers             *layer.Store
+	Net                *network.Manager
+}
+
+// NewFixture prepares layers and networking for tests, or skips (fails under
+// CI=true) when the host lacks root or the base template.
+func NewFixture(t *testing.T) *Fixture {
+	t.Helper()
+	skip := func(msg string) {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI: " + msg)
+		}
+		t.Skip(msg)
+	}
+	if os.Geteuid() != 0 {
+		skip("runtime tests need root")
+	}
+	dir := os.Getenv("SBX_TEMPLATES_DIR")
+	if dir == "" {
+		dir = "/var/lib/sbx/templates"
+	}
+	lower := filepath.Join(dir, "base", "rootfs")
+	if _, err := os.Stat(filepath.Join(lower, "bin/sh")); err != nil {
+		skip("no base template at " + lower + " (run scripts/install.sh)")
+	}
+	// Sandbox root on userns backends is an unprivileged host uid: every
+	// directory above a rootfs must be traversable (0711) for it.
+	ldir := filepath.Join(t.TempDir(), "layers")
+	for p := ldir; p != "/"; p = filepath.Dir(p) {
+		if strings.HasPrefix(p, os.TempDir()+"/") {
+			defer os.Chmod(p, 0o711)
+		}
+	}
+	ly, err := layer.New(ldir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nw, err := network.New(network.Config{Subnet: netip.MustParsePrefix("10.205.0.0/24"), IfPrefix: "sbc", Table: "sbxconf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nw.RemoveTable() })
+	return &Fixture{Lower: lower, LowerUserNS: filepath.Join(dir, "base", "rootfs-userns"), Layers: ly, Net: nw}
+}
+
+// spec prepares a layer and network for a new sandbox running script as init.
+func (fx *Fixture) spec(t *testing.T, rt runtime.Runtime, script string, lim runtime.Limits) (runtime.Spec, string) {
+	t.Helper()
+	id := sandbox.NewID()
+	lower, owner := fx.Lower, uint32(0)
+	if rt.Capabilities().UserNS {
+		lower, owner = fx.LowerUserNS, UIDBase
+	}
+	rootfs, err := fx.Layers.Prepare(context.Background(), id, lower, 64<<20, owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := fx.Net.Setup(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		fx.Net.Teardown(context.Background(), id)
+		fx.Layers.Remove(id)
+	})
+	s := runtime.Spec{ID: id, Rootfs: rootfs, NetNSPath: l.NetNSPath, Hostname: "conformance",
+		Args: []string{"/bin/sh", "-c", script}, Env: []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}, Limits: lim}
+	if rt.Capabilities().UserNS {
+		s.UIDBase = UIDBase
+	}
+	return s, rootfs
+}
+
+// waitFile waits for the sandbox to write path (relative to its rootfs).
+func waitFile(t *testing.T, rootfs, path string, d time.Duration) string {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(filepath.Join(rootfs, path)); err == nil && strings.HasSuffix(string(b), "END\n") {
+			return string(b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	partial, _ := os.ReadFile(filepath.Join(rootfs, path))
+	t.Fatalf("sandbox did not finish %s within %s; so far:\n%s", path, d, partial)
+	return ""
+}
+
+// Run runs the suite against newRuntime (called again to test re-adoption;
+// instances must share their state directory).
+func Run(t *testing.T, newRuntime func(t *testing.T) runtime.Runtime) {
+	fx := NewFixture(t)
+	t.Run("CreateStateDelete", func(t *testing.T) { testLifecycle(t, fx, newRuntime) })
+	t.Run("Isolation", func(t *testing.T) { testIsolation(t, fx, newRuntime(t)) })
+	t.Run("Limits", func(t *testing.T) { testLimits(t, fx, newRuntime(t)) })
+	t.Run("LoadUnknown", func(t *testing.T) {
+		if _, err := newRuntime(t).Load(context.Background(), sandbox.NewID()); !errors.Is(err, runtime.ErrNotFound) {
+			t.Fatalf("Load(unknown) = %v, want ErrNotFound", err)
+		}
+	})
+}
+
+func testLifecycle(t *testing.T, fx *Fixture, newRuntime func(t *testing.T) runtime.Runtime) {
+	rt := newRuntime(t)
+	ctx := context.Background()
+	s, rootfs := fx.spec(t, rt, "echo started END > /var/tmp/ready; exec sleep 1000", runtime.Limits{})
+	sb, err := rt.Create(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFile(t, rootfs, "var/tmp/ready", 10*time.Second)
+	if st, err := sb.State(ctx); err != nil || st != runtime.StateRunning {
+		t.Fatalf("State = %v, %v", st, err)
+	}
+	again, err := newRuntime(t).Load(ctx, s.ID) // as after a daemon restart
+	if err != nil {
+		t.Fatalf("re-adopt: %v", err)
+	}
+	if ids, _ := rt.List(ctx); !contains(ids, s.ID) {
+		t.Fatalf("List = %v", ids)
+	}
+	if err := again.Kill(ctx, syscall.SIGKILL); err != nil {
+		t.Fatalf("Kill: %v", err)
+	}
+	if err := again.Delete(ctx); err != nil {
+		t.Fatalf("Delete: %v", err)
+	}
+	if err := again.Delete(ctx); err != nil {
+		t.Fatalf("second Delete: %v", err)
+	}
+	if _, err := rt.Load(ctx, s.ID); !errors.Is(err, runtime.ErrNotFound) {
+		t.Fatalf("Load after Delete = %v", err)
+	}
+	for _, p := range sb.CgroupPaths() {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("cgroup left: %s", p)
+		}
+	}
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// SpecForDebug exposes spec for ad-hoc debugging tests.
+func (fx *Fixture) SpecForDebug(t *testing.T, rt runtime.Runtime, script string, lim runtime.Limits) (runtime.Spec, string) {
+	return fx.spec(t, rt, script, lim)
+}
