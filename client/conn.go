@@ -65,7 +65,9 @@ type routeTransport struct {
 func (t *routeTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("E2b-Sandbox-Id", t.id)
-	r.Header.Set("E2b-Sandbox-Port", strconv.Itoa(EnvdPort))
+	if r.Header.Get("E2b-Sandbox-Port") == "" {
+		r.Header.Set("E2b-Sandbox-Port", strconv.Itoa(EnvdPort))
+	}
 	if t.token != "" {
 		r.Header.Set("X-Access-Token", t.token)
 	}

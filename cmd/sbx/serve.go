@@ -135,12 +135,16 @@ func listenAndServe(ctx context.Context, f *serveFlags, mgr *sandbox.Manager, ke
 	apiSrv := api.New(mgr, keys, aud, log)
 	apiSrv.AuditPath = filepath.Join(f.dataDir, audit.FileName)
 	px := proxy.New(mgr, f.domain, api.WriteError, log)
+	mcpH := mcpHTTPHandler("http://" + f.listen)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if px.Match(r) {
+		switch {
+		case px.Match(r):
 			px.ServeHTTP(w, r)
-			return
+		case r.URL.Path == "/mcp":
+			mcpH.ServeHTTP(w, r)
+		default:
+			apiSrv.ServeHTTP(w, r)
 		}
-		apiSrv.ServeHTTP(w, r)
 	})
 	srv := &http.Server{
 		Handler:           h,

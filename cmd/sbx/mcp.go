@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sbx-dev/sbx/client"
+	"github.com/sbx-dev/sbx/internal/mcpserver"
+)
+
+const version = "0.1.0"
+
+// runMCP implements `sbx mcp`: an MCP server on stdio, a plain client of
+// the sbx API found through --url/--api-key (SBX_URL/SBX_API_KEY).
+func runMCP(ctx context.Context, args []string) int {
+	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: sbx mcp [--url URL] [--api-key KEY]\n\nServes sbx sandboxes as MCP tools over stdio (for Claude Desktop, IDE agents).\n\nflags:")
+		fs.PrintDefaults()
+	}
+	url := fs.String("url", envOr("SBX_URL", client.DefaultURL), "sbx server (env SBX_URL)")
+	key := fs.String("api-key", os.Getenv("SBX_API_KEY"), "API key (env SBX_API_KEY)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	s := mcpserver.New(newMCPBackend(client.New(*url, *key)), version)
+	if err := s.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
+		fmt.Fprintln(os.Stderr, "sbx mcp:", err)
+		return 1
+	}
+	return 0
+}
+
+// mcpHTTPHandler serves the same tools over streamable HTTP on the daemon
+// (/mcp). Each session is a client of the daemon's own API, authenticated
+// with the caller's X-API-Key (or Authorization: Bearer <key>).
+func mcpHTTPHandler(apiURL string) http.Handler {
+	return mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		key := r.Header.Get("X-API-Key")
+		if b, ok := cutBearer(r.Header.Get("Authorization")); ok && key == "" {
+			key = b
+		}
+		return mcpserver.New(newMCPBackend(client.New(apiURL, key)), version)
+	}, nil)
+}
+
+func cutBearer(h string) (string, bool) {
+	const p = "Bearer "
+	if len(h) > len(p) && h[:len(p)] == p {
+		return h[len(p):], true
+	}
+	return "", false
+}
+
+// mcpBackend implements mcpserver.Backend over package client. It caches
+// each sandbox's access token.
+type mcpBackend struct {
+	c     *client.Client
+	mu    sync.Mutex
+	conns map[string]*client.SandboxConn
+}
+
+func newMCPBackend(c *client.Client) *mcpBackend {
+	return &mcpBackend{c: c, conns: map[string]*client.SandboxConn{}}
+}
+
+func (b *mcpBackend) conn(ctx context.Context, id string) (*client.SandboxConn, error) {
+	b.mu.Lock()
+	sc, ok := b.conns[id]
+	b.mu.Unlock()
+	if ok {
+		return sc, nil
+	}
+	sb, err := b.c.Connect(ctx, id, 0)
+	if err != nil {
+		return nil, err
+	}
+	sc = b.c.Sandbox(sb)
+	b.mu.Lock()
+	b.conns[id] = sc
+	b.mu.Unlock()
+	return sc, nil
+}
+
+func (b *mcpBackend) CreateSandbox(ctx context.Context, tmpl string, timeout time.Duration, envs map[string]string) (string, error) {
+	sb, err := b.c.Create(ctx, client.CreateRequest{TemplateID: tmpl, Timeout: timeout, EnvVars: envs})
+	if err != nil {
+		return "", err
+	}
+	b.mu.Lock()
+	b.conns[sb.SandboxID] = b.c.Sandbox(sb)
+	b.mu.Unlock()
+	return sb.SandboxID, nil
+}
