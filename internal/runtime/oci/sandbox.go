@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/sbx-dev/sbx/internal/runtime"
@@ -112,7 +113,7 @@ func (s *Sandbox) State(ctx context.Context) (runtime.State, error) {
 	case "running":
 		// runsc keeps reporting "running" after its sandbox process was
 		// OOM-killed; trust the process table.
-		if st.Pid > 0 && syscall.Kill(st.Pid, 0) == syscall.ESRCH {
+		if st.Pid > 0 && !alive(st.Pid) {
 			return runtime.StateStopped, nil
 		}
 		return runtime.StateRunning, nil
@@ -173,4 +174,17 @@ func (r *Runtime) removeCgroups(id string) {
 			_ = syscall.Rmdir(filepath.Join("/sys/fs/cgroup", e.Name(), "sbx", id))
 		}
 	}
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] != 'Z'
+	}
+	return true
 }

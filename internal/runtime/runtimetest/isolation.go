@@ -29,7 +29,7 @@ func testIsolation(t *testing.T, fx *Fixture, rt runtime.Runtime) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sb.Delete(ctx)
+	t.Cleanup(func() { sb.Delete(context.Background()) })
 	out := waitFile(t, rootfs, "var/tmp/probe", 15*time.Second)
 	for _, want := range []string{"NoNewPrivs:\t1", "mknod: denied", "mount: denied", "kcore: 0"} {
 		if !strings.Contains(out, want) {

@@ -50,7 +50,7 @@ func testLimits(t *testing.T, fx *Fixture, rt runtime.Runtime) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sb.Delete(ctx)
+	t.Cleanup(func() { sb.Delete(context.Background()) })
 	// gVisor: a balloon past the limit gets the whole sandbox (its Sentry)
 	// OOM-killed by the host; that is contained (the host and neighbours are
 	// untouched) and documented. Other runtimes kill only the process.

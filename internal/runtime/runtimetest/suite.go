@@ -138,6 +138,7 @@ func testLifecycle(t *testing.T, fx *Fixture, newRuntime func(t *testing.T) runt
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { sb.Delete(context.Background()) })
 	waitFile(t, rootfs, "var/tmp/ready", 10*time.Second)
 	if st, err := sb.State(ctx); err != nil || st != runtime.StateRunning {
 		t.Fatalf("State = %v, %v", st, err)
