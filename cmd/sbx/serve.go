@@ -128,6 +128,7 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 	}
 	log.Info("recovered sandboxes", "adopted", n)
 	go mgr.RunPools(ctx)
+	go mgr.RunWatchdog(ctx)
 	return listenAndServe(ctx, f, mgr, keys, aud, log)
 }
 

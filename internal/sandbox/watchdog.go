@@ -1,0 +1,57 @@
+package sandbox
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// watchEvery is how often the watchdog looks for sandboxes that died on
+// their own (init exited, or a gVisor Sentry OOM-killed by the host).
+const watchEvery = 2 * time.Second
+
+// RunWatchdog reaps sandboxes whose init process is gone, until ctx ends.
+// It reads /proc only, so it costs nothing per sandbox but a file read.
+func (m *Manager) RunWatchdog(ctx context.Context) {
+	t := time.NewTicker(watchEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			for _, id := range m.dead() {
+				m.log.Warn("sandbox init exited; reaping", "sandbox", id)
+				_ = m.kill(ctx, id, "exited")
+			}
+		}
+	}
+}
+
+// dead lists running sandboxes whose init pid no longer lives.
+func (m *Manager) dead() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for id, sb := range m.sandboxes {
+		if sb.rt != nil && sb.rt.Pid() > 0 && !pidAlive(sb.rt.Pid()) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// pidAlive reports whether pid exists and is not a zombie.
+func pidAlive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] != 'Z'
+	}
+	return true
+}
