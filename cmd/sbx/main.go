@@ -25,6 +25,7 @@ var commands = map[string]command{
 	"template": {"build or list templates (on the daemon's host, as root)", runTemplate},
 	"audit":    {"print or verify the audit log (on the daemon's host)", runAudit},
 	"mcp":      {"serve sbx sandboxes as MCP tools over stdio", runMCP},
+	"bench":    {"benchmark a running daemon (TTI, bursts, round trips)", runBench},
 	"run":      {"run a command in a new sandbox and remove it", func(ctx context.Context, args []string) int { return runRun(ctx, args, osStdio()) }},
 	"ls":       {"list sandboxes", func(ctx context.Context, args []string) int { return runLs(ctx, args, osStdio()) }},
 	"kill":     {"remove sandboxes", func(ctx context.Context, args []string) int { return runKill(ctx, args, osStdio()) }},
