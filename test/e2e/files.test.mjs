@@ -9,6 +9,9 @@ import { Sandbox, FileType } from 'e2b'
 
 process.env.E2B_DEBUG = 'true'
 const AGENT = 'http://localhost:49983'
+// test/e2e/agent/run.sh starts the agent with an /init secret, as the daemon
+// does; /init is accepted only with it.
+const daemonInit = process.env.SBX_E2E_INIT_TOKEN ? { 'X-Sbx-Init-Token': process.env.SBX_E2E_INIT_TOKEN } : {}
 const dir = `/tmp/sbx-e2e-files-${crypto.randomBytes(4).toString('hex')}`
 let sbx
 
@@ -97,7 +100,7 @@ test('uploadUrl/downloadUrl without a token, then signed URLs after /init', asyn
   assert.equal(await (await fetch(await sbx.downloadUrl(`${dir}/u.txt`))).text(), 'uploaded')
 
   const token = crypto.randomBytes(16).toString('hex')
-  const init = await fetch(`${AGENT}/init`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ accessToken: token }) })
+  const init = await fetch(`${AGENT}/init`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...daemonInit }, body: JSON.stringify({ accessToken: token }) })
   assert.ok(init.ok, `init ${init.status}`)
   try {
     const path = `${dir}/u.txt`
@@ -115,6 +118,6 @@ test('uploadUrl/downloadUrl without a token, then signed URLs after /init', asyn
     assert.equal((await fetch(`${AGENT}/files?path=${encodeURIComponent(path)}`)).status, 401)
     assert.equal((await fetch(`${AGENT}/files?path=${encodeURIComponent(path)}`, { headers: { 'X-Access-Token': token } })).status, 200)
   } finally {
-    await fetch(`${AGENT}/init`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Access-Token': token }, body: JSON.stringify({ accessToken: '' }) })
+    await fetch(`${AGENT}/init`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Access-Token': token, ...daemonInit }, body: JSON.stringify({ accessToken: '' }) })
   }
 })

@@ -1,0 +1,77 @@
+// Command sbx-agent is the in-sandbox daemon: it runs inside every sandbox
+// (as its PID 1) and serves, on one port, the envd-compatible protocol the
+// E2B SDKs speak: processes, files, /health, /init, /envs and /metrics.
+//
+//	sbx-agent [--port 49983]
+//
+// The daemon passes a secret in SBX_AGENT_INIT_TOKEN; the agent takes it out
+// of its environment before anything else runs, and accepts POST /init only
+// with that secret in X-Sbx-Init-Token.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/sbx-dev/sbx/internal/agent"
+	"github.com/sbx-dev/sbx/internal/agent/process"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "sbx-agent:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	initToken := takeInitToken()
+	fs := flag.NewFlagSet("sbx-agent", flag.ContinueOnError)
+	port := fs.Int("port", agent.DefaultPort, "TCP port to listen on (all addresses)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *port <= 0 || *port > 65535 {
+		return fmt.Errorf("invalid --port %d", *port)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	// Orphans of the sandbox's processes are re-parented to the agent (it is
+	// PID 1, or becomes a subreaper) and reaped by it.
+	if err := process.EnableSubreaper(); err != nil {
+		log.Warn("cannot become a child subreaper; orphans are left to init", "err", err)
+	}
+	srv, err := agent.NewServer(agent.Config{
+		Addr:      net.JoinHostPort("0.0.0.0", strconv.Itoa(*port)),
+		InitToken: initToken,
+		Logger:    log,
+	})
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("sbx-agent shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package process
+
+const raceEnabled = true

@@ -1,0 +1,160 @@
+// Package agent is the sbx-agent's HTTP server: one port (49983) serving,
+// like E2B's envd, the Connect process.Process and filesystem.Filesystem
+// services, /files, /health, /init, /envs and /metrics, over HTTP/1.1 and
+// unencrypted HTTP/2, behind one access-token check.
+package agent
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"connectrpc.com/connect"
+
+	"github.com/sbx-dev/sbx/api/proto/envd/filesystem/filesystemconnect"
+	"github.com/sbx-dev/sbx/api/proto/envd/process/processconnect"
+	"github.com/sbx-dev/sbx/internal/agent/files"
+	"github.com/sbx-dev/sbx/internal/agent/filesystem"
+	"github.com/sbx-dev/sbx/internal/agent/identity"
+	"github.com/sbx-dev/sbx/internal/agent/process"
+)
+
+// DefaultPort is envd's port, which the E2B SDKs assume.
+const DefaultPort = 49983
+
+// Config configures a Server. Zero values take the defaults.
+type Config struct {
+	// Addr is the listen address; default 0.0.0.0:49983.
+	Addr string
+	// InitToken is the secret the daemon sends as X-Sbx-Init-Token on
+	// POST /init. Empty (local debugging) lets /init through while no access
+	// token is set, or with the current X-Access-Token.
+	InitToken string
+	// State is the /init state; default a fresh identity.NewState().
+	State *identity.State
+	// Users are the account databases; default identity.DefaultFiles.
+	Users identity.Files
+	// Logger gets startup and error logs; default slog.Default().
+	Logger *slog.Logger
+
+	// The services; nil builds the agent's own.
+	Process    processconnect.ProcessHandler
+	Filesystem filesystemconnect.FilesystemHandler
+	Files      http.Handler
+
+	// metrics reads the sandbox's resource figures; nil reads the real ones.
+	metrics *metricsSource
+}
+
+// Server is the agent's HTTP server.
+type Server struct {
+	cfg     Config
+	state   *identity.State
+	log     *slog.Logger
+	handler http.Handler
+	http    *http.Server
+	closers []func()
+}
+
+// maxRPCBytes bounds one Connect request message (SendInput carries stdin).
+const maxRPCBytes = 64 << 20
+
+// NewServer builds the server and its routes; it does not listen yet.
+func NewServer(cfg Config) (*Server, error) {
+	if cfg.Addr == "" {
+		cfg.Addr = net.JoinHostPort("0.0.0.0", "49983")
+	}
+	if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
+		return nil, err
+	}
+	if cfg.State == nil {
+		cfg.State = identity.NewState()
+	}
+	if cfg.Users == (identity.Files{}) {
+		cfg.Users = identity.DefaultFiles
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.metrics == nil {
+		cfg.metrics = newMetricsSource("/")
+	}
+	s := &Server{cfg: cfg, state: cfg.State, log: cfg.Logger}
+	if cfg.Process == nil {
+		svc := process.New(cfg.State, cfg.Users)
+		s.closers = append(s.closers, func() { svc.Close(5 * time.Second) })
+		cfg.Process = svc
+	}
+	if cfg.Filesystem == nil {
+		svc := filesystem.New(cfg.State, cfg.Users)
+		s.closers = append(s.closers, svc.Close)
+		cfg.Filesystem = svc
+	}
+	if cfg.Files == nil {
+		cfg.Files = files.NewHandler(cfg.State, cfg.Users)
+	}
+	opts := []connect.HandlerOption{connect.WithReadMaxBytes(maxRPCBytes)}
+	mux := http.NewServeMux()
+	mux.Handle(processconnect.NewProcessHandler(cfg.Process, opts...))
+	mux.Handle(filesystemconnect.NewFilesystemHandler(cfg.Filesystem, opts...))
+	mux.Handle("/files", cfg.Files)
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	mux.HandleFunc("POST /init", s.handleInit)
+	mux.HandleFunc("GET /envs", s.handleEnvs)
+	mux.HandleFunc("GET /metrics", s.handleMetrics)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path)
+	})
+	s.handler = s.authenticate(mux)
+
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true)
+	s.http = &http.Server{
+		Addr:              cfg.Addr,
+		Handler:           s.handler,
+		Protocols:         &protocols,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       10 * time.Minute,
+		MaxHeaderBytes:    1 << 20,
+		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
+		// No ReadTimeout or WriteTimeout: streams (Start, WatchDir,
+		// StreamInput, /files) last as long as their processes and files.
+	}
+	return s, nil
+}
+
+// Handler returns the server's routes behind the access-token check.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// ListenAndServe listens on the configured address and serves until
+// Shutdown; it then returns http.ErrServerClosed.
+func (s *Server) ListenAndServe() error {
+	l, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return err
+	}
+	return s.Serve(l)
+}
+
+// Serve serves on l until Shutdown.
+func (s *Server) Serve(l net.Listener) error {
+	s.log.Info("sbx-agent listening", "addr", l.Addr().String(), "init_token", s.cfg.InitToken != "")
+	return s.http.Serve(l)
+}
+
+// Shutdown stops accepting requests, kills the processes the agent started
+// and stops its watchers, then waits for open requests until ctx ends.
+func (s *Server) Shutdown(ctx context.Context) error {
+	for _, c := range s.closers {
+		c()
+	}
+	err := s.http.Shutdown(ctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = s.http.Close()
+	}
+	return err
+}
