@@ -75,6 +75,14 @@ func startDaemon(t *testing.T, runtime, dataDir string, extra ...string) *daemon
 	sbxBin, templates := requirements(t, runtime)
 	if dataDir == "" {
 		dataDir = t.TempDir()
+		// Sandbox root on userns runtimes is an unprivileged host uid that
+		// must traverse to its rootfs: open the test dirs' parents (0711).
+		for p := filepath.Dir(dataDir); strings.HasPrefix(p, os.TempDir()+"/"); p = filepath.Dir(p) {
+			_ = os.Chmod(p, 0o711)
+		}
+		t.Cleanup(func() {
+			_ = syscall.Unmount(filepath.Join(dataDir, "runtime", "runsc", "null-netns"), syscall.MNT_DETACH)
+		})
 	}
 	addr := freeAddr(t)
 	d := &daemon{t: t, url: "http://" + addr, dataDir: dataDir, log: &bytes.Buffer{}}
@@ -164,6 +172,15 @@ func (d *daemon) api(method, path string, body any, out any) int {
 	return resp.StatusCode
 }
 
+// deleteQuiet removes a sandbox if its daemon is still up (cleanup).
+func (d *daemon) deleteQuiet(id string) {
+	req, _ := http.NewRequest("DELETE", d.url+"/sandboxes/"+id, nil)
+	req.Header.Set("X-API-Key", apiKey)
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+	}
+}
+
 // sandbox is a created sandbox.
 type sandbox struct {
 	d     *daemon
@@ -183,7 +200,7 @@ func (d *daemon) create(body map[string]any) *sandbox {
 	if code := d.api("POST", "/v2/sandboxes", body, sb); code != 201 {
 		d.t.Fatalf("create: status %d\n%s", code, tail(d.log.String(), 3000))
 	}
-	d.t.Cleanup(func() { d.api("DELETE", "/sandboxes/"+sb.ID, nil, nil) })
+	d.t.Cleanup(func() { sb.d.deleteQuiet(sb.ID) })
 	return sb
 }
 

@@ -55,7 +55,7 @@ func TestLifecycleAndIsolation(t *testing.T) {
 func notHostRoot(t *testing.T, sb *sandbox, rt string) {
 	t.Helper()
 	if rt == "runsc" {
-		if out, _ := sb.run("root", "dmesg 2>/dev/null | head -1; uname -r", 20*time.Second); !strings.Contains(out, "gVisor") && !strings.Contains(out, "4.4.0") {
+		if out, _ := sb.run("root", "dmesg 2>/dev/null | head -1; uname -r", 20*time.Second); !strings.Contains(strings.ToLower(out), "gvisor") {
 			t.Errorf("runsc sandbox does not look like gVisor: %q", out)
 		}
 		return
@@ -99,25 +99,61 @@ func TestLimits(t *testing.T) {
 	forEachRuntime(t, func(t *testing.T, rt string) {
 		d := startDaemon(t, rt, "")
 		sb := d.create(map[string]any{"memoryMB": 128, "diskSizeMB": 64})
-		// Memory: a balloon past the limit dies inside; the sandbox lives on.
-		if _, code := sb.run("", "python3 -c 'b = bytearray(400 << 20); print(len(b))'", 60*time.Second); code == 0 {
-			t.Errorf("400 MiB allocation succeeded under a 128 MiB limit")
-		}
-		if out, _ := sb.run("", "echo alive", 20*time.Second); out != "alive\n" {
-			t.Fatalf("sandbox dead after OOM: %q", out)
-		}
-		// Disk: writes past the quota fail with ENOSPC inside.
-		out, _ := sb.run("", "dd if=/dev/zero of=$HOME/fill bs=1M count=200 2>&1; rm -f $HOME/fill", 60*time.Second)
-		if !strings.Contains(out, "No space left") {
-			t.Errorf("disk quota not enforced: %q", out)
-		}
-		// Pids: a fork bomb is contained and the sandbox still answers.
-		sb.runErr("", "bomb() { bomb | bomb & }; bomb; sleep 3", 10*time.Second)
-		time.Sleep(time.Second)
-		if out, _, err := sb.runErr("root", "pkill -9 -f bomb; echo alive", 30*time.Second); err != nil || !strings.Contains(out, "alive") {
-			t.Fatalf("sandbox unusable after a fork bomb: %q %v", out, err)
-		}
+		disk(t, sb)
+		pids(t, sb, rt)
+		memory(t, d, sb, rt)
 	})
+}
+
+// memory: a balloon past the limit dies inside and the sandbox lives on
+// (crun, runc); under gVisor the host OOM-kills the whole Sentry and the
+// daemon reaps the sandbox (docs/SECURITY.md). Never the host or daemon.
+func memory(t *testing.T, d *daemon, sb *sandbox, rt string) {
+	out, code, err := sb.runErr("", "python3 -c 'b = bytearray(400 << 20); print(len(b))'", 60*time.Second)
+	if err == nil && code == 0 {
+		t.Errorf("400 MiB allocation succeeded under a 128 MiB limit: %q", out)
+	}
+	if rt == "runsc" {
+		deadline := time.Now().Add(15 * time.Second)
+		for d.api("GET", "/sandboxes/"+sb.ID, nil, nil) != 404 {
+			if time.Now().After(deadline) {
+				t.Fatal("OOM-killed gVisor sandbox was not reaped")
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		noResidue(t, d, sb.ID)
+		return
+	}
+	if out, _ := sb.run("", "echo alive", 20*time.Second); out != "alive\n" {
+		t.Fatalf("sandbox dead after OOM: %q", out)
+	}
+}
+
+// disk: writes past the quota fail with ENOSPC inside.
+func disk(t *testing.T, sb *sandbox) {
+	out, _ := sb.run("", "dd if=/dev/zero of=$HOME/fill bs=1M count=200 2>&1; rm -f $HOME/fill", 60*time.Second)
+	if !strings.Contains(out, "No space left") {
+		t.Errorf("disk quota not enforced: %q", out)
+	}
+}
+
+// pids: a fork bomb is contained; once it is gone the sandbox answers again.
+func pids(t *testing.T, sb *sandbox, rt string) {
+	if rt == "runsc" {
+		return // bounded by the Sentry's memory, covered by memory()
+	}
+	sb.runErr("", "bomb() { bomb | bomb & }; bomb; sleep 3", 5*time.Second)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, _, err := sb.runErr("root", "pkill -9 -f bomb; echo alive", 10*time.Second)
+		if err == nil && strings.Contains(out, "alive") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sandbox unusable 30 s after a fork bomb: %q %v", out, err)
+		}
+		time.Sleep(time.Second)
+	}
 }
 
 func TestTimeoutKills(t *testing.T) {
@@ -151,5 +187,9 @@ func TestRestartReadopts(t *testing.T) {
 			t.Fatalf("expired sandbox survived the restart: %d", code)
 		}
 		noResidue(t, d2, short.ID)
+		if code := d2.api("DELETE", "/sandboxes/"+keep.ID, nil, nil); code != 204 {
+			t.Fatalf("delete re-adopted sandbox: %d", code)
+		}
+		noResidue(t, d2, keep.ID)
 	})
 }

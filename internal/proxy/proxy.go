@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"crypto/subtle"
 	"errors"
 	"log/slog"
@@ -107,7 +108,18 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, in sandbox.Info,
 	if p.testPort != 0 {
 		port = p.testPort
 	}
-	out := r.Clone(r.Context())
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	if in.Done != nil {
+		go func() {
+			select {
+			case <-in.Done: // the sandbox ended: end its streams too
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	out := r.Clone(ctx)
 	out.URL.Scheme = "http"
 	out.URL.Host = net.JoinHostPort(host, strconv.Itoa(port))
 	out.Host = out.URL.Host

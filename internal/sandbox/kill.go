@@ -23,6 +23,9 @@ func (m *Manager) kill(ctx context.Context, id, reason string) error {
 	if ok {
 		delete(m.sandboxes, id)
 		m.buryLocked(id)
+		if sb.done != nil {
+			close(sb.done)
+		}
 		if sb.timer != nil {
 			sb.timer.Stop()
 		}

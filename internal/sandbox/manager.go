@@ -84,12 +84,14 @@ type Sandbox struct {
 	rt    runtime.Sandbox
 	info  NetInfo
 	timer *time.Timer
+	done  chan struct{} // closed when the sandbox is killed
 }
 
 // Info is a snapshot of a sandbox for callers (API, proxy).
 type Info struct {
 	store.Sandbox
-	AgentAddr string // host:port of the agent
+	AgentAddr string          // host:port of the agent
+	Done      <-chan struct{} // closed when the sandbox ends; proxies cancel its streams
 }
 
 // New returns a manager. Call Recover before serving requests.
@@ -149,7 +151,10 @@ func (m *Manager) List() []Info {
 }
 
 func (m *Manager) infoLocked(sb *Sandbox) Info {
-	in := Info{Sandbox: sb.rec}
+	if sb.done == nil {
+		sb.done = make(chan struct{})
+	}
+	in := Info{Sandbox: sb.rec, Done: sb.done}
 	if sb.info.SandboxIP.IsValid() {
 		in.AgentAddr = fmt.Sprintf("%s:%d", sb.info.SandboxIP, m.cfg.AgentPort)
 	}
