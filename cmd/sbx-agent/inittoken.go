@@ -2,27 +2,94 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
-// initTokenEnv carries the daemon's /init secret into the agent.
-const initTokenEnv = "SBX_AGENT_INIT_TOKEN"
+// initTokenEnv carries the daemon's /init secret into the agent; initFDEnv
+// names the pipe that carries it across the agent's re-exec of itself.
+const (
+	initTokenEnv = "SBX_AGENT_INIT_TOKEN"
+	initFDEnv    = "SBX_AGENT_INIT_FD"
+)
+
+// scrub is scrubEnvBlock; tests replace it.
+var scrub = scrubEnvBlock
 
 // takeInitToken returns the /init secret and removes it from the agent's
-// environment, so no child inherits it, and scrubs it from the agent's
-// initial environment block, so /proc/<agent>/environ no longer shows it to
-// root code in the sandbox. Scrubbing is best effort.
+// environment, so no child inherits it, and from the agent's initial
+// environment block, so /proc/<agent>/environ does not show it to root code
+// in the sandbox. The block is scrubbed in place where the kernel says where
+// it is (Linux); elsewhere (gVisor reports no env_start/env_end) the agent
+// re-executes itself without the secret, passing it through a pipe.
 func takeInitToken() string {
+	if fd, ok := os.LookupEnv(initFDEnv); ok {
+		_ = os.Unsetenv(initFDEnv)
+		return readTokenFD(fd)
+	}
 	token, ok := os.LookupEnv(initTokenEnv)
-	if !ok {
+	_ = os.Unsetenv(initTokenEnv)
+	if !ok || token == "" {
 		return ""
 	}
-	token = strings.Clone(token) // the runtime's copy may point into the block
-	_ = os.Unsetenv(initTokenEnv)
-	_ = scrubEnvBlock(initTokenEnv + "=")
+	token = strings.Clone(token)
+	if err := scrub(initTokenEnv + "="); err == nil && !environHas(initTokenEnv+"="+token) {
+		return token
+	}
+	if err := reexecWithToken(token); err != nil {
+		fmt.Fprintln(os.Stderr, "sbx-agent: cannot hide the init secret from /proc:", err)
+	}
 	return token
+}
+
+// environHas reports whether /proc/self/environ contains s (true if unreadable).
+func environHas(s string) bool {
+	b, err := os.ReadFile("/proc/self/environ")
+	return err != nil || bytes.Contains(b, []byte(s))
+}
+
+// reexecWithToken executes the agent again, with the same arguments, an
+// environment without the secret, and the secret in a pipe named by
+// initFDEnv. It returns only on failure.
+func reexecWithToken(token string) error {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		return err
+	}
+	if _, err := unix.Write(p[1], []byte(token)); err != nil {
+		unix.Close(p[0])
+		unix.Close(p[1])
+		return err
+	}
+	unix.Close(p[1])
+	if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETFD, 0); err != nil {
+		unix.Close(p[0])
+		return err
+	}
+	env := append(os.Environ(), initFDEnv+"="+strconv.Itoa(p[0]))
+	err := unix.Exec("/proc/self/exe", os.Args, env)
+	unix.Close(p[0])
+	return err
+}
+
+// readTokenFD reads the secret from the pipe a re-exec passed, and closes it.
+func readTokenFD(s string) string {
+	fd, err := strconv.Atoi(s)
+	if err != nil || fd < 3 {
+		return ""
+	}
+	f := os.NewFile(uintptr(fd), "init-token")
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 4096))
+	if err != nil {
+		return ""
+	}
+	return string(b)
 }
 
 // scrubEnvBlock overwrites, in this process's initial environment block

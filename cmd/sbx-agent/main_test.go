@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"debug/elf"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -63,28 +64,38 @@ func TestBuildsStatic(t *testing.T) {
 }
 
 // The init secret leaves the environment: children do not inherit it and
-// /proc/<agent>/environ does not show it.
-func TestInitTokenIsTakenAndScrubbed(t *testing.T) {
-	if os.Getenv("SBX_AGENT_TEST_HELPER") == "take" {
+// /proc/<agent>/environ does not show it, whether the environment block can
+// be scrubbed in place (Linux) or the agent must re-exec itself (gVisor).
+func TestInitTokenIsTakenAndHidden(t *testing.T) {
+	switch os.Getenv("SBX_AGENT_TEST_HELPER") {
+	case "":
+	case "reexec":
+		scrub = func(string) error { return errors.New("no env block here") }
+		fallthrough
+	default:
 		token := takeInitToken()
 		environ, err := os.ReadFile("/proc/self/environ")
 		if err != nil {
 			t.Fatal(err)
 		}
-		fmt.Printf("token=%s\nleft-in-env=%v\nleft-in-block=%v\n", token,
-			os.Getenv(initTokenEnv) != "", bytes.Contains(environ, []byte("the-secret-value")))
+		fmt.Printf("token=%s\nleft-in-env=%v\nleft-in-block=%v\nfd-env=%v\n", token,
+			os.Getenv(initTokenEnv) != "", bytes.Contains(environ, []byte("the-secret-value")), os.Getenv(initFDEnv) != "")
 		return
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestInitTokenIsTakenAndScrubbed$")
-	cmd.Env = append(os.Environ(), "SBX_AGENT_TEST_HELPER=take", initTokenEnv+"=the-secret-value")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	for _, want := range []string{"token=the-secret-value\n", "left-in-env=false\n", "left-in-block=false\n"} {
-		if !strings.Contains(string(out), want) {
-			t.Errorf("want %q in:\n%s", want, out)
-		}
+	for _, mode := range []string{"scrub", "reexec"} {
+		t.Run(mode, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestInitTokenIsTakenAndHidden$")
+			cmd.Env = append(os.Environ(), "SBX_AGENT_TEST_HELPER="+mode, initTokenEnv+"=the-secret-value")
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			for _, want := range []string{"token=the-secret-value\n", "left-in-env=false\n", "left-in-block=false\n", "fd-env=false\n"} {
+				if !strings.Contains(string(out), want) {
+					t.Errorf("want %q in:\n%s", want, out)
+				}
+			}
+		})
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -84,6 +86,10 @@ func openFiles(sp *spec) (*files, error) {
 		if sz := sp.pty.GetSize(); sz.GetCols() > 0 && sz.GetRows() > 0 {
 			_ = pty.Setsize(master, &pty.Winsize{Cols: uint16(sz.GetCols()), Rows: uint16(sz.GetRows())})
 		}
+		if sp.cred != nil {
+			// The terminal belongs to its user, as login(1) would arrange.
+			_ = os.Chown(slave.Name(), int(sp.cred.Uid), -1)
+		}
 		f.child = [3]*os.File{slave, slave, slave}
 		f.parent, f.tty = []*os.File{master}, master
 		f.outs = []output{{f: master, kind: outPty}}
@@ -135,6 +141,7 @@ func (s *Service) spawn(sp *spec, first *subscriber) (*proc, error) {
 			return 0, err
 		}
 		p.os = osp
+		preferForOOM(osp.Pid)
 		return osp.Pid, nil
 	}, p.onExit)
 	f.closeChild()
@@ -150,6 +157,25 @@ func (s *Service) spawn(sp *spec, first *subscriber) (*proc, error) {
 	s.add(p)
 	go s.await(p)
 	return p, nil
+}
+
+// childOOMScore is the oom_score_adj of processes the agent starts: when the
+// sandbox runs out of memory the kernel kills them, not the agent.
+const childOOMScore = 100
+
+// preferForOOM raises a new process's oom_score_adj to childOOMScore unless
+// the agent's own is already higher. Best effort, and done right after the
+// process has started: what it forks in its first microseconds may keep the
+// agent's score. Its later descendants inherit the new one.
+func preferForOOM(pid int) {
+	own, err := os.ReadFile("/proc/self/oom_score_adj")
+	if err != nil {
+		return
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(string(own))); err != nil || n >= childOOMScore {
+		return
+	}
+	_ = os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte(strconv.Itoa(childOOMScore)), 0)
 }
 
 // onExit records the wait status. It runs on the reaper's goroutine.

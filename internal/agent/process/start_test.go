@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -215,5 +216,27 @@ func TestStartTags(t *testing.T) {
 	p, err := e.svc.find(byTag("svc"))
 	if err != nil || p.pid != pid {
 		t.Fatalf("find by tag: %v %v", p, err)
+	}
+}
+
+// Processes are the OOM killer's first choice, not the agent; a PTY belongs
+// to the user it runs as.
+func TestStartOOMScoreAndPTYOwner(t *testing.T) {
+	e := newEnv(t)
+	own, err := os.ReadFile("/proc/self/oom_score_adj")
+	must(t, err)
+	want := "100"
+	if n, _ := strconv.Atoi(strings.TrimSpace(string(own))); n > 100 {
+		want = strings.TrimSpace(string(own))
+	}
+	if got := e.run(t, "sleep 0.05; cat /proc/self/oom_score_adj", "").stdout.String(); got != want+"\n" {
+		t.Fatalf("oom_score_adj %q, want %s", got, want)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r := e.start(t, ctx, call(&rpc.StartRequest{Process: &rpc.ProcessConfig{Cmd: "/bin/sh", Args: []string{"-c", "stat -c %u $(tty)"}},
+		Pty: &rpc.PTY{Size: &rpc.PTY_Size{Cols: 80, Rows: 24}}}, ""))
+	if r.err != nil || strings.TrimSpace(r.pty.String()) != "1000" {
+		t.Fatalf("tty owner %q, err %v", r.pty.String(), r.err)
 	}
 }
