@@ -189,3 +189,18 @@ func zombies(t testing.TB) []int {
 	}
 	return out
 }
+
+func TestPTYExitDoesNotWaitForDescendantsHoldingTheTerminal(t *testing.T) {
+	e := newEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	begin := time.Now()
+	r := e.start(t, ctx, call(&rpc.StartRequest{Process: &rpc.ProcessConfig{Cmd: "/bin/sh",
+		Args: []string{"-c", "nohup sleep 5 >/dev/null 2>&1 & sleep 5 & echo last-words"}}, Pty: &rpc.PTY{}}, "root"))
+	if took := time.Since(begin); took > 3*time.Second {
+		t.Fatalf("took %v: waited for the background job", took)
+	}
+	if r.err != nil || !strings.Contains(r.pty.String(), "last-words") || r.end.GetExitCode() != 0 {
+		t.Fatalf("pty %q end %v err %v", r.pty.String(), r.end, r.err)
+	}
+}
