@@ -62,6 +62,11 @@ type Server struct {
 // maxRPCBytes bounds one Connect request message (SendInput carries stdin).
 const maxRPCBytes = 64 << 20
 
+// compressMinBytes: smaller responses are never gzipped, even for clients
+// that accept it (connect-go does by default; the E2B SDKs do not). Events
+// are small and the agent is reached over loopback or a veth.
+const compressMinBytes = 8 << 10
+
 // NewServer builds the server and its routes; it does not listen yet.
 func NewServer(cfg Config) (*Server, error) {
 	if cfg.Addr == "" {
@@ -96,7 +101,7 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.Files == nil {
 		cfg.Files = files.NewHandler(cfg.State, cfg.Users)
 	}
-	opts := []connect.HandlerOption{connect.WithReadMaxBytes(maxRPCBytes)}
+	opts := []connect.HandlerOption{connect.WithReadMaxBytes(maxRPCBytes), connect.WithCompressMinBytes(compressMinBytes)}
 	mux := http.NewServeMux()
 	mux.Handle(processconnect.NewProcessHandler(cfg.Process, opts...))
 	mux.Handle(filesystemconnect.NewFilesystemHandler(cfg.Filesystem, opts...))
