@@ -31,6 +31,7 @@ type phase struct {
 	P95    float64 `json:"p95_ms"`
 	P99    float64 `json:"p99_ms"`
 	Max    float64 `json:"max_ms"`
+	Err    string  `json:"first_error,omitempty"`
 	mu     sync.Mutex
 	d      []time.Duration
 }
@@ -40,6 +41,9 @@ func (p *phase) add(d time.Duration, err error) {
 	defer p.mu.Unlock()
 	p.N++
 	if err != nil {
+		if p.Errors == 0 {
+			p.Err = err.Error()
+		}
 		p.Errors++
 		return
 	}
@@ -130,7 +134,8 @@ func ttiOnce(ctx context.Context, c *client.Client, f benchFlags, create, exec, 
 	exec.add(time.Since(t1), err)
 	tti.add(time.Since(t0), err)
 	t2 := time.Now()
-	kill.add(time.Since(t2), c.Kill(context.WithoutCancel(ctx), sb.SandboxID))
+	err = c.Kill(context.WithoutCancel(ctx), sb.SandboxID)
+	kill.add(time.Since(t2), err)
 }
 
 // live measures round trips and file I/O in one sandbox.
@@ -165,4 +170,9 @@ func printPhases(w io.Writer, phases []*phase) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t\n", p.Name, p.N, p.Errors, p.P50, p.P95, p.P99, p.Max)
 	}
 	tw.Flush()
+	for _, p := range phases {
+		if p.Err != "" {
+			fmt.Fprintf(w, "first error in %s: %s\n", p.Name, p.Err)
+		}
+	}
 }

@@ -57,7 +57,9 @@ func nonNil(m map[string]string) map[string]string {
 func waitHealthy(ctx context.Context, base string) error {
 	ctx, cancel := context.WithTimeout(ctx, agentStartTimeout)
 	defer cancel()
-	delay := 2 * time.Millisecond
+	// A refused connect on a local link costs microseconds: poll finely, the
+	// agent's start is on every create's critical path.
+	delay := time.Millisecond
 	for {
 		if err := health(ctx, base); err == nil {
 			return nil
@@ -68,7 +70,7 @@ func waitHealthy(ctx context.Context, base string) error {
 		case <-ctx.Done():
 		case <-time.After(delay):
 		}
-		delay = min(delay*2, 50*time.Millisecond)
+		delay = min(delay*2, 4*time.Millisecond)
 	}
 }
 

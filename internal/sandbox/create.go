@@ -162,6 +162,7 @@ func (m *Manager) start(ctx context.Context, rec *store.Sandbox, tmpl Template, 
 	if caps.UserNS {
 		lower, owner = tmpl.RootfsUserNS, m.cfg.UIDBase
 	}
+	t0 := time.Now()
 	netCh := make(chan error, 1)
 	var ni NetInfo
 	go func() {
@@ -176,6 +177,7 @@ func (m *Manager) start(ctx context.Context, rec *store.Sandbox, tmpl Template, 
 	}
 	rec.SandboxIP = ni.SandboxIP.String()
 	spec := m.spec(rec, rootfs, ni, res, caps)
+	t1 := time.Now()
 	rsb, err := rt.Create(ctx, spec)
 	if err != nil {
 		return nil, fmt.Errorf("start sandbox %s on %s: %w", rec.ID, rec.Runtime, errors.Join(ErrUnavailable, err))
@@ -183,10 +185,13 @@ func (m *Manager) start(ctx context.Context, rec *store.Sandbox, tmpl Template, 
 	if err := failpoint.Hit("create/after-runtime"); err != nil {
 		return nil, err
 	}
+	t2 := time.Now()
 	base := fmt.Sprintf("http://%s:%d", ni.SandboxIP, m.cfg.AgentPort)
 	if err := waitHealthy(ctx, base); err != nil {
 		return nil, fmt.Errorf("sandbox %s agent did not start: %w", rec.ID, errors.Join(ErrUnavailable, err))
 	}
+	m.log.Debug("sandbox started", "sandbox", rec.ID, "runtime", rec.Runtime,
+		"prepare", t1.Sub(t0), "runtime_create", t2.Sub(t1), "agent_ready", time.Since(t2))
 	return &Sandbox{rec: *rec, rt: rsb, info: ni}, nil
 }
 

@@ -47,19 +47,17 @@ func (r *Runtime) Create(ctx context.Context, s runtime.Spec) (_ runtime.Sandbox
 	if err := r.create(ctx, s.ID, b); err != nil {
 		return nil, err
 	}
-	if _, err := r.run(ctx, s.ID, "start", s.ID); err != nil {
-		return nil, err
-	}
-	st, err := r.state(ctx, s.ID)
+	pid, err := os.ReadFile(filepath.Join(b, "pid"))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: no pid file: %w", r.kind, err)
 	}
-	sb.pid = st.Pid
+	sb.pid, _ = strconv.Atoi(strings.TrimSpace(string(pid)))
 	return sb, nil
 }
 
-// create runs `<runtime> create` with stdio on the bundle's log file, so the
-// sandbox never holds a pipe to the daemon.
+// create runs `<runtime> run --detach` (create and start in one exec) with
+// stdio on the bundle's log file, so the sandbox never holds a pipe to the
+// daemon.
 func (r *Runtime) create(ctx context.Context, id, bundle string) error {
 	logf, err := os.OpenFile(filepath.Join(bundle, "console.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
@@ -68,14 +66,14 @@ func (r *Runtime) create(ctx context.Context, id, bundle string) error {
 	defer logf.Close()
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
-	cmd := r.command(ctx, id, "create", "--bundle", bundle, "--pid-file", filepath.Join(bundle, "pid"), id)
+	cmd := r.command(ctx, id, "run", "--detach", "--bundle", bundle, "--pid-file", filepath.Join(bundle, "pid"), id)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Run(); err != nil {
 		tail, _ := os.ReadFile(filepath.Join(bundle, "console.log"))
 		if len(tail) > 2000 {
 			tail = tail[len(tail)-2000:]
 		}
-		return fmt.Errorf("%s create: %w: %s", r.kind, err, tail)
+		return fmt.Errorf("%s run: %w: %s", r.kind, err, tail)
 	}
 	return nil
 }
