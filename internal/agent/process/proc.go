@@ -159,23 +159,27 @@ func (s *Service) spawn(sp *spec, first *subscriber) (*proc, error) {
 	return p, nil
 }
 
-// childOOMScore is the oom_score_adj of processes the agent starts: when the
-// sandbox runs out of memory the kernel kills them, not the agent.
-const childOOMScore = 100
+// childOOMBonus is how much more the processes the agent starts are worth
+// to the OOM killer than the agent itself: when the sandbox runs out of
+// memory the kernel kills them, not the agent.
+const childOOMBonus = 100
 
-// preferForOOM raises a new process's oom_score_adj to childOOMScore unless
-// the agent's own is already higher. Best effort, and done right after the
-// process has started: what it forks in its first microseconds may keep the
-// agent's score. Its later descendants inherit the new one.
+// preferForOOM sets a new process's oom_score_adj to the agent's own plus
+// childOOMBonus (at least childOOMBonus, at most 1000; raising it needs no
+// privilege). Best effort, and done right after the process has started:
+// what it forks in its first microseconds may keep the agent's score; its
+// later descendants inherit the new one.
 func preferForOOM(pid int) {
-	own, err := os.ReadFile("/proc/self/oom_score_adj")
+	b, err := os.ReadFile("/proc/self/oom_score_adj")
 	if err != nil {
 		return
 	}
-	if n, err := strconv.Atoi(strings.TrimSpace(string(own))); err != nil || n >= childOOMScore {
+	own, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || own >= 1000 {
 		return
 	}
-	_ = os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte(strconv.Itoa(childOOMScore)), 0)
+	adj := min(1000, max(own, 0)+childOOMBonus)
+	_ = os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte(strconv.Itoa(adj)), 0)
 }
 
 // onExit records the wait status. It runs on the reaper's goroutine.

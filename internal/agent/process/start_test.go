@@ -225,10 +225,8 @@ func TestStartOOMScoreAndPTYOwner(t *testing.T) {
 	e := newEnv(t)
 	own, err := os.ReadFile("/proc/self/oom_score_adj")
 	must(t, err)
-	want := "100"
-	if n, _ := strconv.Atoi(strings.TrimSpace(string(own))); n > 100 {
-		want = strings.TrimSpace(string(own))
-	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(own)))
+	want := strconv.Itoa(min(1000, max(n, 0)+100))
 	if got := e.run(t, "sleep 0.05; cat /proc/self/oom_score_adj", "").stdout.String(); got != want+"\n" {
 		t.Fatalf("oom_score_adj %q, want %s", got, want)
 	}
