@@ -10,6 +10,7 @@ import (
 	"net/http/httputil"
 	"path"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/sandbox"
@@ -49,7 +50,7 @@ func New(sbx Sandboxes, domain string, fail ErrorWriter, log *slog.Logger) *Prox
 		Rewrite:       func(*httputil.ProxyRequest) {}, // target set in ServeHTTP via context
 		FlushInterval: -1,
 		Transport: &http.Transport{
-			DialContext:           (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+			DialContext:           p.dial,
 			MaxIdleConnsPerHost:   16,
 			IdleConnTimeout:       30 * time.Second,
 			ResponseHeaderTimeout: 0, // streams (Start, WatchDir, execute) may take long for headers
@@ -103,11 +104,32 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.forward(w, r, in, t.Port)
 }
 
-func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, in sandbox.Info, port int) {
-	host, _, _ := net.SplitHostPort(in.AgentAddr)
-	if p.testPort != 0 {
-		port = p.testPort
+// upstreamSuffix names sandboxes in upstream URLs: the connection pool is
+// keyed by "<id>.sandbox:<port>", never by IP, because a killed sandbox's
+// address is reused by the next one and a pooled connection to the dead
+// agent must never carry another sandbox's traffic.
+const upstreamSuffix = ".sandbox"
+
+// dial resolves "<id>.sandbox:<port>" to the sandbox's current address.
+func (p *Proxy) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
 	}
+	in, err := p.sbx.Get(strings.TrimSuffix(host, upstreamSuffix))
+	if err != nil {
+		return nil, err
+	}
+	ip, _, _ := net.SplitHostPort(in.AgentAddr)
+	if p.testPort != 0 {
+		port = strconv.Itoa(p.testPort)
+	}
+	d := net.Dialer{Timeout: 5 * time.Second}
+	return d.DialContext(ctx, network, net.JoinHostPort(ip, port))
+}
+
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, in sandbox.Info, port int) {
+	host := in.ID + upstreamSuffix
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	if in.Done != nil {
@@ -122,7 +144,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, in sandbox.Info,
 	out := r.Clone(ctx)
 	out.URL.Scheme = "http"
 	out.URL.Host = net.JoinHostPort(host, strconv.Itoa(port))
-	out.Host = out.URL.Host
+	out.Host = r.Host // servers in the sandbox see the host the client used
 	out.Header.Del("X-Sbx-Init-Token") // only the daemon itself may send it
 	p.rp.ServeHTTP(w, out)
 }
