@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -25,7 +26,7 @@ var scrub = scrubEnvBlock
 // environment, so no child inherits it, and from the agent's initial
 // environment block, so /proc/<agent>/environ does not show it to root code
 // in the sandbox. The block is scrubbed in place where the kernel says where
-// it is (Linux); elsewhere (gVisor reports no env_start/env_end) the agent
+// it is (Linux) or at the top of the stack (gVisor); if that fails the agent
 // re-executes itself without the secret, passing it through a pipe.
 func takeInitToken() string {
 	if fd, ok := os.LookupEnv(initFDEnv); ok {
@@ -38,7 +39,7 @@ func takeInitToken() string {
 		return ""
 	}
 	token = strings.Clone(token)
-	if err := scrub(initTokenEnv + "="); err == nil && !environHas(initTokenEnv+"="+token) {
+	if err := scrub(initTokenEnv+"=", token); err == nil {
 		return token
 	}
 	if err := reexecWithToken(token); err != nil {
@@ -92,19 +93,39 @@ func readTokenFD(s string) string {
 	return string(b)
 }
 
-// scrubEnvBlock overwrites, in this process's initial environment block
-// (what /proc/self/environ shows), the value of every entry starting with
-// prefix with 'x' bytes.
-func scrubEnvBlock(prefix string) error {
-	start, end, err := envBlock()
-	if err != nil {
-		return err
-	}
+// envRegions are where the initial environment block may be, best first:
+// the kernel's env_start..env_end, else the top of the main stack, where the
+// block sits (gVisor reports no env_start/env_end).
+var envRegions = []func() (uint64, uint64, error){envBlock, stackTop}
+
+// scrubEnvBlock overwrites the value of every entry of this process's
+// initial environment block (what /proc/self/environ shows) that starts with
+// prefix with 'x' bytes, until /proc/self/environ no longer shows
+// prefix+value. It fails if it could not hide it.
+func scrubEnvBlock(prefix, value string) error {
 	mem, err := os.OpenFile("/proc/self/mem", os.O_RDWR, 0)
 	if err != nil {
 		return err
 	}
 	defer mem.Close()
+	for _, region := range envRegions {
+		start, end, err := region()
+		if err != nil || end <= start || end-start > maxEnvScan {
+			continue
+		}
+		if scrubRegion(mem, start, end, prefix) == nil && !environHas(prefix+value) {
+			return nil
+		}
+	}
+	return errors.New("environment block not found")
+}
+
+// maxEnvScan bounds how much memory scrubEnvBlock reads in one region.
+const maxEnvScan = 1 << 20
+
+// scrubRegion overwrites the values of NUL-terminated entries starting with
+// prefix in [start, end) of mem.
+func scrubRegion(mem *os.File, start, end uint64, prefix string) error {
 	buf := make([]byte, end-start)
 	if _, err := mem.ReadAt(buf, int64(start)); err != nil {
 		return err
@@ -126,7 +147,7 @@ func scrubEnvBlock(prefix string) error {
 	if !changed {
 		return nil
 	}
-	_, err = mem.WriteAt(buf, int64(start))
+	_, err := mem.WriteAt(buf, int64(start))
 	return err
 }
 
@@ -148,4 +169,25 @@ func envBlock() (uint64, uint64, error) {
 		return 0, 0, os.ErrInvalid
 	}
 	return start, end, nil
+}
+
+// stackTop returns the top maxEnvScan bytes of the main stack mapping.
+func stackTop() (uint64, uint64, error) {
+	b, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.HasSuffix(line, "[stack]") {
+			continue
+		}
+		lo, hi, _ := strings.Cut(strings.Fields(line)[0], "-")
+		start, err1 := strconv.ParseUint(lo, 16, 64)
+		end, err2 := strconv.ParseUint(hi, 16, 64)
+		if err1 != nil || err2 != nil || end <= start {
+			break
+		}
+		return max(start, end-min(end, maxEnvScan)), end, nil
+	}
+	return 0, 0, os.ErrNotExist
 }

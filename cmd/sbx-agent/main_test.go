@@ -65,12 +65,16 @@ func TestBuildsStatic(t *testing.T) {
 
 // The init secret leaves the environment: children do not inherit it and
 // /proc/<agent>/environ does not show it, whether the environment block can
-// be scrubbed in place (Linux) or the agent must re-exec itself (gVisor).
+// be found by the kernel's env_start (Linux) or at the top of the stack
+// (gVisor), or the agent must re-exec itself.
 func TestInitTokenIsTakenAndHidden(t *testing.T) {
 	switch os.Getenv("SBX_AGENT_TEST_HELPER") {
 	case "":
 	case "reexec":
-		scrub = func(string) error { return errors.New("no env block here") }
+		scrub = func(string, string) error { return errors.New("no env block here") }
+		fallthrough
+	case "stack":
+		envRegions = []func() (uint64, uint64, error){stackTop}
 		fallthrough
 	default:
 		token := takeInitToken()
@@ -82,7 +86,7 @@ func TestInitTokenIsTakenAndHidden(t *testing.T) {
 			os.Getenv(initTokenEnv) != "", bytes.Contains(environ, []byte("the-secret-value")), os.Getenv(initFDEnv) != "")
 		return
 	}
-	for _, mode := range []string{"scrub", "reexec"} {
+	for _, mode := range []string{"scrub", "stack", "reexec"} {
 		t.Run(mode, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestInitTokenIsTakenAndHidden$")
 			cmd.Env = append(os.Environ(), "SBX_AGENT_TEST_HELPER="+mode, initTokenEnv+"=the-secret-value")
