@@ -87,7 +87,7 @@ func startDaemon(t *testing.T, runtime, dataDir string, extra ...string) *daemon
 	addr := freeAddr(t)
 	d := &daemon{t: t, url: "http://" + addr, dataDir: dataDir, log: &bytes.Buffer{}}
 	d.args = append([]string{"serve", "--listen", addr, "--data-dir", dataDir, "--templates-dir", templates,
-		"--runtime", runtime, "--subnet", "10.202.0.0/16"}, extra...)
+		"--runtime", runtime, "--subnet", "10.202.0.0/16", "--net-prefix", "sbi"}, extra...)
 	d.cmd = exec.Command(sbxBin, d.args...)
 	d.cmd.Env = append(os.Environ(), "SBX_API_KEY="+apiKey)
 	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log

@@ -21,11 +21,11 @@ import (
 
 // serveFlags are the operator's settings of one node.
 type serveFlags struct {
-	listen, dataDir, templatesDir, runtime, agent, domain, subnet, logLevel, pools string
-	uidBase                                                                        uint
-	defaultTimeout, maxTimeout                                                     time.Duration
-	cpu, memMB, diskMB, pids                                                       int
-	maxSandboxes, maxCreating                                                      int
+	listen, dataDir, templatesDir, runtime, agent, domain, subnet, netPrefix, logLevel, pools string
+	uidBase                                                                                   uint
+	defaultTimeout, maxTimeout                                                                time.Duration
+	cpu, memMB, diskMB, pids                                                                  int
+	maxSandboxes, maxCreating                                                                 int
 }
 
 func parseServeFlags(args []string) (*serveFlags, error) {
@@ -42,6 +42,7 @@ func parseServeFlags(args []string) (*serveFlags, error) {
 	fs.StringVar(&f.agent, "agent", "", "path of the sbx-agent binary (default: sbx-agent next to this binary)")
 	fs.StringVar(&f.domain, "domain", "", "sandbox domain for Host routing <port>-<id>.<domain> and the SDK's \"domain\" (default: any)")
 	fs.StringVar(&f.subnet, "subnet", "10.200.0.0/16", "IPv4 pool for sandbox links")
+	fs.StringVar(&f.netPrefix, "net-prefix", "sbx", "name prefix (1-3 chars) of sandbox links and of the nftables table; distinct per daemon on one host")
 	fs.StringVar(&f.pools, "pool", "", "warm pools: TEMPLATE[:RUNTIME]=N,... (e.g. base=2); off when empty")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.UintVar(&f.uidBase, "uid-base", 100000, "first host uid of the range sandbox root maps to (crun, runc)")

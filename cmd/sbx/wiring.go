@@ -28,7 +28,7 @@ func buildManager(_ context.Context, f *serveFlags, st *store.Store, aud sandbox
 	if err != nil {
 		return nil, fmt.Errorf("--subnet: %w", err)
 	}
-	nw, err := network.New(network.Config{Subnet: subnet})
+	nw, err := network.New(network.Config{Subnet: subnet, IfPrefix: f.netPrefix, Table: f.netPrefix})
 	if err != nil {
 		return nil, err
 	}

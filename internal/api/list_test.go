@@ -72,3 +72,31 @@ func TestListPaging(t *testing.T) {
 		}
 	}
 }
+
+func FuzzParseMetadataFilter(f *testing.F) {
+	for _, s := range []string{"a=b%2520c", "a=1&b=2", "", "%zz", "=&=&", "a=%25"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := ParseMetadataFilter(s)
+		if err == nil && s != "" && m == nil {
+			t.Fatalf("ParseMetadataFilter(%q) = nil, nil", s)
+		}
+	})
+}
+
+func FuzzParseListQuery(f *testing.F) {
+	for _, s := range []string{"limit=2&nextToken=YWFh", "state=running,paused&order=asc", "startedAfter=2026-01-01T00:00:00Z"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		q, err := url.ParseQuery(raw)
+		if err != nil {
+			return
+		}
+		lq, err := parseListQuery(q)
+		if err == nil && (lq.limit < 1 || lq.limit > 100) {
+			t.Fatalf("limit %d accepted", lq.limit)
+		}
+	})
+}

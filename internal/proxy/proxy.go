@@ -144,7 +144,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, in sandbox.Info,
 	out := r.Clone(ctx)
 	out.URL.Scheme = "http"
 	out.URL.Host = net.JoinHostPort(host, strconv.Itoa(port))
-	out.Host = r.Host // servers in the sandbox see the host the client used
+	out.Host = r.Host                  // servers in the sandbox see the host the client used
 	out.Header.Del("X-Sbx-Init-Token") // only the daemon itself may send it
 	p.rp.ServeHTTP(w, out)
 }

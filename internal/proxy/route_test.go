@@ -74,3 +74,16 @@ func TestSignatureMatchesSDK(t *testing.T) {
 		t.Fatal("expiry not bound")
 	}
 }
+
+func FuzzSignatureRouting(f *testing.F) {
+	f.Add("/home/user/a", "read", "", "1700000000", "v1_abc")
+	f.Fuzz(func(t *testing.T, path, op, user, exp, sig string) {
+		good := Signature(path, op, user, "tok", exp)
+		if signatureMatches(sig, good) != (sig == good) {
+			t.Fatal("signatureMatches disagrees with equality")
+		}
+		if Signature(path, op, user, "other", exp) == good {
+			t.Fatal("signature does not bind the token")
+		}
+	})
+}
