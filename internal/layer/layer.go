@@ -1,169 +1,120 @@
 // Package layer gives each sandbox a writable root filesystem over an
 // immutable template: a tmpfs sized to the sandbox's disk quota holds the
-// overlay's upper and work dirs, and an overlay mount joins it with the
-// template. Writes past the quota fail with ENOSPC inside the sandbox and
-// never touch the host disk. Tmpfs pages are memory: the quota bounds how
-// much host memory a sandbox's files can take.
+// overlay's upper and work directories, and an overlay mount joins it with
+// the template (the lower layer, never written).
 //
-// Layout under the store's directory: <dir>/<id>/layer (tmpfs: upper/, work/)
-// and <dir>/<id>/rootfs (overlay). Everything is recoverable from the mount
-// table after a daemon restart, so the store keeps no other state.
+// A write past the quota fails with ENOSPC inside the sandbox and never
+// touches the host disk. Tmpfs pages are memory (swappable): a sandbox's
+// written files count against host memory, and the disk quota (DiskBytes)
+// is what bounds them. Size host memory for the sum of the quotas, not only
+// the sandboxes' memory limits.
+//
+// Layout of one layer directory:
+//
+//	<dir>/layer   tmpfs (size=DiskBytes, nr_inodes=Inodes), mode 0700: upper/, work/
+//	<dir>/rootfs  overlay (lowerdir=template, upperdir, workdir): the sandbox's /
+//
+// Everything is recoverable from the mount table (Open, Mounted) after a
+// daemon restart, and Cleanup removes whatever a crash left behind.
 package layer
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
-// Store manages the layers under Dir. Safe for concurrent use on different ids.
-type Store struct {
-	Dir string
-	// Inodes caps files per layer (tmpfs nr_inodes); 0 means 64k per GiB.
+// DefaultDiskBytes is the quota when Options.DiskBytes is 0.
+const DefaultDiskBytes = 1 << 30
+
+// ErrNotMounted is returned (wrapped) by Open for a directory that holds no
+// mounted layer.
+var ErrNotMounted = errors.New("layer not mounted")
+
+// Options size and own a layer.
+type Options struct {
+	// DiskBytes is the tmpfs size: the most a sandbox can write. 0 means
+	// DefaultDiskBytes.
+	DiskBytes int64
+	// Inodes caps the files a sandbox can create (tmpfs nr_inodes). 0 means
+	// 64Ki per GiB of DiskBytes, at least 16Ki.
 	Inodes uint64
+	// OwnerUID and OwnerGID own the root of the upper layer, and so the
+	// sandbox's "/": the host id of sandbox root (0 for gVisor, the
+	// user-namespace base for crun and runc).
+	OwnerUID, OwnerGID uint32
 }
 
-// New creates the store directory.
-func New(dir string) (*Store, error) {
-	if err := os.MkdirAll(dir, 0o711); err != nil {
-		return nil, fmt.Errorf("layer store: %w", err)
+func (o Options) withDefaults() Options {
+	if o.DiskBytes <= 0 {
+		o.DiskBytes = DefaultDiskBytes
 	}
-	return &Store{Dir: dir}, nil
+	if o.Inodes == 0 {
+		o.Inodes = max(uint64(o.DiskBytes>>30)*65536, 16384)
+	}
+	return o
 }
 
-func (s *Store) paths(id string) (base, layer, rootfs string) {
-	base = filepath.Join(s.Dir, id)
-	return base, filepath.Join(base, "layer"), filepath.Join(base, "rootfs")
+// Layer is a mounted writable layer.
+type Layer struct {
+	Dir    string // the layer's directory
+	Rootfs string // the merged tree: the sandbox's root filesystem
+	Upper  string // where the sandbox's writes land (on the tmpfs)
 }
 
-// Prepare mounts a writable layer of diskBytes over lower and returns the
-// merged rootfs. The upper root is owned by ownerUID:ownerUID (the host uid of
-// sandbox root). On error nothing is left mounted or on disk.
-func (s *Store) Prepare(_ context.Context, id, lower string, diskBytes int64, ownerUID uint32) (rootfs string, err error) {
-	if strings.ContainsAny(id, "/.") || id == "" {
-		return "", fmt.Errorf("layer: bad id %q", id)
-	}
-	base, layer, rootfs := s.paths(id)
-	defer func() {
-		if err != nil {
-			_ = s.Remove(id)
-		}
-	}()
-	if err := os.MkdirAll(layer, 0o700); err != nil {
-		return "", err
-	}
-	if err := os.MkdirAll(rootfs, 0o755); err != nil {
-		return "", err
-	}
-	if err := os.Chmod(base, 0o711); err != nil {
-		return "", err
-	}
-	inodes := s.Inodes
-	if inodes == 0 {
-		inodes = max(uint64(diskBytes>>30)*65536, 16384)
-	}
-	opts := fmt.Sprintf("size=%d,nr_inodes=%d,mode=0755", diskBytes, inodes)
-	if err := unix.Mount("tmpfs", layer, "tmpfs", unix.MS_NODEV, opts); err != nil {
-		return "", fmt.Errorf("mount layer tmpfs: %w", err)
-	}
-	if err := s.mountOverlay(lower, layer, rootfs, ownerUID); err != nil {
-		return "", err
-	}
-	return rootfs, nil
+func paths(dir string) *Layer {
+	tmpfs := filepath.Join(dir, "layer")
+	return &Layer{Dir: dir, Rootfs: filepath.Join(dir, "rootfs"), Upper: filepath.Join(tmpfs, "upper")}
 }
 
-func (s *Store) mountOverlay(lower, layer, rootfs string, owner uint32) error {
-	upper, work := filepath.Join(layer, "upper"), filepath.Join(layer, "work")
-	for _, d := range []string{upper, work} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			return err
-		}
-		if err := os.Chown(d, int(owner), int(owner)); err != nil {
-			return err
-		}
-	}
-	if st, err := os.Stat(lower); err != nil || !st.IsDir() {
-		return fmt.Errorf("template rootfs %s: not a directory (%v)", lower, err)
-	}
-	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,index=off,xino=off", lower, upper, work)
-	if err := unix.Mount("overlay", rootfs, "overlay", unix.MS_NODEV, opts); err != nil {
-		return fmt.Errorf("mount overlay: %w", err)
-	}
-	return nil
-}
+func (l *Layer) tmpfs() string { return filepath.Dir(l.Upper) }
+func (l *Layer) work() string  { return filepath.Join(l.tmpfs(), "work") }
 
-// Rootfs returns the mounted rootfs of id.
-func (s *Store) Rootfs(id string) (string, bool) {
-	_, _, rootfs := s.paths(id)
-	return rootfs, mounted(rootfs)
-}
-
-// Remove unmounts and deletes the layer of id; a missing layer is not an error.
-func (s *Store) Remove(id string) error {
-	base, layer, rootfs := s.paths(id)
-	var errs []error
-	for _, m := range []string{rootfs, layer} {
-		errs = append(errs, unmount(m))
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("remove layer %s: %w", id, err)
-	}
-	if err := os.RemoveAll(base); err != nil {
-		return fmt.Errorf("remove layer %s: %w", id, err)
-	}
-	return nil
-}
-
-// List returns the ids that have a layer directory.
-func (s *Store) List() ([]string, error) {
-	ents, err := os.ReadDir(s.Dir)
+// Open returns the layer mounted at dir (after a daemon restart, say). The
+// error wraps ErrNotMounted when the overlay is not mounted.
+func Open(dir string) (*Layer, error) {
+	dir, err := realPath(dir)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("open layer: %w", err)
 	}
-	var ids []string
-	for _, e := range ents {
-		if e.IsDir() {
-			ids = append(ids, e.Name())
-		}
+	if !Mounted(dir) {
+		return nil, fmt.Errorf("open layer %s: %w", dir, ErrNotMounted)
 	}
-	return ids, nil
+	return paths(dir), nil
 }
 
-// unmount detaches a mount point if mounted (lazily if busy).
-func unmount(p string) error {
-	if !mounted(p) {
-		return nil
-	}
-	err := unix.Unmount(p, 0)
-	if errors.Is(err, unix.EBUSY) {
-		err = unix.Unmount(p, unix.MNT_DETACH)
-	}
-	if err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
-		return fmt.Errorf("unmount %s: %w", p, err)
-	}
-	return nil
-}
-
-// mounted reports whether p is a mount point (per /proc/self/mountinfo).
-func mounted(p string) bool {
-	b, err := os.ReadFile("/proc/self/mountinfo")
+// Mounted reports whether dir holds a mounted layer (its overlay).
+func Mounted(dir string) bool {
+	dir, err := realPath(dir)
 	if err != nil {
 		return false
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 4 && unescape(f[4]) == p {
-			return true
-		}
-	}
-	return false
+	return isMountPoint(paths(dir).Rootfs)
 }
 
-func unescape(s string) string {
-	return strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n", `\134`, `\`).Replace(s)
+// Remove unmounts the overlay, then the tmpfs, and deletes the directory.
+// It is idempotent: removing a removed layer returns nil.
+func (l *Layer) Remove() error { return Cleanup(l.Dir) }
+
+// realPath returns p absolute with its parent's symlinks resolved, so that it
+// matches the mount table. p itself need not exist.
+func realPath(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	parent, err := filepath.EvalSymlinks(filepath.Dir(abs))
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(parent, filepath.Base(abs)), nil
+}
+
+// checkOptionPath refuses paths that the overlay option parser would split.
+func checkOptionPath(p string) error {
+	if strings.ContainsAny(p, ",:\\\n") {
+		return fmt.Errorf("path %q has a character overlayfs cannot take (,:\\)", p)
+	}
+	return nil
 }

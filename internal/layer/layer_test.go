@@ -1,78 +1,133 @@
 package layer
 
 import (
-	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
 )
 
-func TestPrepareQuotaRemove(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
-	lower := t.TempDir()
-	os.WriteFile(filepath.Join(lower, "base.txt"), []byte("template"), 0o644)
-	s, err := New(t.TempDir())
+func TestPrepareWritesLandInUpper(t *testing.T) {
+	needRoot(t)
+	lower, dir := newLower(t), newDir(t)
+	l, err := Prepare(dir, lower, Options{DiskBytes: 8 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rootfs, err := s.Prepare(context.Background(), "abc123", lower, 8<<20, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Remove("abc123") })
-	if b, _ := os.ReadFile(filepath.Join(rootfs, "base.txt")); string(b) != "template" {
+	if b, _ := os.ReadFile(filepath.Join(l.Rootfs, "base.txt")); string(b) != "template" {
 		t.Fatalf("lower not visible: %q", b)
 	}
-	os.WriteFile(filepath.Join(rootfs, "base.txt"), []byte("changed"), 0o644)
-	if b, _ := os.ReadFile(filepath.Join(lower, "base.txt")); string(b) != "template" {
-		t.Fatal("write reached the template")
+	must(t, os.WriteFile(filepath.Join(l.Rootfs, "base.txt"), []byte("changed"), 0o644))
+	must(t, os.WriteFile(filepath.Join(l.Rootfs, "new.txt"), []byte("new"), 0o644))
+	must(t, os.Remove(filepath.Join(l.Rootfs, "dir", "f")))
+	must(t, os.Rename(filepath.Join(l.Rootfs, "dir"), filepath.Join(l.Rootfs, "moved")))
+	for _, tc := range []struct{ path, want string }{
+		{filepath.Join(lower, "base.txt"), "template"},
+		{filepath.Join(lower, "dir", "f"), "f"},
+		{filepath.Join(l.Upper, "base.txt"), "changed"},
+		{filepath.Join(l.Upper, "new.txt"), "new"},
+	} {
+		if b, err := os.ReadFile(tc.path); err != nil || string(b) != tc.want {
+			t.Errorf("%s = %q, %v; want %q", tc.path, b, err, tc.want)
+		}
 	}
-	if err := unix.Setxattr(filepath.Join(rootfs, "base.txt"), "user.e2b.k", []byte("v"), 0); err != nil {
-		t.Fatalf("user xattrs on the layer: %v", err)
+	if _, err := os.Stat(filepath.Join(lower, "new.txt")); !os.IsNotExist(err) {
+		t.Error("a write reached the template")
 	}
-	f, _ := os.Create(filepath.Join(rootfs, "big"))
-	_, werr := f.Write(make([]byte, 16<<20))
-	f.Close()
-	if !errors.Is(werr, unix.ENOSPC) {
-		t.Fatalf("write past quota = %v, want ENOSPC", werr)
-	}
-	if got, ok := s.Rootfs("abc123"); !ok || got != rootfs {
-		t.Fatal("Rootfs does not find the mounted layer")
-	}
-	if ids, _ := s.List(); len(ids) != 1 {
-		t.Fatalf("List = %v", ids)
-	}
-	if err := s.Remove("abc123"); err != nil {
-		t.Fatal(err)
-	}
-	if mounted(rootfs) || mounted(filepath.Dir(rootfs)+"/layer") {
-		t.Fatal("still mounted")
-	}
-	if _, err := os.Stat(filepath.Dir(rootfs)); !os.IsNotExist(err) {
-		t.Fatal("directory left")
-	}
-	if err := s.Remove("abc123"); err != nil {
-		t.Fatalf("second Remove: %v", err)
+	var fs unix.Statfs_t
+	must(t, unix.Statfs(l.Upper, &fs))
+	if fs.Type != unix.TMPFS_MAGIC {
+		t.Errorf("upper is on fs type %#x, want tmpfs", fs.Type)
 	}
 }
 
-func TestPrepareFailureLeavesNothing(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
+func TestUserXattrs(t *testing.T) {
+	needRoot(t)
+	lower, dir := newLower(t), newDir(t)
+	l, err := Prepare(dir, lower, Options{DiskBytes: 8 << 20})
+	if err != nil {
+		t.Fatal(err)
 	}
-	s, _ := New(t.TempDir())
-	if _, err := s.Prepare(context.Background(), "x1", "/nonexistent-lower", 1<<20, 0); err == nil {
-		t.Fatal("Prepare over a missing lower succeeded")
+	root := filepath.Join(l.Rootfs, "base.txt")
+	if err := unix.Setxattr(root, "user.e2b.k", []byte("v"), 0); err != nil {
+		t.Fatalf("user xattr as root: %v", err)
 	}
-	if ids, _ := s.List(); len(ids) != 0 {
-		t.Fatalf("left %v", ids)
+	owned := filepath.Join(l.Rootfs, "home", "user", "f")
+	must(t, os.WriteFile(owned, nil, 0o644))
+	must(t, os.Chown(owned, 1000, 1000))
+	if _, err := exec.LookPath("setfattr"); err != nil {
+		t.Skip("setfattr (attr) not installed")
 	}
-	if _, err := s.Prepare(context.Background(), "../evil", t.TempDir(), 1<<20, 0); err == nil {
-		t.Fatal("path-like id accepted")
+	cmd := exec.Command("setfattr", "-n", "user.e2b.k", "-v", "v", owned)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 1000, Gid: 1000}}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("user xattr as uid 1000: %v: %s", err, out)
+	}
+	buf := make([]byte, 8)
+	if n, err := unix.Getxattr(owned, "user.e2b.k", buf); err != nil || string(buf[:n]) != "v" {
+		t.Fatalf("read back %q, %v", buf[:n], err)
+	}
+}
+
+func TestQuota(t *testing.T) {
+	needRoot(t)
+	for _, tc := range []struct {
+		name  string
+		opts  Options
+		write func(root string) error
+	}{
+		{"bytes", Options{DiskBytes: 4 << 20}, func(root string) error {
+			return os.WriteFile(filepath.Join(root, "big"), make([]byte, 8<<20), 0o644)
+		}},
+		{"inodes", Options{DiskBytes: 8 << 20, Inodes: 64}, func(root string) error {
+			for i := range 128 {
+				if err := os.WriteFile(filepath.Join(root, "f"+string(rune('a'+i%26))+string(rune('a'+i/26))), nil, 0o644); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := Prepare(newDir(t), newLower(t), tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.write(l.Rootfs); !errors.Is(err, unix.ENOSPC) {
+				t.Fatalf("write past quota = %v, want ENOSPC", err)
+			}
+		})
+	}
+}
+
+func TestOwnerAndMode(t *testing.T) {
+	needRoot(t)
+	for _, tc := range []struct {
+		name     string
+		uid, gid uint32
+		mode     os.FileMode
+	}{
+		{"gvisor", 0, 0, 0o755},
+		{"userns", 100000, 100000, 0o755},
+		{"odd-mode", 100000, 100001, 0o750},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lower := newLower(t)
+			must(t, os.Chmod(lower, tc.mode))
+			l, err := Prepare(newDir(t), lower, Options{DiskBytes: 1 << 20, OwnerUID: tc.uid, OwnerGID: tc.gid})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fi, err := os.Stat(l.Rootfs)
+			must(t, err)
+			st := fi.Sys().(*syscall.Stat_t)
+			if st.Uid != tc.uid || st.Gid != tc.gid || fi.Mode().Perm() != tc.mode {
+				t.Errorf("root %d:%d %v, want %d:%d %v", st.Uid, st.Gid, fi.Mode().Perm(), tc.uid, tc.gid, tc.mode)
+			}
+		})
 	}
 }

@@ -1,0 +1,100 @@
+package layer
+
+import (
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// overlayOptions are fixed overlay settings: the lower layer is a trusted
+// template, so redirect_dir=on lets a sandbox rename a template directory
+// (instead of EXDEV); index and xino stay off (no hardlink index to keep
+// consistent across template rebuilds, no inode-number games).
+const overlayOptions = "redirect_dir=on,index=off,xino=off"
+
+// Prepare creates dir (its parent must exist; dir must not), mounts a tmpfs
+// of opts.DiskBytes at dir/layer and an overlay of lower under it at
+// dir/rootfs, and returns the layer. lower is only read. On error nothing is
+// left mounted and dir is removed.
+func Prepare(dir, lower string, opts Options) (l *Layer, err error) {
+	opts = opts.withDefaults()
+	if dir, err = realPath(dir); err != nil {
+		return nil, fmt.Errorf("prepare layer: %w", err)
+	}
+	if lower, err = checkLower(lower); err != nil {
+		return nil, fmt.Errorf("prepare layer %s: %w", dir, err)
+	}
+	if err := os.Mkdir(dir, 0o711); err != nil {
+		return nil, fmt.Errorf("prepare layer: %w", err) // EEXIST: not ours to clean
+	}
+	l = paths(dir)
+	defer func() {
+		if err != nil {
+			_ = Cleanup(dir)
+			err = fmt.Errorf("prepare layer %s: %w", dir, err)
+		}
+	}()
+	if err := l.mountTmpfs(opts); err != nil {
+		return nil, err
+	}
+	if err := l.mountOverlay(lower, opts); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// checkLower resolves lower and checks that it is a usable directory.
+func checkLower(lower string) (string, error) {
+	real, err := realPath(lower)
+	if err != nil {
+		return "", err
+	}
+	if st, err := os.Stat(real); err != nil || !st.IsDir() {
+		return "", fmt.Errorf("lower %s: not a directory (%v)", lower, err)
+	}
+	return real, checkOptionPath(real)
+}
+
+func (l *Layer) mountTmpfs(opts Options) error {
+	if err := os.Mkdir(l.tmpfs(), 0o700); err != nil {
+		return err
+	}
+	data := fmt.Sprintf("size=%d,nr_inodes=%d,mode=0700", opts.DiskBytes, opts.Inodes)
+	if err := unix.Mount("tmpfs", l.tmpfs(), "tmpfs", unix.MS_NODEV|unix.MS_NOSUID, data); err != nil {
+		return fmt.Errorf("mount tmpfs: %w", err)
+	}
+	return nil
+}
+
+// mountOverlay makes upper (owned like opts says, with the mode of lower's
+// root) and work, then mounts the overlay at l.Rootfs.
+func (l *Layer) mountOverlay(lower string, opts Options) error {
+	st, err := os.Stat(lower)
+	if err != nil {
+		return err
+	}
+	if err := os.Mkdir(l.Upper, st.Mode().Perm()); err != nil {
+		return err
+	}
+	if err := os.Chown(l.Upper, int(opts.OwnerUID), int(opts.OwnerGID)); err != nil {
+		return err
+	}
+	if err := os.Chmod(l.Upper, st.Mode().Perm()); err != nil {
+		return err
+	}
+	if err := os.Mkdir(l.work(), 0o700); err != nil {
+		return err
+	}
+	if err := os.Mkdir(l.Rootfs, 0o755); err != nil {
+		return err
+	}
+	if err := checkOptionPath(l.Dir); err != nil {
+		return err
+	}
+	data := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,%s", lower, l.Upper, l.work(), overlayOptions)
+	if err := unix.Mount("overlay", l.Rootfs, "overlay", unix.MS_NODEV, data); err != nil {
+		return fmt.Errorf("mount overlay: %w", err)
+	}
+	return nil
+}
