@@ -68,12 +68,18 @@ var allowedSyscalls = []string{
 // CLONE_NEWNET, CLONE_NEWTIME); clone with any of them is refused.
 const nsFlags = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000 | 0x00000080
 
-// Seccomp returns the sandbox profile: allow-list, EPERM otherwise; clone
-// only without namespace flags; clone3 answers ENOSYS (so libcs fall back to
-// clone, whose flags can be checked); socket without AF_NETLINK audit and
-// raw packet families is fine (capabilities gate raw sockets).
-func Seccomp() *specs.LinuxSeccomp {
+// Seccomp returns the sandbox profile for backend kind: allow-list, EPERM
+// otherwise; clone only without namespace flags; clone3 answers ENOSYS (so
+// libcs fall back to clone, whose flags can be checked). gVisor does not
+// honour a per-rule errno (clone3 would fail with EPERM and glibc would not
+// fall back: no threads at all), and its own kernel is the boundary there,
+// so under runsc clone3 is allowed.
+func Seccomp(kind string) *specs.LinuxSeccomp {
 	eperm, enosys := uint(1), uint(38)
+	clone3 := specs.LinuxSyscall{Names: []string{"clone3"}, Action: specs.ActErrno, ErrnoRet: &enosys}
+	if kind == "runsc" {
+		clone3 = specs.LinuxSyscall{Names: []string{"clone3"}, Action: specs.ActAllow}
+	}
 	return &specs.LinuxSeccomp{
 		DefaultAction:   specs.ActErrno,
 		DefaultErrnoRet: &eperm,
@@ -82,7 +88,7 @@ func Seccomp() *specs.LinuxSeccomp {
 			{Names: allowedSyscalls, Action: specs.ActAllow},
 			{Names: []string{"clone"}, Action: specs.ActAllow, Args: []specs.LinuxSeccompArg{
 				{Index: 0, Value: nsFlags, ValueTwo: 0, Op: specs.OpMaskedEqual}}},
-			{Names: []string{"clone3"}, Action: specs.ActErrno, ErrnoRet: &enosys},
+			clone3,
 			{Names: []string{"socket"}, Action: specs.ActAllow},
 			{Names: []string{"personality"}, Action: specs.ActAllow, Args: []specs.LinuxSeccompArg{
 				{Index: 0, Value: 0x0, Op: specs.OpEqualTo}}},

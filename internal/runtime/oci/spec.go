@@ -118,7 +118,7 @@ func linux(kind string, s runtime.Spec, l runtime.Limits, userNS bool) *specs.Li
 		},
 		MaskedPaths:   maskedPaths,
 		ReadonlyPaths: readonlyPaths,
-		Seccomp:       Seccomp(),
+		Seccomp:       Seccomp(kind),
 	}
 	if kind != "runsc" {
 		lx.Namespaces = append(lx.Namespaces, specs.LinuxNamespace{Type: specs.CgroupNamespace})
