@@ -37,7 +37,7 @@ test(`${runtime}: create, run, exit codes, env, cwd, user`, async () => {
 test(`${runtime}: the base template's tools work (node, python threads, git, tput)`, async () => {
   const sbx = await make()
   const r = await sbx.commands.run(
-    'node -e "console.log(1+1)" && python -c "import threading as t; x=t.Thread(target=print, args=(3,)); x.start(); x.join()" && git --version >/dev/null && tput cols >/dev/null && echo ok')
+    'node -e "console.log(1+1)" && python -c "import threading as t; x=t.Thread(target=print, args=(3,)); x.start(); x.join()" && git --version >/dev/null && tput -T xterm cols >/dev/null && echo ok')
   assert.equal(r.stdout, '2\n3\nok\n')
 })
 
