@@ -1,24 +1,54 @@
 package template
 
+import "sort"
+
 // Definition says how a template is built.
 type Definition struct {
-	Name string
-	// Base packages for debootstrap --include (no virtual packages here).
+	Name        string
+	Description string
+	// Base packages, for debootstrap --include: no virtual packages here
+	// (debootstrap does not resolve them).
 	Base []string
-	// Apt packages installed in a chroot afterwards (virtual deps resolve).
-	Apt []string
+	// Apt packages, installed with apt-get in a chroot after debootstrap
+	// (virtual dependencies resolve there).
+	Apt     []string
+	Runtime string // preferred runtime, "" for the daemon's default
 }
 
-// basePackages is what E2B users' code relies on in the base template.
+// basePackages is what E2B users' code relies on in every template.
 var basePackages = []string{
 	"python3", "python-is-python3", "nodejs", "git", "curl", "ca-certificates", "procps",
-	"sudo", "ncurses-bin", "attr", "iproute2", "less", "locales", "tzdata",
+	"sudo", "ncurses-bin", "attr", "iproute2", "less",
 }
 
-// Definitions are the templates sbx can build.
+// Definitions are the templates sbx can build, by name.
 var Definitions = map[string]Definition{
-	"base": {Name: "base", Base: basePackages},
-	"code-interpreter-v1": {Name: "code-interpreter-v1", Base: basePackages, Apt: []string{
-		"python3-ipykernel", "python3-jupyter-client", "python3-numpy", "python3-pandas", "python3-matplotlib",
-	}},
+	"base": {
+		Name:        "base",
+		Description: "Debian bookworm: bash, python3, node, git, curl, sudo; user 'user' (uid 1000)",
+		Base:        basePackages,
+	},
+	"code-interpreter-v1": {
+		Name:        "code-interpreter-v1",
+		Description: "base plus a Jupyter kernel, numpy, pandas, matplotlib",
+		Base:        basePackages,
+		Apt: []string{
+			"python3-ipykernel", "python3-jupyter-client", "python3-numpy", "python3-pandas", "python3-matplotlib",
+		},
+	},
+}
+
+// Names returns the names of Definitions, sorted.
+func Names() []string {
+	names := make([]string, 0, len(Definitions))
+	for n := range Definitions {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// packages returns every package of d: Base, then Apt.
+func (d Definition) packages() []string {
+	return append(append([]string{}, d.Base...), d.Apt...)
 }

@@ -1,79 +1,128 @@
 package template
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
-// ShiftCopy copies src to dst (cp -a: hardlinks, xattrs, modes) and adds
-// base to every uid and gid in dst. chown clears setuid/setgid bits and file
-// capabilities, so both are restored after each chown.
-func ShiftCopy(ctx context.Context, src, dst string, base uint32) error {
-	if out, err := exec.CommandContext(ctx, "cp", "-a", src+"/.", dst).CombinedOutput(); err != nil {
-		if mkErr := os.MkdirAll(dst, 0o755); mkErr == nil {
-			out, err = exec.CommandContext(ctx, "cp", "-a", src+"/.", dst).CombinedOutput()
-		}
+// ShiftCopy copies src to dst (cp -a: modes, owners, hardlinks, xattrs) and
+// shifts dst by base (Shift). dst must not exist; on error it is removed.
+func ShiftCopy(ctx context.Context, src, dst string, base uint32) (err error) {
+	if _, err := os.Lstat(dst); err == nil {
+		return fmt.Errorf("shift copy: %s: %w", dst, fs.ErrExist)
+	}
+	defer func() {
 		if err != nil {
-			return fmt.Errorf("copy %s: %w: %s", src, err, out)
+			_ = os.RemoveAll(dst)
 		}
+	}()
+	if err := os.Mkdir(dst, 0o755); err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	if err := run(ctx, &out, "cp", "-a", "--", src+"/.", dst); err != nil {
+		return fmt.Errorf("%w: %s", err, bytes.TrimSpace(out.Bytes()))
 	}
 	return Shift(ctx, dst, base)
 }
 
-// Shift adds base to the owner of every entry under root, in place.
+// Shift adds base to the owner and group of every entry under root, root
+// included, without following symlinks, so that a user namespace mapping
+// 0..65535 to base.. sees the original owners. Each inode is shifted once
+// (hardlinks); ids already >= base are left alone, so Shift is idempotent.
+// chown clears setuid/setgid bits and file capabilities: both are restored,
+// capabilities as version 3 with rootid base (a v2 capability is ignored in a
+// user namespace whose root is not host root).
 func Shift(ctx context.Context, root string, base uint32) error {
-	seen := map[uint64]bool{} // inodes already shifted (hardlinks)
-	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	seen := map[inode]bool{}
+	return filepath.WalkDir(root, func(p string, _ fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 		var st unix.Stat_t
 		if err := unix.Lstat(p, &st); err != nil {
 			return err
 		}
-		if seen[st.Ino] {
-			return nil
+		if id := (inode{st.Dev, st.Ino}); !seen[id] {
+			seen[id] = true
+			return shiftOne(p, &st, base)
 		}
-		seen[st.Ino] = true
-		return shiftOne(p, &st, base)
+		return nil
 	})
 }
 
 func shiftOne(p string, st *unix.Stat_t, base uint32) error {
-	if st.Uid >= base && st.Gid >= base {
-		return nil // already shifted
+	uid, gid := shiftID(st.Uid, base), shiftID(st.Gid, base)
+	if uid == st.Uid && gid == st.Gid {
+		return nil
 	}
-	isLink := st.Mode&syscall.S_IFMT == syscall.S_IFLNK
+	isLink := st.Mode&unix.S_IFMT == unix.S_IFLNK
 	var caps []byte
 	if !isLink {
-		if sz, err := unix.Lgetxattr(p, "security.capability", nil); err == nil && sz > 0 {
-			caps = make([]byte, sz)
-			_, _ = unix.Lgetxattr(p, "security.capability", caps)
-		}
+		caps = getCaps(p)
 	}
-	if err := unix.Lchown(p, int(st.Uid+base), int(st.Gid+base)); err != nil {
+	if err := unix.Lchown(p, int(uid), int(gid)); err != nil {
 		return fmt.Errorf("chown %s: %w", p, err)
 	}
 	if isLink {
 		return nil
 	}
-	if st.Mode&(syscall.S_ISUID|syscall.S_ISGID) != 0 {
-		if err := unix.Chmod(p, st.Mode&07777); err != nil {
+	if st.Mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
+		if err := unix.Chmod(p, st.Mode&0o7777); err != nil {
 			return fmt.Errorf("chmod %s: %w", p, err)
 		}
 	}
 	if caps != nil {
-		_ = unix.Lsetxattr(p, "security.capability", caps, 0)
+		if err := unix.Lsetxattr(p, capXattr, capsV3(caps, base), 0); err != nil {
+			return fmt.Errorf("restore capabilities of %s: %w", p, err)
+		}
 	}
 	return nil
+}
+
+func shiftID(id, base uint32) uint32 {
+	if id >= base {
+		return id
+	}
+	return id + base
+}
+
+const capXattr = "security.capability"
+
+// getCaps returns p's file capabilities, or nil.
+func getCaps(p string) []byte {
+	buf := make([]byte, 64)
+	n, err := unix.Lgetxattr(p, capXattr, buf)
+	if err != nil || n == 0 {
+		return nil
+	}
+	return buf[:n]
+}
+
+// capsV3 returns vfs capabilities c (v2 or v3) as v3 with rootid; others
+// (v1) are returned unchanged.
+func capsV3(c []byte, rootid uint32) []byte {
+	const rev2, rev3, revMask = 0x02000000, 0x03000000, 0xFF000000
+	if len(c) < 20 {
+		return c
+	}
+	magic := binary.LittleEndian.Uint32(c)
+	if rev := magic & revMask; rev != rev2 && rev != rev3 {
+		return c
+	}
+	out := make([]byte, 24)
+	copy(out, c[:20])
+	binary.LittleEndian.PutUint32(out, magic&^revMask|rev3)
+	binary.LittleEndian.PutUint32(out[20:], rootid)
+	return out
 }
