@@ -2,48 +2,109 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/template"
 )
 
+const templateUsage = `usage:
+  sbx template build NAME [flags]   build a template (as root, on the daemon's host); cached: a built one is kept
+  sbx template ls [flags]           list built templates
+
+templates: %s
+flags:
+`
+
 // runTemplate implements `sbx template build NAME` and `sbx template ls`.
-// Both work on the template directory directly (building needs root).
+// Both work on the template directory directly, not through the daemon.
 func runTemplate(ctx context.Context, args []string) int {
+	fs, opts := templateFlags()
 	if len(args) == 0 || (args[0] != "build" && args[0] != "ls") {
-		fmt.Fprintln(os.Stderr, "usage: sbx template build NAME [flags] | sbx template ls [flags]\n\ntemplates: base, code-interpreter-v1")
+		fs.Usage()
 		return 2
 	}
-	verb := args[0]
-	fs := flag.NewFlagSet("template "+verb, flag.ContinueOnError)
-	dataDir := fs.String("data-dir", "/var/lib/sbx", "the daemon's data directory")
-	dir := fs.String("templates-dir", "", "template store (default: <data-dir>/templates)")
-	mirror := fs.String("mirror", "http://deb.debian.org/debian", "Debian mirror for debootstrap")
-	seed := fs.String("seed", "", "copy this debootstrapped bookworm tree instead of running debootstrap")
-	uidBase := fs.Uint("uid-base", 100000, "host uid of sandbox root for the user-namespaced copy")
-	name := ""
-	rest := args[1:]
-	if verb == "build" && len(rest) > 0 && rest[0] != "" && rest[0][0] != '-' {
-		name, rest = rest[0], rest[1:]
+	verb, name, err := parseTemplateArgs(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
 	}
-	if err := fs.Parse(rest); err != nil {
+	if err != nil {
 		return 2
 	}
-	if *dir == "" {
-		*dir = filepath.Join(*dataDir, "templates")
-	}
-	s := &template.Store{Dir: *dir, Mirror: *mirror, Seed: *seed, UIDBase: uint32(*uidBase)}
+	s := opts.store()
 	if verb == "ls" {
-		return listTemplates(s)
+		return listTemplates(s, os.Stdout, opts.json)
 	}
-	if name == "" {
-		fmt.Fprintln(os.Stderr, "sbx template build: name required (base, code-interpreter-v1)")
-		return 2
+	return buildTemplate(ctx, s, name)
+}
+
+type templateOpts struct {
+	dataDir, dir, mirror, seed string
+	uidBase                    uint
+	json                       bool
+}
+
+func (o *templateOpts) store() *template.Store {
+	if o.dir == "" {
+		o.dir = filepath.Join(o.dataDir, "templates")
+	}
+	return &template.Store{Dir: o.dir, Mirror: o.mirror, Seed: o.seed, UIDBase: uint32(o.uidBase)}
+}
+
+func templateFlags() (*flag.FlagSet, *templateOpts) {
+	o := &templateOpts{}
+	fs := flag.NewFlagSet("sbx template", flag.ContinueOnError)
+	fs.StringVar(&o.dataDir, "data-dir", "/var/lib/sbx", "the daemon's data directory")
+	fs.StringVar(&o.dir, "templates-dir", "", "template store (default <data-dir>/templates)")
+	fs.StringVar(&o.mirror, "mirror", template.DefaultMirror, "Debian mirror for debootstrap and apt (build)")
+	fs.StringVar(&o.seed, "seed", "", "copy this debootstrapped bookworm tree instead of running debootstrap (build)")
+	fs.UintVar(&o.uidBase, "uid-base", 100000, "host uid of sandbox root in the user-namespaced copy (build; must match serve's)")
+	fs.BoolVar(&o.json, "json", false, "print template.json records (ls)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), templateUsage, strings.Join(template.Names(), ", "))
+		fs.PrintDefaults()
+	}
+	return fs, o
+}
+
+// parseTemplateArgs parses "VERB [NAME] [flags]", flags before or after NAME.
+func parseTemplateArgs(fs *flag.FlagSet, args []string) (verb, name string, err error) {
+	verb, rest := args[0], args[1:]
+	if err := fs.Parse(rest); err != nil {
+		return "", "", err
+	}
+	if verb == "build" && fs.NArg() > 0 {
+		name = fs.Arg(0)
+		if err := fs.Parse(fs.Args()[1:]); err != nil {
+			return "", "", err
+		}
+	}
+	switch {
+	case fs.NArg() > 0:
+		err = fmt.Errorf("sbx template %s: unexpected arguments %q", verb, fs.Args())
+	case verb == "build" && name == "":
+		err = fmt.Errorf("sbx template build: a template name is required")
+	}
+	if err != nil {
+		fmt.Fprintf(fs.Output(), "%v\n\n", err)
+		fs.Usage()
+		return "", "", err
+	}
+	return verb, name, nil
+}
+
+func buildTemplate(ctx context.Context, s *template.Store, name string) int {
+	if _, err := s.Get(name); err != nil && os.Geteuid() != 0 {
+		fmt.Fprintln(os.Stderr, "sbx template build: building needs root (debootstrap, chroot, chown)")
+		return 1
 	}
 	start := time.Now()
 	t, err := s.Build(ctx, name, os.Stderr)
@@ -51,21 +112,31 @@ func runTemplate(ctx context.Context, args []string) int {
 		fmt.Fprintln(os.Stderr, "sbx template build:", err)
 		return 1
 	}
-	fmt.Fprintf(os.Stderr, "template %s ready (%d MiB) in %s\n", t.Name, t.SizeBytes>>20, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(os.Stderr, "template %s ready: %d MiB, %d files, build %s (%s)\n  rootfs        %s\n  rootfs-userns %s\n",
+		t.Name, t.SizeBytes>>20, t.Files, t.BuildID, time.Since(start).Round(time.Millisecond), t.Rootfs, t.RootfsUserNS)
 	return 0
 }
 
-func listTemplates(s *template.Store) int {
+func listTemplates(s *template.Store, w io.Writer, asJSON bool) int {
 	ts, err := s.List()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sbx template ls:", err)
 		return 1
 	}
-	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "NAME\tSIZE\tCREATED")
-	for _, t := range ts {
-		fmt.Fprintf(w, "%s\t%d MiB\t%s\n", t.Name, t.SizeBytes>>20, t.Created.Format(time.RFC3339))
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if ts == nil {
+			ts = []*template.Template{}
+		}
+		_ = enc.Encode(ts)
+		return 0
 	}
-	w.Flush()
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSIZE\tFILES\tCREATED\tBUILD")
+	for _, t := range ts {
+		fmt.Fprintf(tw, "%s\t%d MiB\t%d\t%s\t%s\n", t.Name, t.SizeBytes>>20, t.Files, t.Created.Format(time.RFC3339), t.BuildID)
+	}
+	tw.Flush()
 	return 0
 }
