@@ -1,0 +1,89 @@
+package interpreter
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+type executeRequest struct {
+	Code      string            `json:"code"`
+	ContextID string            `json:"context_id"`
+	Language  string            `json:"language"`
+	EnvVars   map[string]string `json:"env_vars"`
+}
+
+// keepaliveEvery is how often a keepalive line is sent on a silent stream.
+var keepaliveEvery = 5 * time.Second
+
+func (s *Server) handleExecute(w http.ResponseWriter, r *http.Request) {
+	if !s.cfg.State.CheckToken(r.Header.Get("X-Access-Token")) {
+		http.Error(w, "unauthorized: missing or wrong X-Access-Token", http.StatusUnauthorized)
+		return
+	}
+	var req executeRequest
+	err := decode(r, &req)
+	var k *kcontext
+	if err == nil {
+		k, err = s.target(req)
+	}
+	if err == nil {
+		err = validateEnv(k.Language, req.EnvVars)
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	out := make(chan line, 256)
+	go func() {
+		defer close(out)
+		k.execute(r.Context(), req.Code, req.EnvVars, out)
+	}()
+	stream(w, out)
+}
+
+// target picks the request's context: by id, else the language's default.
+func (s *Server) target(req executeRequest) (*kcontext, error) {
+	if req.ContextID != "" && req.Language != "" {
+		return nil, fmt.Errorf("%w: context_id and language are mutually exclusive", errBadRequest)
+	}
+	if req.ContextID != "" {
+		return s.lookup(req.ContextID)
+	}
+	return s.defaultContext(req.Language)
+}
+
+// stream writes the lines of out as NDJSON, one flush per line, with a
+// keepalive after every quiet keepaliveEvery, then end_of_execution. It
+// drains out even after the client left.
+func stream(w http.ResponseWriter, out <-chan line) {
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	ok := true
+	send := func(l line) {
+		if ok {
+			ok = enc.Encode(l) == nil && rc.Flush() == nil
+		}
+	}
+	rc.Flush() //nolint:errcheck // headers now: the SDK's request timer stops here
+	tick := time.NewTicker(keepaliveEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case l, more := <-out:
+			if !more {
+				send(endLine)
+				return
+			}
+			send(l)
+			tick.Reset(keepaliveEvery)
+		case <-tick.C:
+			send(keepaliveLine)
+		}
+	}
+}

@@ -1,0 +1,170 @@
+// Package interpreter is the sandbox's code interpreter on port 49999: the
+// E2B code-interpreter HTTP API (/execute streaming NDJSON, /contexts) that
+// the official @e2b/code-interpreter SDKs speak (contract §4).
+//
+// Each context is a stateful driver process running as the sandbox user:
+//   - python: kernel_driver.py starts a real ipykernel with jupyter_client's
+//     KernelManager and drives it over the Jupyter messaging protocol;
+//   - javascript, typescript: node_driver.js keeps one vm context alive;
+//   - bash: bash_driver.py keeps one bash process alive.
+//
+// The drivers are embedded and written to a private directory at start.
+// The server talks to each driver with JSON lines (requests on its stdin,
+// events on its fd 3) and interrupts it with SIGINT to its kernel's process
+// group. A dead driver is reported as an error and replaced on next use.
+package interpreter
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/sbx-dev/sbx/internal/agent/identity"
+)
+
+// DefaultPort is the code interpreter's port, which the E2B SDKs assume.
+const DefaultPort = 49999
+
+//go:embed kernel_driver.py node_driver.js bash_driver.py
+var drivers embed.FS
+
+// Config configures a Server. Zero values take the defaults.
+type Config struct {
+	// Python and Node are the interpreters; default "python3" and "node",
+	// looked up in the agent's PATH.
+	Python, Node string
+	// User runs the code; default identity.DefaultUser ("user").
+	User string
+	// State gives the access token checked on /execute and the sandbox's
+	// default env vars; default a fresh identity.NewState() (no token).
+	State *identity.State
+	// Users are the account databases; default identity.DefaultFiles.
+	Users identity.Files
+	// DefaultCwd is the cwd of contexts that ask for none; default the
+	// user's home.
+	DefaultCwd string
+	// Prewarm starts the default python context in the background at New,
+	// so the first runCode does not wait for the kernel to boot.
+	Prewarm bool
+	// Logger gets driver failures; default slog.Default().
+	Logger *slog.Logger
+}
+
+// Server is the code interpreter. Its zero value is not usable; call New.
+type Server struct {
+	cfg     Config
+	dir     string // the drivers, written out
+	handler http.Handler
+
+	mu       sync.Mutex
+	contexts map[string]*kcontext
+	defaults map[string]*kcontext // language → default context
+	closed   bool
+}
+
+// New writes out the drivers and builds the routes. It succeeds even when
+// no interpreter is installed: executions then fail with a clear error.
+func New(cfg Config) (*Server, error) {
+	cfg = withDefaults(cfg)
+	dir, err := writeDrivers()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, dir: dir, contexts: map[string]*kcontext{}, defaults: map[string]*kcontext{}}
+	s.handler = s.routes()
+	if cfg.Prewarm {
+		go s.prewarm()
+	}
+	return s, nil
+}
+
+func withDefaults(cfg Config) Config {
+	if cfg.Python == "" {
+		cfg.Python = "python3"
+	}
+	if cfg.Node == "" {
+		cfg.Node = "node"
+	}
+	if cfg.User == "" {
+		cfg.User = identity.DefaultUser
+	}
+	if cfg.State == nil {
+		cfg.State = identity.NewState()
+	}
+	if cfg.Users == (identity.Files{}) {
+		cfg.Users = identity.DefaultFiles
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return cfg
+}
+
+// writeDrivers copies the embedded drivers to a new directory that the
+// sandbox user can read but not change.
+func writeDrivers() (string, error) {
+	dir, err := os.MkdirTemp("", "sbx-interpreter-")
+	if err != nil {
+		return "", fmt.Errorf("interpreter: %w", err)
+	}
+	entries, _ := drivers.ReadDir(".")
+	for _, e := range entries {
+		b, _ := drivers.ReadFile(e.Name())
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
+			os.RemoveAll(dir)
+			return "", fmt.Errorf("interpreter: write driver: %w", err)
+		}
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("interpreter: %w", err)
+	}
+	return dir, nil
+}
+
+// Handler returns the HTTP API.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Close kills every context's kernel and removes the drivers. Requests
+// after Close fail.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	all := s.contexts
+	s.contexts, s.defaults = map[string]*kcontext{}, map[string]*kcontext{}
+	s.mu.Unlock()
+	for _, k := range all {
+		k.close()
+	}
+	return os.RemoveAll(s.dir)
+}
+
+// prewarm starts the default python context's kernel.
+func (s *Server) prewarm() {
+	k, err := s.defaultContext(Python)
+	if err != nil {
+		return
+	}
+	if err := k.acquire(context.Background()); err != nil {
+		return
+	}
+	defer k.release()
+	if _, err := k.driver(); err != nil {
+		s.cfg.Logger.Info("interpreter: python context not prewarmed", "err", err)
+	}
+}
+
+// Errors the handlers map to statuses.
+var (
+	errBadRequest    = errors.New("bad request")
+	errUnsupported   = errors.New("unsupported language")
+	errNotFound      = errors.New("context not found")
+	errContextClosed = errors.New("context was removed")
+	errServerClosed  = errors.New("interpreter is shut down")
+)
