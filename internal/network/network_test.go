@@ -2,193 +2,103 @@ package network
 
 import (
 	"context"
-	"net"
 	"net/netip"
 	"os"
-	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/vishvananda/netns"
 )
 
-func testManager(t *testing.T) *Manager {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
+func TestSetupConfiguresBothEnds(t *testing.T) {
+	m := testManager(t, testConfig(1))
+	l := setup(t, m, "a1aaaaaaaaaaaaaaaaaa")
+	if len(l.HostIf) > 15 || !strings.HasPrefix(l.HostIf, "n01") || l.NetNSPath != "/run/netns/n01-"+l.ID {
+		t.Fatalf("names: %+v", l)
 	}
-	m, err := New(Config{Subnet: netip.MustParsePrefix("10.203.0.0/24"), IfPrefix: "sbt", Table: "sbxtest"})
-	if err != nil {
-		t.Fatal(err)
+	ns := strings.TrimPrefix(l.NetNSPath, "/run/netns/")
+	inside := map[string][]string{
+		"eth0 address":  {"-4", "-o", "addr", "show", "dev", "eth0"},
+		"default route": {"-4", "route", "show", "default"},
+		"links":         {"-o", "link"},
+		"v6 addresses":  {"-6", "addr"},
 	}
-	t.Cleanup(func() { m.RemoveTable() })
-	return m
-}
-
-func setup(t *testing.T, m *Manager, id string) *Link {
-	t.Helper()
-	l, err := m.Setup(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
+	got := map[string]string{}
+	for k, args := range inside {
+		got[k] = run(t, "ip", append([]string{"netns", "exec", ns, "ip"}, args...)...)
 	}
-	t.Cleanup(func() { m.Teardown(context.Background(), id) })
-	return l
-}
-
-// listenIn starts a TCP echo-less server inside l's netns on port.
-func listenIn(t *testing.T, l *Link, port int) {
-	t.Helper()
-	ns, err := netns.GetFromPath(l.NetNSPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ns.Close()
-	var ln net.Listener
-	if err := inNS(ns, func() (err error) {
-		ln, err = net.Listen("tcp", net.JoinHostPort("0.0.0.0", itoa(port)))
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("hi"))
-			c.Close()
+	for _, c := range []struct{ what, want string }{
+		{"eth0 address", "inet " + l.SandboxIP.String() + "/30"},
+		{"default route", "default via " + l.HostIP.String() + " dev eth0"},
+		{"links", "eth0@"},
+	} {
+		if !strings.Contains(got[c.what], c.want) {
+			t.Errorf("%s inside: %q lacks %q", c.what, got[c.what], c.want)
 		}
-	}()
-}
-
-// dialFrom dials addr from inside l's netns.
-func dialFrom(t *testing.T, l *Link, addr string) error {
-	ns, err := netns.GetFromPath(l.NetNSPath)
-	if err != nil {
-		t.Fatal(err)
 	}
-	defer ns.Close()
-	return inNS(ns, func() error {
-		c, err := net.DialTimeout("tcp", addr, 500*time.Millisecond)
-		if err == nil {
-			c.Close()
+	if strings.Contains(got["links"], "state DOWN") || got["v6 addresses"] != "" {
+		t.Errorf("inside: links %q, v6 %q", got["links"], got["v6 addresses"])
+	}
+	host := run(t, "ip", "-d", "-o", "addr", "show", "dev", l.HostIf)
+	if !strings.Contains(host, "inet "+l.HostIP.String()+"/30") || strings.Contains(host, "inet6") {
+		t.Errorf("host side: %q", host)
+	}
+	if !strings.Contains(run(t, "ip", "-o", "link", "show", "dev", l.HostIf), "alias "+l.ID) {
+		t.Errorf("host link has no alias %s", l.ID)
+	}
+	for key, want := range map[string]string{"ipv6/conf/" + l.HostIf + "/disable_ipv6": "1", "ipv4/conf/" + l.HostIf + "/forwarding": "0"} {
+		if b, _ := os.ReadFile("/proc/sys/net/" + key); strings.TrimSpace(string(b)) != want {
+			t.Errorf("%s = %q, want %s", key, b, want)
 		}
-		return err
-	})
-}
-
-func itoa(i int) string { return strconv.Itoa(i) }
-
-func TestSetupReachabilityAndIsolation(t *testing.T) {
-	m := testManager(t)
-	a := setup(t, m, "aaaaaaaaaaaaaaaaaaaa")
-	b := setup(t, m, "bbbbbbbbbbbbbbbbbbbb")
-	if a.SandboxIP == b.SandboxIP || a.HostIP == b.HostIP {
-		t.Fatal("duplicate addresses")
 	}
-	listenIn(t, a, 4999)
-	listenIn(t, b, 4999)
-	c, err := a.Dial(context.Background(), 4999)
+	listenIn(t, l, 49983)
+	c, err := l.Dial(context.Background(), 49983)
 	if err != nil {
 		t.Fatalf("host → sandbox: %v", err)
 	}
 	c.Close()
-	host, err := net.Listen("tcp", "0.0.0.0:0")
-	if err != nil {
-		t.Fatal(err)
+}
+
+func TestSetupIsIdempotentAndSerialised(t *testing.T) {
+	m := testManager(t, testConfig(2))
+	const id = "a2aaaaaaaaaaaaaaaaaa"
+	links := make(chan *Link, 8)
+	for range 8 {
+		go func() {
+			l, err := m.Setup(context.Background(), id)
+			if err != nil {
+				t.Error(err)
+			}
+			links <- l
+		}()
 	}
-	defer host.Close()
-	hostPort := host.Addr().(*net.TCPAddr).Port
-	for name, addr := range map[string]string{
-		"host side of own link":  netip.AddrPortFrom(a.HostIP, uint16(hostPort)).String(),
-		"other sandbox":          netip.AddrPortFrom(b.SandboxIP, 4999).String(),
-		"other link's host side": netip.AddrPortFrom(b.HostIP, uint16(hostPort)).String(),
-		"outside":                "1.1.1.1:80",
+	first := <-links
+	for range 7 {
+		if l := <-links; l != first {
+			t.Fatalf("concurrent Setup of one id gave %+v and %+v", first, l)
+		}
+	}
+	if ids := m.List(); len(ids) != 1 || ids[0] != id {
+		t.Fatalf("List = %v", ids)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	m := testManager(t, testConfig(3))
+	for _, id := range []string{"", "../../etc", "a/b", "with space", strings.Repeat("x", 65)} {
+		if _, err := m.Setup(context.Background(), id); err == nil {
+			t.Errorf("Setup(%q) succeeded", id)
+		}
+		if err := m.Teardown(context.Background(), id); err == nil {
+			t.Errorf("Teardown(%q) succeeded", id)
+		}
+	}
+	for _, cfg := range []Config{
+		{Subnet: netip.MustParsePrefix("fd00::/64")},
+		{Subnet: netip.MustParsePrefix("10.0.0.0/30")},
+		{IfPrefix: "toolong"},
+		{IfPrefix: "A-"},
 	} {
-		if err := dialFrom(t, a, addr); err == nil {
-			t.Errorf("sandbox reached %s (%s)", name, addr)
-		}
-	}
-	out, _ := exec.Command("ip", "netns", "exec", "sbx-"+a.ID, "cat", "/proc/sys/net/ipv6/conf/all/disable_ipv6").Output()
-	if strings.TrimSpace(string(out)) != "1" {
-		t.Errorf("IPv6 not disabled in the netns: %q", out)
-	}
-}
-
-func TestTeardownAndRestart(t *testing.T) {
-	m := testManager(t)
-	a := setup(t, m, "cccccccccccccccccccc")
-	m2, err := New(Config{Subnet: netip.MustParsePrefix("10.203.0.0/24"), IfPrefix: "sbt", Table: "sbxtest"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if l, ok := m2.Lookup(a.ID); !ok || l.SandboxIP != a.SandboxIP {
-		t.Fatalf("restarted manager lost the link: %+v %v", l, ok)
-	}
-	b, err := m2.Setup(context.Background(), "dddddddddddddddddddd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b.SandboxIP == a.SandboxIP {
-		t.Fatal("restarted manager reused a live address")
-	}
-	for _, id := range []string{a.ID, b.ID} {
-		if err := m2.Teardown(context.Background(), id); err != nil {
-			t.Fatal(err)
-		}
-		if err := m2.Teardown(context.Background(), id); err != nil {
-			t.Fatalf("second teardown: %v", err)
-		}
-		if _, err := os.Stat("/run/netns/sbx-" + id); !os.IsNotExist(err) {
-			t.Errorf("netns file left for %s", id)
-		}
-		if out, _ := exec.Command("ip", "-o", "link").Output(); strings.Contains(string(out), "sbt"+id[:12]) {
-			t.Errorf("link left for %s", id)
-		}
-	}
-	if len(m2.List()) != 0 {
-		t.Fatalf("List after teardown = %v", m2.List())
-	}
-}
-
-func TestPoolUnique(t *testing.T) {
-	m := &Manager{cfg: Config{Subnet: netip.MustParsePrefix("10.200.0.0/16")}, used: map[int]string{}}
-	seen := map[netip.Addr]bool{}
-	for i := 0; i < 1000; i++ {
-		n, err := m.allocateLocked(string(rune(i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, s := m.addrs(n)
-		if seen[h] || seen[s] || !m.cfg.Subnet.Contains(s) {
-			t.Fatalf("duplicate or out-of-pool address at %d: %s %s", i, h, s)
-		}
-		seen[h], seen[s] = true, true
-	}
-	if m.slots() < 16000 {
-		t.Fatalf("a /16 gives only %d sandboxes", m.slots())
-	}
-}
-
-func BenchmarkSetupTeardown(b *testing.B) {
-	if os.Geteuid() != 0 {
-		b.Skip("needs root")
-	}
-	m, err := New(Config{Subnet: netip.MustParsePrefix("10.204.0.0/24"), IfPrefix: "sbb", Table: "sbxbench"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer m.RemoveTable()
-	for i := 0; i < b.N; i++ {
-		if _, err := m.Setup(context.Background(), "benchbenchbenchbench"); err != nil {
-			b.Fatal(err)
-		}
-		if err := m.Teardown(context.Background(), "benchbenchbenchbench"); err != nil {
-			b.Fatal(err)
+		if _, err := New(cfg); err == nil {
+			t.Errorf("New(%+v) succeeded", cfg)
 		}
 	}
 }

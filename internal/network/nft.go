@@ -5,87 +5,90 @@ import (
 
 	"github.com/google/nftables"
 	"github.com/google/nftables/binaryutil"
-	"github.com/google/nftables/expr"
 )
 
-// ensureTable (re)installs the sbx table atomically: one netlink batch that
-// deletes the old table (if any) and adds the new one, so there is no moment
-// without rules. The rules match every sandbox link by name prefix, so they
-// need no per-sandbox state and keep holding while the daemon is down:
+// The nftables table (family inet, named Config.Table) lives in the kernel
+// and holds while the daemon is down. Base chains match every sandbox link
+// by name prefix (nft's "sbx*"), so a link is fenced from the moment it
+// exists, with or without its own objects:
 //
-//	input:   from sandbox links, only replies to the host's own connections
-//	         (ct established,related); everything else is dropped, so a
-//	         sandbox reaches no host service, including its link's host side.
-//	forward: nothing is forwarded from or to a sandbox link: no egress and no
-//	         path between sandboxes (the egress policy will open this chain
-//	         per sandbox).
+//	prerouting (raw, before conntrack):
+//	  iifname "sbx*" meta nfproto != ipv4 drop
+//	  iifname "sbx*" iifname . ip saddr != @addrs drop    anti-spoofing
+//	input:
+//	  iifname "sbx*" ct state established,related accept  replies to the host
+//	  iifname "sbx*" drop                                  no host service
+//	forward:
+//	  iifname vmap @sandboxes                              per-sandbox chain
+//	  iifname "sbx*" drop                                  fail closed
+//	  oifname "sbx*" ct state established,related accept
+//	  oifname "sbx*" drop
+//
+// Per sandbox (host link L, sandbox address A): the element L . A of set
+// addrs (the only source L may use), and a regular chain "sandbox-L" jumped
+// to from forward through the element L : jump sandbox-L of verdict map
+// sandboxes. That chain is empty today: whatever it does not accept falls
+// back to the base drop. The egress policy adds its per-sandbox allow/deny
+// rules and sets there (and NAT, DNS redirect, conntrack caps in chains of
+// its own keyed the same way) without touching the base chains.
+const (
+	setAddrs     = "addrs"
+	mapSandboxes = "sandboxes"
+)
+
+// ensureTable creates the table, its sets and base chains if missing and
+// rewrites the base rules, in one atomic batch. Per-sandbox objects of live
+// sandboxes are kept (New may run while sandboxes run).
 func (m *Manager) ensureTable() error {
 	c, err := nftables.New()
 	if err != nil {
 		return fmt.Errorf("nftables: %w", err)
 	}
-	tables, err := c.ListTablesOfFamily(nftables.TableFamilyINet)
-	if err != nil {
-		return fmt.Errorf("nftables list: %w", err)
+	t := c.AddTable(m.table())
+	addrs, vmap := m.sets()
+	if err := c.AddSet(addrs, nil); err != nil {
+		return fmt.Errorf("nftables set: %w", err)
 	}
-	for _, t := range tables {
-		if t.Name == m.cfg.Table {
-			c.DelTable(t)
+	if err := c.AddSet(vmap, nil); err != nil {
+		return fmt.Errorf("nftables map: %w", err)
+	}
+	for _, bc := range m.baseChains(t, addrs, vmap) {
+		ch := c.AddChain(bc.chain)
+		c.FlushChain(ch)
+		for _, r := range bc.rules {
+			c.AddRule(&nftables.Rule{Table: t, Chain: ch, Exprs: r})
 		}
 	}
-	t := c.AddTable(&nftables.Table{Family: nftables.TableFamilyINet, Name: m.cfg.Table})
-	accept := nftables.ChainPolicyAccept
-	input := c.AddChain(&nftables.Chain{Name: "input", Table: t, Type: nftables.ChainTypeFilter,
-		Hooknum: nftables.ChainHookInput, Priority: nftables.ChainPriorityFilter, Policy: &accept})
-	forward := c.AddChain(&nftables.Chain{Name: "forward", Table: t, Type: nftables.ChainTypeFilter,
-		Hooknum: nftables.ChainHookForward, Priority: nftables.ChainPriorityFilter, Policy: &accept})
-	pre := []byte(m.cfg.IfPrefix)
-	c.AddRule(&nftables.Rule{Table: t, Chain: input, Exprs: concat(ifMatch(expr.MetaKeyIIFNAME, pre), established(), verdict(expr.VerdictAccept))})
-	c.AddRule(&nftables.Rule{Table: t, Chain: input, Exprs: concat(ifMatch(expr.MetaKeyIIFNAME, pre), verdict(expr.VerdictDrop))})
-	c.AddRule(&nftables.Rule{Table: t, Chain: forward, Exprs: concat(ifMatch(expr.MetaKeyIIFNAME, pre), verdict(expr.VerdictDrop))})
-	c.AddRule(&nftables.Rule{Table: t, Chain: forward, Exprs: concat(ifMatch(expr.MetaKeyOIFNAME, pre), verdict(expr.VerdictDrop))})
 	if err := c.Flush(); err != nil {
 		return fmt.Errorf("nftables install table %s: %w", m.cfg.Table, err)
 	}
 	return nil
 }
 
-// RemoveTable deletes the sbx table (tests, uninstall).
+func (m *Manager) table() *nftables.Table {
+	return &nftables.Table{Family: nftables.TableFamilyINet, Name: m.cfg.Table}
+}
+
+// sets returns the anti-spoofing set and the per-sandbox verdict map.
+func (m *Manager) sets() (addrs, vmap *nftables.Set) {
+	t := m.table()
+	addrs = &nftables.Set{Table: t, Name: setAddrs, Concatenation: true,
+		KeyType: nftables.MustConcatSetType(nftables.TypeIFName, nftables.TypeIPAddr)}
+	vmap = &nftables.Set{Table: t, Name: mapSandboxes, IsMap: true, KeyByteOrder: binaryutil.NativeEndian,
+		KeyType: nftables.TypeIFName, DataType: nftables.TypeVerdict}
+	return addrs, vmap
+}
+
+// RemoveTable deletes the table with every rule, set and per-sandbox chain
+// in it (tests, uninstall). Sandbox links keep existing, unfenced by it.
 func (m *Manager) RemoveTable() error {
 	c, err := nftables.New()
 	if err != nil {
-		return err
+		return fmt.Errorf("nftables: %w", err)
 	}
-	c.DelTable(&nftables.Table{Family: nftables.TableFamilyINet, Name: m.cfg.Table})
-	return c.Flush()
-}
-
-func concat(parts ...[]expr.Any) []expr.Any {
-	var out []expr.Any
-	for _, p := range parts {
-		out = append(out, p...)
+	c.DelTable(m.table())
+	if err := c.Flush(); err != nil {
+		return fmt.Errorf("nftables delete table %s: %w", m.cfg.Table, err)
 	}
-	return out
-}
-
-// ifMatch matches an interface name by prefix (nft's "sbx*").
-func ifMatch(key expr.MetaKey, prefix []byte) []expr.Any {
-	return []expr.Any{
-		&expr.Meta{Key: key, Register: 1},
-		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: prefix},
-	}
-}
-
-func established() []expr.Any {
-	return []expr.Any{
-		&expr.Ct{Register: 1, Key: expr.CtKeySTATE},
-		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4,
-			Mask: binaryutil.NativeEndian.PutUint32(expr.CtStateBitESTABLISHED | expr.CtStateBitRELATED),
-			Xor:  binaryutil.NativeEndian.PutUint32(0)},
-		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: binaryutil.NativeEndian.PutUint32(0)},
-	}
-}
-
-func verdict(k expr.VerdictKind) []expr.Any {
-	return []expr.Any{&expr.Verdict{Kind: k}}
+	return nil
 }

@@ -1,0 +1,65 @@
+package network
+
+import (
+	"net"
+	"net/netip"
+	"testing"
+)
+
+// TestIsolation: from inside a sandbox nothing is reachable, not the host,
+// not another sandbox, not the outside; the control shows each path is open
+// without the table, so the table is what closes it.
+func TestIsolation(t *testing.T) {
+	m := testManager(t, testConfig(4))
+	a := setup(t, m, "a4aaaaaaaaaaaaaaaaaa")
+	b := setup(t, m, "b4bbbbbbbbbbbbbbbbbb")
+	if a.SandboxIP == b.SandboxIP || a.HostIP == b.HostIP {
+		t.Fatal("duplicate addresses")
+	}
+	out := newOutside(t, 4)
+	allowForwarding(t, a)
+	allowForwarding(t, b)
+	listenIn(t, b, 4999)
+	host, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve(t, host)
+	hostPort := uint16(host.Addr().(*net.TCPAddr).Port)
+	if err := dialRead(out.addr.String()); err != nil {
+		t.Fatalf("control: host cannot reach the outside: %v", err)
+	}
+	targets := map[string]string{
+		"host side of own link":   netip.AddrPortFrom(a.HostIP, hostPort).String(),
+		"host side of other link": netip.AddrPortFrom(b.HostIP, hostPort).String(),
+		"host's other address":    netip.AddrPortFrom(out.hostAddr, hostPort).String(),
+		"other sandbox":           netip.AddrPortFrom(b.SandboxIP, 4999).String(),
+		"outside":                 out.addr.String(),
+	}
+	check := func(wantReach bool) {
+		for name, addr := range targets {
+			if err := dialFrom(t, a, addr); (err == nil) != wantReach {
+				t.Errorf("sandbox → %s (%s): err %v, want reachable=%v", name, addr, err, wantReach)
+			}
+		}
+	}
+	check(false)
+	if err := m.RemoveTable(); err != nil {
+		t.Fatal(err)
+	}
+	check(true) // control: without the table every path is open
+	if _, err := New(m.cfg); err != nil { // restores base and per-sandbox rules
+		t.Fatal(err)
+	}
+	check(false)
+	if c, err := a.Dial(t.Context(), 4999); err == nil {
+		c.Close()
+		t.Error("host reached a port nobody listens on")
+	}
+	listenIn(t, a, 4999)
+	if c, err := a.Dial(t.Context(), 4999); err != nil {
+		t.Errorf("host → sandbox after restore: %v", err)
+	} else {
+		c.Close()
+	}
+}

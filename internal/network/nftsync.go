@@ -1,0 +1,74 @@
+package network
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"github.com/google/nftables"
+)
+
+// syncRules makes the table agree with the links found by rescan: every
+// adopted network gets its objects (a Setup cut short between link and
+// rules is completed), and objects of links that are gone or stray are
+// removed. One atomic batch.
+func (m *Manager) syncRules() error {
+	c, err := nftables.New()
+	if err != nil {
+		return fmt.Errorf("nftables: %w", err)
+	}
+	live := map[string]bool{}
+	m.mu.Lock()
+	for _, l := range m.links {
+		live[l.HostIf] = true
+		m.batchAdd(c, l.HostIf, l.SandboxIP)
+	}
+	m.mu.Unlock()
+	if err := m.batchDelDead(c, live); err != nil {
+		return err
+	}
+	if err := c.Flush(); err != nil {
+		return fmt.Errorf("nftables sync table %s: %w", m.cfg.Table, err)
+	}
+	return nil
+}
+
+// batchDelDead queues the removal of the per-sandbox objects (set and map
+// elements, then chains) whose interface is not live: exactly those listed,
+// whatever they hold.
+func (m *Manager) batchDelDead(c *nftables.Conn, live map[string]bool) error {
+	addrs, vmap := m.sets()
+	for _, s := range []*nftables.Set{vmap, addrs} {
+		els, err := c.GetSetElements(s)
+		if err != nil {
+			return fmt.Errorf("nftables list %s: %w", s.Name, err)
+		}
+		for _, e := range els {
+			if !live[ifOfKey(e.Key)] {
+				_ = c.SetDeleteElements(s, []nftables.SetElement{{Key: e.Key}})
+			}
+		}
+	}
+	chains, err := c.ListChainsOfTableFamily(nftables.TableFamilyINet)
+	if err != nil {
+		return fmt.Errorf("nftables list chains: %w", err)
+	}
+	for _, ch := range chains {
+		ifname, ok := strings.CutPrefix(ch.Name, chainName(""))
+		if ch.Table.Name == m.cfg.Table && ok && !live[ifname] {
+			c.FlushChain(ch)
+			c.DelChain(ch)
+		}
+	}
+	return nil
+}
+
+// sandboxIP is the sandbox address of id's network, if known.
+func (m *Manager) sandboxIP(id string) netip.Addr {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if l, ok := m.links[id]; ok {
+		return l.SandboxIP
+	}
+	return netip.Addr{}
+}
