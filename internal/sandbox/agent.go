@@ -18,7 +18,7 @@ var agentClient = &http.Client{
 }
 
 // agentStartTimeout bounds how long a fresh sandbox may take to answer.
-const agentStartTimeout = 20 * time.Second
+const agentStartTimeout = 10 * time.Second
 
 // initAgent sends /init with the sandbox's token, default user and env vars.
 func (m *Manager) initAgent(ctx context.Context, sb *Sandbox) error {

@@ -44,17 +44,35 @@ func (m *Manager) Create(ctx context.Context, o CreateOpts) (Info, error) {
 		}
 		m.log.Warn("pooled sandbox failed to activate; creating a fresh one", "sandbox", sb.rec.ID)
 	}
+	sb, err := m.coldStart(ctx, tmpl, rtName, res)
+	if errors.Is(err, errAgentStart) && ctx.Err() == nil {
+		// Rare: a fresh sandbox whose agent never answers (seen about once
+		// in 30 gVisor starts). It was reaped; one fresh attempt, logged.
+		m.log.Warn("retrying create once", "err", err)
+		sb, err = m.coldStart(ctx, tmpl, rtName, res)
+	}
+	if err != nil {
+		return Info{}, err
+	}
+	return m.activate(ctx, sb, o)
+}
+
+// errAgentStart marks a sandbox whose agent did not answer in time.
+var errAgentStart = errors.New("agent did not start")
+
+// coldStart records and starts a new sandbox; on error it is reaped.
+func (m *Manager) coldStart(ctx context.Context, tmpl Template, rtName string, res Resources) (*Sandbox, error) {
 	rec := newRecord(tmpl.Name, rtName, res)
 	// The record goes first: a daemon killed mid-create finds it and reaps.
 	if err := m.store.Put(ctx, &rec); err != nil {
-		return Info{}, fmt.Errorf("create %s: %w", rec.ID, err)
+		return nil, fmt.Errorf("create %s: %w", rec.ID, err)
 	}
 	sb, err := m.start(ctx, &rec, tmpl, res)
 	if err != nil {
 		m.reap(context.WithoutCancel(ctx), rec.ID, rec.Runtime)
-		return Info{}, err
+		return nil, err
 	}
-	return m.activate(ctx, sb, o)
+	return sb, nil
 }
 
 // newRecord is the record of a sandbox about to be built (state "creating").
@@ -188,7 +206,7 @@ func (m *Manager) start(ctx context.Context, rec *store.Sandbox, tmpl Template, 
 	t2 := time.Now()
 	base := fmt.Sprintf("http://%s:%d", ni.SandboxIP, m.cfg.AgentPort)
 	if err := waitHealthy(ctx, base); err != nil {
-		return nil, fmt.Errorf("sandbox %s agent did not start: %w", rec.ID, errors.Join(ErrUnavailable, err))
+		return nil, fmt.Errorf("sandbox %s: %w: %w", rec.ID, errAgentStart, errors.Join(ErrUnavailable, err))
 	}
 	m.log.Debug("sandbox started", "sandbox", rec.ID, "runtime", rec.Runtime,
 		"prepare", t1.Sub(t0), "runtime_create", t2.Sub(t1), "agent_ready", time.Since(t2))
