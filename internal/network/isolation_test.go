@@ -47,7 +47,7 @@ func TestIsolation(t *testing.T) {
 	if err := m.RemoveTable(); err != nil {
 		t.Fatal(err)
 	}
-	check(true) // control: without the table every path is open
+	check(true)                           // control: without the table every path is open
 	if _, err := New(m.cfg); err != nil { // restores base and per-sandbox rules
 		t.Fatal(err)
 	}

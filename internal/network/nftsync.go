@@ -11,32 +11,46 @@ import (
 // syncRules makes the table agree with the links found by rescan: every
 // adopted network gets its objects (a Setup cut short between link and
 // rules is completed), and objects of links that are gone or stray are
-// removed. One atomic batch.
+// removed. Batches of chunkSize; each object's change is atomic.
 func (m *Manager) syncRules() error {
 	c, err := nftables.New()
 	if err != nil {
 		return fmt.Errorf("nftables: %w", err)
 	}
+	b := &chunked{c: c}
 	live := map[string]bool{}
-	m.mu.Lock()
-	for _, l := range m.links {
+	for _, l := range m.snapshot() {
 		live[l.HostIf] = true
 		m.batchAdd(c, l.HostIf, l.SandboxIP)
+		if err := b.tick(); err != nil {
+			return err
+		}
 	}
-	m.mu.Unlock()
-	if err := m.batchDelDead(c, live); err != nil {
+	if err := m.batchDelDead(b, live); err != nil {
 		return err
 	}
-	if err := c.Flush(); err != nil {
+	if err := b.flush(); err != nil {
 		return fmt.Errorf("nftables sync table %s: %w", m.cfg.Table, err)
 	}
 	return nil
 }
 
+// snapshot returns the complete networks.
+func (m *Manager) snapshot() []*Link {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*Link, 0, len(m.links))
+	for _, l := range m.links {
+		out = append(out, l)
+	}
+	return out
+}
+
 // batchDelDead queues the removal of the per-sandbox objects (set and map
 // elements, then chains) whose interface is not live: exactly those listed,
 // whatever they hold.
-func (m *Manager) batchDelDead(c *nftables.Conn, live map[string]bool) error {
+func (m *Manager) batchDelDead(b *chunked, live map[string]bool) error {
+	c := b.c
 	addrs, vmap := m.sets()
 	for _, s := range []*nftables.Set{vmap, addrs} {
 		els, err := c.GetSetElements(s)
@@ -46,6 +60,9 @@ func (m *Manager) batchDelDead(c *nftables.Conn, live map[string]bool) error {
 		for _, e := range els {
 			if !live[ifOfKey(e.Key)] {
 				_ = c.SetDeleteElements(s, []nftables.SetElement{{Key: e.Key}})
+				if err := b.tick(); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -58,6 +75,9 @@ func (m *Manager) batchDelDead(c *nftables.Conn, live map[string]bool) error {
 		if ch.Table.Name == m.cfg.Table && ok && !live[ifname] {
 			c.FlushChain(ch)
 			c.DelChain(ch)
+			if err := b.tick(); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -30,21 +30,26 @@ func (m *Manager) Teardown(ctx context.Context, id string) error {
 	return nil
 }
 
-// teardown removes rules first, so no moment exists where a link of id is
-// up without them. The caller holds id's lock.
+// teardown removes the rules while it deletes the link and the netns: the
+// base rules fence every link of the prefix, with or without its own
+// objects, so the order does not matter and the two kernel waits (an
+// nftables commit, a veth unregistration) overlap. The caller holds id's
+// lock.
 func (m *Manager) teardown(id string) error {
 	ifname := m.ifName(id)
 	link, err := ownLink(ifname, id)
 	if err != nil {
 		return err
 	}
-	errs := []error{m.delRules(ifname, m.sandboxIP(id))}
+	rules := make(chan error, 1)
+	go func() { rules <- m.delRules(ifname, m.sandboxIP(id)) }()
+	var errs []error
 	if link != nil {
 		if err := netlink.LinkDel(link); err != nil && !errors.Is(err, unix.ENODEV) {
 			errs = append(errs, fmt.Errorf("delete link %s: %w", ifname, err))
 		}
 	}
-	errs = append(errs, removeNS(m.nsPath(id)))
+	errs = append(errs, removeNS(m.nsPath(id)), <-rules)
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
