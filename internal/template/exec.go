@@ -20,10 +20,12 @@ func isolated(ctx context.Context, log io.Writer, argv ...string) error {
 	return run(ctx, log, "unshare", args...)
 }
 
-// chroot runs script with bash chrooted into rootfs, /proc mounted, isolated.
+// chroot runs script with bash chrooted into rootfs, with /proc and a private
+// /dev/pts (apt logs through a pty) mounted, isolated.
 func chroot(ctx context.Context, log io.Writer, rootfs, script string) error {
 	const wrapper = `set -e
 mount -t proc proc "$1/proc"
+mount -t devpts -o newinstance,ptmxmode=0666 devpts "$1/dev/pts" 2>/dev/null || true
 chroot "$1" /bin/bash -c "$2"
 `
 	return isolated(ctx, log, "bash", "-c", wrapper, "chroot", rootfs, script)
