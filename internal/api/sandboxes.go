@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
@@ -54,6 +55,10 @@ func (s *Server) createOpts(req newSandbox) (sandbox.CreateOpts, error) {
 	if err := validateNetwork(req); err != nil {
 		return o, err
 	}
+	if req.Network != nil {
+		o.Network, _ = json.Marshal(req.Network)
+		o.PrivateTraffic = req.Network.AllowPublicTraffic != nil && !*req.Network.AllowPublicTraffic
+	}
 	if err := validateStrings(o.Metadata, "metadata"); err != nil {
 		return o, err
 	}
@@ -69,10 +74,14 @@ func seconds(v int64, max time.Duration) (time.Duration, error) {
 }
 
 func (s *Server) sandboxResp(in sandbox.Info) sandboxResp {
-	return sandboxResp{
+	r := sandboxResp{
 		SandboxID: in.ID, TemplateID: in.TemplateID, Alias: in.TemplateID, ClientID: "sbx",
 		EnvdVersion: EnvdVersion, EnvdAccessToken: in.EnvdToken, Domain: s.domain(),
 	}
+	if in.TrafficTok != "" {
+		r.TrafficAccessToken = &in.TrafficTok
+	}
+	return r
 }
 
 func (s *Server) domain() *string {

@@ -22,6 +22,9 @@ type CreateOpts struct {
 	AutoPause bool
 	AllowNet  *bool
 	Network   []byte // raw SandboxNetworkConfig, kept for the network policy
+	// PrivateTraffic (network.allowPublicTraffic: false) makes exposed ports
+	// require the sandbox's traffic token (e2b-traffic-access-token).
+	PrivateTraffic bool
 }
 
 // agentMount is where the agent binary appears inside every sandbox.
@@ -93,6 +96,10 @@ func (m *Manager) activate(ctx context.Context, sb *Sandbox, o CreateOpts) (Info
 	r.StartedAt, r.EndAt = now, now.Add(o.Timeout)
 	r.Metadata, r.EnvVars, r.EnvdToken = o.Metadata, o.EnvVars, newToken()
 	r.AutoPause, r.AllowNet, r.Network, r.LifecycleID = o.AutoPause, o.AllowNet, o.Network, newToken()[:16]
+	r.TrafficTok = ""
+	if o.PrivateTraffic {
+		r.TrafficTok = newToken()
+	}
 	if err := errors.Join(failpoint.Hit("create/before-init"), m.initAgent(ctx, sb)); err != nil {
 		m.reap(context.WithoutCancel(ctx), r.ID, r.Runtime)
 		return Info{}, err
