@@ -3,6 +3,7 @@ package integration
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -76,10 +77,10 @@ func noResidue(t *testing.T, d *daemon, id string) {
 		if b, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(b), id) {
 			left = append(left, "mount")
 		}
-		if _, err := os.Stat("/run/netns/sbx-" + id); err == nil {
+		if m, _ := filepath.Glob("/run/netns/*-" + id); len(m) > 0 {
 			left = append(left, "netns")
 		}
-		if out, _ := exec.Command("ip", "-o", "link").Output(); strings.Contains(string(out), id[:12]) {
+		if out, _ := exec.Command("ip", "-o", "link").Output(); strings.Contains(string(out), "alias "+id) {
 			left = append(left, "link")
 		}
 		if out, _ := exec.Command("sh", "-c", "ps -eo args | grep -v grep | grep "+id).Output(); len(out) > 0 {
