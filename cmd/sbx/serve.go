@@ -128,9 +128,18 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 		return fmt.Errorf("recover sandboxes: %w", err)
 	}
 	log.Info("recovered sandboxes", "adopted", n)
-	go mgr.RunPools(ctx)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	poolsDone := make(chan struct{})
+	go func() { mgr.RunPools(ctx); close(poolsDone) }()
 	go mgr.RunWatchdog(ctx)
-	return listenAndServe(ctx, f, mgr, keys, aud, log)
+	err = listenAndServe(ctx, f, mgr, keys, aud, log)
+	cancel()
+	select { // pooled sandboxes hold no tenant: release them on a clean stop
+	case <-poolsDone:
+	case <-time.After(30 * time.Second):
+	}
+	return err
 }
 
 func listenAndServe(ctx context.Context, f *serveFlags, mgr *sandbox.Manager, keys *api.Keys, aud *audit.Log, log *slog.Logger) error {
