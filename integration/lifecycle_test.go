@@ -146,7 +146,7 @@ func pids(t *testing.T, sb *sandbox, rt string) {
 	sb.runErr("", "bomb() { bomb | bomb & }; bomb; sleep 3", 5*time.Second)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		out, _, err := sb.runErr("root", "pkill -9 -f bomb; echo alive", 10*time.Second)
+		out, _, err := sb.runErr("root", "pkill -9 -f '[b]omb'; echo alive", 10*time.Second)
 		if err == nil && strings.Contains(out, "alive") {
 			return
 		}
