@@ -31,7 +31,7 @@ log "npm SDKs for the end-to-end tests"
 (cd test/e2e && npm ci --no-audit --no-fund --silent)
 
 log "go test -race ./..."
-SBX_AGENT_BIN="$PWD/bin/sbx-agent" go test -race -count=1 -timeout 30m ./...
+SBX_AGENT_BIN="$PWD/bin/sbx-agent" go test -race -count=1 -p 1 -timeout 40m ./... # -p 1: packages share the host (nftables, netns)
 
 log "fuzz (short)"
 for target in "FuzzParseMetadataFilter ./internal/api" "FuzzParseListQuery ./internal/api" \
