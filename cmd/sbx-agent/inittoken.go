@@ -124,31 +124,28 @@ func scrubEnvBlock(prefix, value string) error {
 const maxEnvScan = 1 << 20
 
 // scrubRegion overwrites the values of NUL-terminated entries starting with
-// prefix in [start, end) of mem.
+// prefix in [start, end) of mem. Only the value bytes are written back: the
+// region can hold the live main-thread stack (gVisor), and writing back a
+// stale copy of the rest of it would corrupt the running program.
 func scrubRegion(mem *os.File, start, end uint64, prefix string) error {
 	buf := make([]byte, end-start)
 	if _, err := mem.ReadAt(buf, int64(start)); err != nil {
 		return err
 	}
-	changed := false
 	for off := 0; off < len(buf); {
 		n := bytes.IndexByte(buf[off:], 0)
 		if n < 0 {
 			n = len(buf) - off
 		}
-		if entry := buf[off : off+n]; bytes.HasPrefix(entry, []byte(prefix)) {
-			for i := len(prefix); i < len(entry); i++ {
-				entry[i] = 'x'
+		if entry := buf[off : off+n]; bytes.HasPrefix(entry, []byte(prefix)) && len(entry) > len(prefix) {
+			at := int64(start) + int64(off+len(prefix))
+			if _, err := mem.WriteAt(bytes.Repeat([]byte{'x'}, len(entry)-len(prefix)), at); err != nil {
+				return err
 			}
-			changed = true
 		}
 		off += n + 1
 	}
-	if !changed {
-		return nil
-	}
-	_, err := mem.WriteAt(buf, int64(start))
-	return err
+	return nil
 }
 
 // envBlock returns env_start and env_end from /proc/self/stat (fields 50

@@ -109,7 +109,7 @@ func (r *Runtime) bundle(id string) string { return filepath.Join(r.bundles(), i
 func (r *Runtime) globalFlags(id string) []string {
 	f := []string{"--root", r.root}
 	if r.kind == "runsc" {
-		f = append(f, "--platform=systrap", "--network=sandbox", "--overlay2=none", "--oci-seccomp")
+		f = append(f, "--platform=systrap", "--network=sandbox", "--overlay2=none", "--oci-seccomp", "--gso=false", "--software-gso=false")
 		if r.cfg.Debug {
 			f = append(f, "--debug", "--debug-log="+r.bundle(id)+"/")
 		}
