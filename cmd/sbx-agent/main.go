@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/agent"
+	"github.com/sbx-dev/sbx/internal/agent/identity"
 	"github.com/sbx-dev/sbx/internal/agent/process"
 )
 
@@ -38,6 +39,7 @@ func run(args []string) error {
 	initToken := takeInitToken()
 	fs := flag.NewFlagSet("sbx-agent", flag.ContinueOnError)
 	port := fs.Int("port", agent.DefaultPort, "TCP port to listen on (all addresses)")
+	codePort := fs.Int("code-port", 49999, "port of the code interpreter (0: off)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -50,13 +52,22 @@ func run(args []string) error {
 	if err := process.EnableSubreaper(); err != nil {
 		log.Warn("cannot become a child subreaper; orphans are left to init", "err", err)
 	}
+	st := identity.NewState()
 	srv, err := agent.NewServer(agent.Config{
 		Addr:      net.JoinHostPort("0.0.0.0", strconv.Itoa(*port)),
 		InitToken: initToken,
+		State:     st,
 		Logger:    log,
 	})
 	if err != nil {
 		return err
+	}
+	if *codePort > 0 {
+		code, err := startInterpreter(*codePort, st, log)
+		if err != nil {
+			return err
+		}
+		defer code.Close()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
