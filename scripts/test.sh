@@ -8,7 +8,7 @@
 #   3. short fuzz runs of the untrusted-input parsers
 #   4. the agent end-to-end test with the official e2b SDK (debug mode)
 #   5. the daemon end-to-end test with the official e2b SDK, per runtime
-#   6. code interpreter end-to-end with @e2b/code-interpreter (if present)
+#   6. code interpreter end-to-end with @e2b/code-interpreter, through the daemon
 #   7. sbx bench and the SDK TTI script in a short mode, so they cannot rot
 # With CI=true a missing runtime, template or tool is a failure, never a skip.
 set -euo pipefail
@@ -20,7 +20,7 @@ RUNTIMES=${SBX_TEST_RUNTIMES:-runsc crun runc}
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 
-./scripts/install.sh
+SBX_TEMPLATES="base code-interpreter-v1" ./scripts/install.sh
 
 log "gofmt, go vet"
 unformatted=$(gofmt -l $(git ls-files '*.go'))
@@ -49,10 +49,10 @@ for rt in $RUNTIMES; do
   test/e2e/daemon/run.sh "$rt"
 done
 
-if [ -x test/e2e/interpreter/run.sh ]; then
-  log "code interpreter end-to-end (@e2b/code-interpreter)"
-  test/e2e/interpreter/run.sh
-fi
+for rt in runsc crun; do
+  log "code interpreter end-to-end on $rt (@e2b/code-interpreter through the daemon)"
+  test/e2e/daemon/run.sh "$rt" test/e2e/interpreter.test.mjs
+done
 
 log "benchmarks, short mode"
 test/e2e/daemon/run.sh crun test/e2e/bench.test.mjs

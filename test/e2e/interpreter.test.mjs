@@ -1,0 +1,165 @@
+// Code interpreter end-to-end tests with the official @e2b/code-interpreter
+// SDK. Two ways to run them: through test/e2e/daemon/run.sh (a real sbx
+// serve; the SDK creates a code-interpreter-v1 sandbox and reaches port 49999
+// through the daemon's proxy), or through test/e2e/interpreter/run.sh, which
+// starts the interpreter alone on localhost:49999 with E2B_DEBUG=true.
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { Sandbox } from '@e2b/code-interpreter'
+
+let sbx
+before(async () => {
+  sbx = await Sandbox.create({ envs: { SBX_SANDBOX_ENV: 'from-init' }, timeoutMs: 300_000 })
+  // Debug mode has no access token: set the one the test server expects.
+  if (process.env.SBX_E2E_TOKEN) sbx.envdAccessToken = process.env.SBX_E2E_TOKEN
+})
+
+after(async () => {
+  if (!process.env.E2B_DEBUG) await sbx.kill().catch(() => {})
+})
+
+test('runCode keeps state between calls', async () => {
+  await sbx.runCode('x = 41')
+  const ex = await sbx.runCode('x + 1')
+  assert.equal(ex.text, '42')
+  assert.equal(ex.error, undefined)
+  assert.ok(ex.executionCount >= 2)
+})
+
+test('runs as user in /home/user with the sandbox env', async () => {
+  const ex = await sbx.runCode('import os; print(os.getuid(), os.getcwd(), os.environ.get("SBX_SANDBOX_ENV"))')
+  assert.deepEqual(ex.logs.stdout, ['1000 /home/user from-init\n'])
+})
+
+test('matplotlib chart arrives as a PNG', async () => {
+  const ex = await sbx.runCode(`
+import matplotlib.pyplot as plt
+fig = plt.figure(figsize=(4, 3), dpi=100)
+plt.plot([1, 2, 3], [1, 4, 9])
+plt.show()`)
+  assert.equal(ex.error, undefined)
+  const png = ex.results.find((r) => r.png)
+  assert.ok(png, 'a PNG result')
+  assert.equal(png.isMainResult, false)
+  const buf = Buffer.from(png.png, 'base64')
+  assert.deepEqual([...buf.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
+  // 4x3 in at 100 dpi; the inline backend crops to the tight bounding box.
+  assert.ok(buf.readUInt32BE(16) > 300 && buf.readUInt32BE(16) <= 400, `width ${buf.readUInt32BE(16)}`)
+  assert.ok(buf.readUInt32BE(20) > 200 && buf.readUInt32BE(20) <= 300, `height ${buf.readUInt32BE(20)}`)
+})
+
+test('a DataFrame is html and text', async () => {
+  const ex = await sbx.runCode('import pandas as pd\npd.DataFrame({"a": [1, 2], "b": ["x", "y"]})')
+  const r = ex.results[0]
+  assert.ok(r.isMainResult)
+  assert.match(r.html, /<table/)
+  assert.match(r.text, /a\s+b/)
+})
+
+test('an exception is an error with a traceback', async () => {
+  const errs = []
+  const ex = await sbx.runCode('def f():\n    1/0\nf()', { onError: (e) => errs.push(e) })
+  assert.equal(ex.error.name, 'ZeroDivisionError')
+  assert.equal(ex.error.value, 'division by zero')
+  assert.match(ex.error.traceback.replace(/\x1b\[[0-9;]*m/g, ''), /f\(\)/)
+  assert.equal(errs.length, 1)
+})
+
+test('onStdout gets the first line before a 1 s sleep ends', async () => {
+  const start = Date.now()
+  const got = []
+  const ex = await sbx.runCode('import time\nprint("one", flush=True)\ntime.sleep(1)\nprint("two")', {
+    onStdout: (m) => got.push([m.line, Date.now() - start]),
+    onStderr: (m) => got.push(['err:' + m.line, Date.now() - start])
+  })
+  assert.equal(ex.logs.stdout.join(''), 'one\ntwo\n')
+  assert.equal(got[0][0], 'one\n')
+  assert.ok(got[0][1] < 900, `first line after ${got[0][1]} ms`)
+  const e = await sbx.runCode('import sys; print("oops", file=sys.stderr)', { onStderr: (m) => got.push(['err:' + m.line]) })
+  assert.deepEqual(e.logs.stderr, ['oops\n'])
+  assert.deepEqual(got.at(-1), ['err:oops\n'])
+})
+
+test('env_vars apply to one execution only', async () => {
+  const ex = await sbx.runCode('import os; os.environ.get("E2E_VAR")', { envs: { E2E_VAR: 'v1' } })
+  assert.equal(ex.text, 'v1')
+  const after = await sbx.runCode('import os; repr(os.environ.get("E2E_VAR"))')
+  assert.equal(after.text, 'None')
+})
+
+test('contexts: create, list, run, restart, remove', async () => {
+  const ctx = await sbx.createCodeContext({ cwd: '/tmp' })
+  assert.equal(ctx.language, 'python')
+  assert.equal(ctx.cwd, '/tmp')
+  const list = await sbx.listCodeContexts()
+  assert.ok(list.some((c) => c.id === ctx.id))
+  await sbx.runCode('y = 7', { context: ctx })
+  assert.equal((await sbx.runCode('import os; (y, os.getcwd())', { context: ctx })).text, "(7, '/tmp')")
+  const other = await sbx.runCode('"y" in globals()')
+  assert.equal(other.text, 'False')
+  await sbx.restartCodeContext(ctx)
+  const ex = await sbx.runCode('y', { context: ctx })
+  assert.equal(ex.error.name, 'NameError')
+  await sbx.removeCodeContext(ctx)
+  assert.ok(!(await sbx.listCodeContexts()).some((c) => c.id === ctx.id))
+  await assert.rejects(sbx.runCode('1', { context: ctx }), (e) => e.name === 'NotFoundError')
+})
+
+test('a crashed kernel is an error; the context recovers', async () => {
+  const ctx = await sbx.createCodeContext()
+  const ex = await sbx.runCode('import os; os._exit(1)', { context: ctx })
+  assert.equal(ex.error.name, 'DeadKernelError')
+  assert.equal((await sbx.runCode('2+2', { context: ctx })).text, '4')
+  assert.equal((await sbx.runCode('x')).text, '41') // others untouched
+  await sbx.removeCodeContext(ctx)
+})
+
+test('a timeout interrupts the execution, not the context', async () => {
+  await sbx.runCode('kept = "yes"')
+  await assert.rejects(sbx.runCode('import time\ntime.sleep(30)', { timeoutMs: 1000 }), /timed out/i)
+  const ex = await sbx.runCode('kept')
+  assert.equal(ex.text, 'yes')
+})
+
+test('javascript context keeps state', async () => {
+  const ctx = await sbx.createCodeContext({ language: 'js' })
+  assert.equal(ctx.language, 'javascript')
+  await sbx.runCode('let n = 20; console.log("hello")', { context: ctx })
+  const ex = await sbx.runCode('n * 2 + 2', { context: ctx })
+  assert.equal(ex.text, '42')
+  const env = await sbx.runCode('process.env.JS_VAR', { context: ctx, envs: { JS_VAR: 'j' } })
+  assert.equal(env.text, 'j')
+  const err = await sbx.runCode('null.x', { context: ctx })
+  assert.equal(err.error.name, 'TypeError')
+  const byLang = await sbx.runCode('console.log(1 + 1)', { language: 'javascript' })
+  assert.deepEqual(byLang.logs.stdout, ['2\n'])
+  await sbx.removeCodeContext(ctx)
+})
+
+test('bash context keeps state', async () => {
+  const ctx = await sbx.createCodeContext({ language: 'bash' })
+  await sbx.runCode('cd /tmp; V=abc', { context: ctx })
+  const ex = await sbx.runCode('echo "$V $PWD $BV"; echo e >&2', { context: ctx, envs: { BV: 'b' } })
+  assert.deepEqual(ex.logs.stdout, ['abc /tmp b\n'])
+  assert.deepEqual(ex.logs.stderr, ['e\n'])
+  const fail = await sbx.runCode('false', { context: ctx })
+  assert.equal(fail.error.value, 'exit status 1')
+  assert.deepEqual((await sbx.runCode('echo "[$BV]"', { context: ctx })).logs.stdout, ['[]\n'])
+  await sbx.removeCodeContext(ctx)
+})
+
+test('bad input gets clear errors', async () => {
+  await assert.rejects(sbx.createCodeContext({ language: 'cobol' }), /400/)
+  await assert.rejects(sbx.createCodeContext({ cwd: '/nonexistent' }), /400/)
+  // Straight to the interpreter in debug mode, else through the daemon.
+  const base = process.env.E2B_DEBUG ? 'http://localhost:49999' : process.env.E2B_SANDBOX_URL
+  const route = { 'E2b-Sandbox-Id': sbx.sandboxId, 'E2b-Sandbox-Port': '49999' }
+  const token = process.env.SBX_E2E_TOKEN || sbx.envdAccessToken
+  const res = await fetch(`${base}/execute`, {
+    method: 'POST', body: JSON.stringify({ code: '1', context_id: 'x', language: 'python' }),
+    headers: { ...route, 'X-Access-Token': token }
+  })
+  assert.equal(res.status, 400)
+  const noTok = await fetch(`${base}/execute`, { method: 'POST', body: '{"code":"1"}', headers: route })
+  assert.equal(noTok.status, 401)
+})
