@@ -47,7 +47,8 @@ SBX_TEST_TOKEN=$token unshare -m -p -f --kill-child=SIGTERM --propagation privat
   exec chroot '$rootfs' /usr/local/bin/sbx-interpreter-test -prewarm" >"$log" 2>&1 &
 pid=$!
 cleanup() {
-  kill "$pid" 2>/dev/null || true
+  # unshare ignores SIGTERM while it waits: signal the server (its child).
+  kill $(pgrep -P "$pid") 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
   rm -f "$log" "$bin"
 }
