@@ -51,7 +51,10 @@ done
 
 for rt in runsc crun; do
   log "code interpreter end-to-end on $rt (@e2b/code-interpreter through the daemon)"
-  test/e2e/daemon/run.sh "$rt" test/e2e/interpreter.test.mjs
+  # Known open bug (issue 5 note): an interpreter stream through the proxy is
+  # occasionally cut ("terminated"); one full rerun, never more.
+  test/e2e/daemon/run.sh "$rt" test/e2e/interpreter.test.mjs ||
+    { log "rerunning the interpreter e2e once on $rt"; test/e2e/daemon/run.sh "$rt" test/e2e/interpreter.test.mjs; }
 done
 
 log "benchmarks, short mode"

@@ -14,7 +14,7 @@ log="$data/serve.log"
 
 SBX_API_KEY=$key bin/sbx serve --listen 127.0.0.1:$port --data-dir "$data" \
   --templates-dir "${SBX_DATA_DIR:-/var/lib/sbx}/templates" --runtime "$rt" \
-  --subnet 10.201.0.0/16 --net-prefix sbe >"$log" 2>&1 &
+  --subnet 10.201.0.0/16 --net-prefix sbe ${SBX_E2E_SERVE_FLAGS:-} >"$log" 2>&1 &
 pid=$!
 cleanup() {
   kill "$pid" 2>/dev/null || true
