@@ -26,7 +26,7 @@ func TestIsolation(t *testing.T) {
 	}
 	serve(t, host)
 	hostPort := uint16(host.Addr().(*net.TCPAddr).Port)
-	if err := dialRead(out.addr.String()); err != nil {
+	if err := retry(10, func() error { return dialRead(out.addr.String()) }); err != nil {
 		t.Fatalf("control: host cannot reach the outside: %v", err)
 	}
 	targets := map[string]string{
@@ -62,4 +62,14 @@ func TestIsolation(t *testing.T) {
 	} else {
 		c.Close()
 	}
+}
+
+// retry runs fn up to n times (a loaded host may drop a first SYN or ARP).
+func retry(n int, fn func() error) (err error) {
+	for i := 0; i < n; i++ {
+		if err = fn(); err == nil {
+			return nil
+		}
+	}
+	return err
 }

@@ -271,17 +271,35 @@ func (p *proc) killAt(deadline time.Time) {
 }
 
 // signal sends sig to the whole process group. Once the leader has been
-// reaped nothing is sent: its pid may already name another group.
+// reaped only SIGKILL is still sent, and only to the group: the kernel keeps
+// a process group's id out of reuse while any member lives, so the group of
+// a leader that exited first (a fork bomb's shell) is still its own. SIGKILL
+// is repeated until the group is empty, because members fork while it lands.
 func (p *proc) signal(sig unix.Signal) error {
 	theReaper.mu.Lock() // the leader cannot be reaped while we look
-	defer theReaper.mu.Unlock()
-	if p.hasExited() {
-		return nil
+	exited := p.hasExited()
+	var err error
+	if !exited {
+		err = unix.Kill(-int(p.pid), sig)
 	}
-	if err := unix.Kill(-int(p.pid), sig); err != nil && !errors.Is(err, unix.ESRCH) {
+	theReaper.mu.Unlock()
+	if err != nil && !errors.Is(err, unix.ESRCH) {
 		return err
 	}
+	if sig == unix.SIGKILL {
+		go killGroup(int(p.pid))
+	}
 	return nil
+}
+
+// killGroup SIGKILLs process group pgid until it is empty (bounded).
+func killGroup(pgid int) {
+	for i := 0; i < 200; i++ {
+		if unix.Kill(-pgid, unix.SIGKILL) != nil {
+			return // ESRCH: nobody left
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // endEvent returns the end event; valid once ended is closed.
