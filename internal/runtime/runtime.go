@@ -102,3 +102,11 @@ type Sandbox interface {
 type Checkpointer interface {
 	Checkpoint(ctx context.Context, imageDir string, leaveRunning bool) error
 }
+
+// Restorer is implemented by runtimes that can start a sandbox from an image
+// written by Checkpointer.Checkpoint (resume after pause, fork). The spec
+// must describe the same root filesystem contents and mounts; its ID may
+// differ from the checkpointed sandbox's.
+type Restorer interface {
+	Restore(ctx context.Context, spec Spec, imageDir string) (Sandbox, error)
+}

@@ -14,9 +14,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -32,7 +34,11 @@ type Config struct {
 	Debug    bool          // runsc: write debug logs into the bundle dir
 }
 
-// Runtime is one OCI backend.
+var _ runtime.Runtime = (*Runtime)(nil)
+
+// Runtime is one OCI backend. It holds no mutable state of its own: the
+// runtime binary's --root and the bundle directories are the truth, so any
+// number of instances over one StateDir (a restarted daemon) agree.
 type Runtime struct {
 	kind   string
 	cfg    Config
@@ -172,14 +178,20 @@ func (r *Runtime) state(ctx context.Context, id string) (state, error) {
 	return st, nil
 }
 
-// List implements runtime.Runtime: the ids with a bundle or runtime state.
+// List implements runtime.Runtime: the ids with a bundle or runtime state
+// (runc and crun keep a directory per container under --root; runsc a
+// "<id>_sandbox:<id>.state" file).
 func (r *Runtime) List(context.Context) ([]string, error) {
 	seen := map[string]bool{}
 	for _, dir := range []string{r.bundles(), r.root} {
-		ents, _ := os.ReadDir(dir)
+		ents, err := os.ReadDir(dir)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("oci: list %s: %w", dir, err)
+		}
 		for _, e := range ents {
-			if e.IsDir() && validID(e.Name()) {
-				seen[e.Name()] = true
+			id, _, _ := strings.Cut(e.Name(), "_sandbox:")
+			if validID(id) && (e.IsDir() || id != e.Name()) {
+				seen[id] = true
 			}
 		}
 	}
@@ -187,6 +199,7 @@ func (r *Runtime) List(context.Context) ([]string, error) {
 	for id := range seen {
 		out = append(out, id)
 	}
+	sort.Strings(out)
 	return out, nil
 }
 
@@ -203,3 +216,19 @@ func validID(s string) bool {
 }
 
 var errNotRunning = errors.New("sandbox is not running")
+
+// Close releases host state the backend keeps per StateDir rather than per
+// sandbox: runsc pins a "null" network namespace with a bind mount at
+// <StateDir>/runsc/null-netns to start gofers faster. Call it only when no
+// sandbox of this StateDir will be started again (tests, uninstall); running
+// sandboxes are not affected. It is idempotent.
+func (r *Runtime) Close() error {
+	p := filepath.Join(r.root, "null-netns")
+	if err := syscall.Unmount(p, syscall.MNT_DETACH); err != nil && err != syscall.EINVAL && err != syscall.ENOENT {
+		return fmt.Errorf("oci: unmount %s: %w", p, err)
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("oci: %w", err)
+	}
+	return nil
+}

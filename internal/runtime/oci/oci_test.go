@@ -2,10 +2,7 @@ package oci
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/sbx-dev/sbx/internal/runtime"
 	"github.com/sbx-dev/sbx/internal/runtime/runtimetest"
@@ -13,8 +10,6 @@ import (
 
 func conformance(t *testing.T, kind string) {
 	state := t.TempDir()
-	// runsc keeps a bind-mounted null netns under its root; release it.
-	t.Cleanup(func() { _ = unix.Unmount(filepath.Join(state, "runsc", "null-netns"), unix.MNT_DETACH) })
 	newRuntime := func(t *testing.T) runtime.Runtime {
 		r, err := New(kind, Config{StateDir: state})
 		if err != nil {
@@ -25,7 +20,10 @@ func conformance(t *testing.T, kind string) {
 		}
 		return r
 	}
-	runtimetest.Run(t, newRuntime)
+	// runsc pins a null netns under its root (shared by every instance).
+	first := newRuntime(t)
+	t.Cleanup(func() { first.(*Runtime).Close() })
+	runtimetest.Run(t, newRuntime, runtimetest.NewFixture(t))
 }
 
 func TestConformanceRunsc(t *testing.T) { conformance(t, "runsc") }

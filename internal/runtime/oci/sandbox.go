@@ -1,10 +1,12 @@
 package oci
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,14 +23,23 @@ type Sandbox struct {
 	pid int
 }
 
-// Create implements runtime.Runtime: bundle, create, start. On error the
-// container and bundle are removed.
-func (r *Runtime) Create(ctx context.Context, s runtime.Spec) (_ runtime.Sandbox, err error) {
-	if !validID(s.ID) {
-		return nil, fmt.Errorf("oci: bad sandbox id %q", s.ID)
+// Create implements runtime.Runtime: bundle, then `run --detach` (create and
+// start in one exec). On error the container and bundle are removed.
+func (r *Runtime) Create(ctx context.Context, s runtime.Spec) (runtime.Sandbox, error) {
+	return r.start(ctx, s, []string{"run", "--detach"})
+}
+
+// start claims s.ID, writes the bundle and runs the runtime subcommand cmd
+// (run or restore, with flags) on it. On error everything it made is removed;
+// a sandbox that already had the id is never touched.
+func (r *Runtime) start(ctx context.Context, s runtime.Spec, cmd []string) (_ runtime.Sandbox, err error) {
+	if err := validate(s); err != nil {
+		return nil, err
 	}
-	b := r.bundle(s.ID)
-	if err := os.MkdirAll(b, 0o711); err != nil {
+	if s, err = resolve(s); err != nil {
+		return nil, err
+	}
+	if err := r.claim(s.ID); err != nil {
 		return nil, err
 	}
 	sb := &Sandbox{r: r, id: s.ID}
@@ -37,28 +48,66 @@ func (r *Runtime) Create(ctx context.Context, s runtime.Spec) (_ runtime.Sandbox
 			_ = sb.Delete(context.WithoutCancel(ctx))
 		}
 	}()
+	b := r.bundle(s.ID)
 	cfg, err := json.Marshal(buildSpec(r.kind, s))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("oci: spec: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(b, "config.json"), cfg, 0o600); err != nil {
+		return nil, fmt.Errorf("oci: bundle: %w", err)
+	}
+	if err := r.launch(ctx, s.ID, b, cmd); err != nil {
 		return nil, err
 	}
-	if err := r.create(ctx, s.ID, b); err != nil {
-		return nil, err
+	if sb.pid, err = readPid(filepath.Join(b, "pid")); err != nil {
+		return nil, fmt.Errorf("%s: %w", r.kind, err)
 	}
-	pid, err := os.ReadFile(filepath.Join(b, "pid"))
-	if err != nil {
-		return nil, fmt.Errorf("%s: no pid file: %w", r.kind, err)
-	}
-	sb.pid, _ = strconv.Atoi(strings.TrimSpace(string(pid)))
 	return sb, nil
 }
 
-// create runs `<runtime> run --detach` (create and start in one exec) with
+func readPid(path string) (int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("pid file: %w", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return 0, fmt.Errorf("pid file %s: bad pid %q", path, b)
+	}
+	return pid, nil
+}
+
+// claim creates the bundle directory of id, failing with an error wrapping
+// fs.ErrExist if the id is taken (a bundle or runtime state exists): Create's
+// cleanup must never tear down another sandbox of the same id.
+func (r *Runtime) claim(id string) error {
+	if err := os.MkdirAll(r.bundles(), 0o711); err != nil {
+		return fmt.Errorf("oci: bundles dir: %w", err)
+	}
+	if err := os.Mkdir(r.bundle(id), 0o711); err != nil {
+		return fmt.Errorf("oci: sandbox %s: %w", id, err)
+	}
+	if r.hasState(id) {
+		_ = os.Remove(r.bundle(id))
+		return fmt.Errorf("oci: sandbox %s: runtime state exists: %w", id, fs.ErrExist)
+	}
+	return nil
+}
+
+// hasState reports whether the runtime's --root holds state for id (runc and
+// crun: a directory; runsc: <id>_sandbox:<id>.state and friends).
+func (r *Runtime) hasState(id string) bool {
+	if _, err := os.Stat(filepath.Join(r.root, id)); err == nil {
+		return true
+	}
+	m, _ := filepath.Glob(filepath.Join(r.root, id+"_sandbox:*"))
+	return len(m) > 0
+}
+
+// launch runs `<runtime> <cmd...> --bundle B --pid-file B/pid <id>` with
 // stdio on the bundle's log file, so the sandbox never holds a pipe to the
-// daemon.
-func (r *Runtime) create(ctx context.Context, id, bundle string) error {
+// daemon (and survives it).
+func (r *Runtime) launch(ctx context.Context, id, bundle string, sub []string) error {
 	logf, err := os.OpenFile(filepath.Join(bundle, "console.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
@@ -66,14 +115,15 @@ func (r *Runtime) create(ctx context.Context, id, bundle string) error {
 	defer logf.Close()
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
-	cmd := r.command(ctx, id, "run", "--detach", "--bundle", bundle, "--pid-file", filepath.Join(bundle, "pid"), id)
+	args := append(append([]string{}, sub...), "--bundle", bundle, "--pid-file", filepath.Join(bundle, "pid"), id)
+	cmd := r.command(ctx, id, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Run(); err != nil {
 		tail, _ := os.ReadFile(filepath.Join(bundle, "console.log"))
 		if len(tail) > 2000 {
 			tail = tail[len(tail)-2000:]
 		}
-		return fmt.Errorf("%s run: %w: %s", r.kind, err, tail)
+		return fmt.Errorf("%s %s: %w: %s", r.kind, sub[0], err, bytes.TrimSpace(tail))
 	}
 	return nil
 }
@@ -123,10 +173,10 @@ func (s *Sandbox) State(ctx context.Context) (runtime.State, error) {
 	return runtime.StateStopped, nil
 }
 
-// Kill implements runtime.Sandbox: the signal goes to the init process; the
-// PID namespace takes every other process with it.
+// Kill implements runtime.Sandbox: the runtime signals every process of the
+// container (`kill --all`).
 func (s *Sandbox) Kill(ctx context.Context, sig syscall.Signal) error {
-	_, err := s.r.run(ctx, s.id, "kill", s.id, strconv.Itoa(int(sig)))
+	_, err := s.r.run(ctx, s.id, "kill", "--all", s.id, strconv.Itoa(int(sig)))
 	return err
 }
 

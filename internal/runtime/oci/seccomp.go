@@ -68,6 +68,10 @@ var allowedSyscalls = []string{
 // CLONE_NEWNET, CLONE_NEWTIME); clone with any of them is refused.
 const nsFlags = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000 | 0x00000080
 
+// afVsock is refused like Docker does: host-guest sockets are no business of
+// a sandbox.
+const afVsock = 40
+
 // Seccomp returns the sandbox profile for backend kind: allow-list, EPERM
 // otherwise; clone only without namespace flags; clone3 answers ENOSYS (so
 // libcs fall back to clone, whose flags can be checked). gVisor does not
@@ -89,7 +93,8 @@ func Seccomp(kind string) *specs.LinuxSeccomp {
 			{Names: []string{"clone"}, Action: specs.ActAllow, Args: []specs.LinuxSeccompArg{
 				{Index: 0, Value: nsFlags, ValueTwo: 0, Op: specs.OpMaskedEqual}}},
 			clone3,
-			{Names: []string{"socket"}, Action: specs.ActAllow},
+			{Names: []string{"socket"}, Action: specs.ActAllow, Args: []specs.LinuxSeccompArg{
+				{Index: 0, Value: afVsock, Op: specs.OpNotEqual}}},
 			{Names: []string{"personality"}, Action: specs.ActAllow, Args: []specs.LinuxSeccompArg{
 				{Index: 0, Value: 0x0, Op: specs.OpEqualTo}}},
 			{Names: []string{"personality"}, Action: specs.ActAllow, Args: []specs.LinuxSeccompArg{

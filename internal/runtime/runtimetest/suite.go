@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -116,13 +117,17 @@ func waitFile(t *testing.T, rootfs, path string, d time.Duration) string {
 	return ""
 }
 
-// Run runs the suite against newRuntime (called again to test re-adoption;
-// instances must share their state directory).
-func Run(t *testing.T, newRuntime func(t *testing.T) runtime.Runtime) {
-	fx := NewFixture(t)
+// Run runs the suite against newRuntime, which is called once per case and
+// again to test re-adoption: its instances must share one state directory.
+// fx comes from NewFixture.
+func Run(t *testing.T, newRuntime func(t *testing.T) runtime.Runtime, fx *Fixture) {
 	t.Run("CreateStateDelete", func(t *testing.T) { testLifecycle(t, fx, newRuntime) })
+	t.Run("Kill", func(t *testing.T) { testKill(t, fx, newRuntime(t)) })
 	t.Run("Isolation", func(t *testing.T) { testIsolation(t, fx, newRuntime(t)) })
 	t.Run("Limits", func(t *testing.T) { testLimits(t, fx, newRuntime(t)) })
+	t.Run("InvalidSpec", func(t *testing.T) { testInvalid(t, fx, newRuntime(t)) })
+	t.Run("DuplicateID", func(t *testing.T) { testDuplicate(t, fx, newRuntime(t)) })
+	t.Run("Checkpoint", func(t *testing.T) { testCheckpoint(t, fx, newRuntime(t)) })
 	t.Run("LoadUnknown", func(t *testing.T) {
 		if _, err := newRuntime(t).Load(context.Background(), sandbox.NewID()); !errors.Is(err, runtime.ErrNotFound) {
 			t.Fatalf("Load(unknown) = %v, want ErrNotFound", err)
@@ -130,52 +135,55 @@ func Run(t *testing.T, newRuntime func(t *testing.T) runtime.Runtime) {
 	})
 }
 
+// testLifecycle: create+start runs the init, State is running, a second
+// runtime instance re-adopts the sandbox (Load, List) and kills and deletes
+// it; Delete is idempotent and leaves nothing behind.
 func testLifecycle(t *testing.T, fx *Fixture, newRuntime func(t *testing.T) runtime.Runtime) {
 	rt := newRuntime(t)
 	ctx := context.Background()
 	s, rootfs := fx.spec(t, rt, "echo started END > /var/tmp/ready; exec sleep 1000", runtime.Limits{})
-	sb, err := rt.Create(ctx, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sb.Delete(context.Background()) })
+	sb := create(t, rt, s)
 	waitFile(t, rootfs, "var/tmp/ready", 10*time.Second)
 	if st, err := sb.State(ctx); err != nil || st != runtime.StateRunning {
 		t.Fatalf("State = %v, %v", st, err)
+	}
+	if sb.Pid() <= 0 || sb.ID() != s.ID {
+		t.Fatalf("Pid %d ID %q", sb.Pid(), sb.ID())
 	}
 	again, err := newRuntime(t).Load(ctx, s.ID) // as after a daemon restart
 	if err != nil {
 		t.Fatalf("re-adopt: %v", err)
 	}
-	if ids, _ := rt.List(ctx); !contains(ids, s.ID) {
+	if again.Pid() != sb.Pid() {
+		t.Errorf("re-adopted pid %d, want %d", again.Pid(), sb.Pid())
+	}
+	if ids, _ := rt.List(ctx); !slices.Contains(ids, s.ID) {
 		t.Fatalf("List = %v", ids)
 	}
 	if err := again.Kill(ctx, syscall.SIGKILL); err != nil {
 		t.Fatalf("Kill: %v", err)
 	}
-	if err := again.Delete(ctx); err != nil {
-		t.Fatalf("Delete: %v", err)
-	}
-	if err := again.Delete(ctx); err != nil {
-		t.Fatalf("second Delete: %v", err)
-	}
-	if _, err := rt.Load(ctx, s.ID); !errors.Is(err, runtime.ErrNotFound) {
-		t.Fatalf("Load after Delete = %v", err)
-	}
-	for _, p := range sb.CgroupPaths() {
-		if _, err := os.Stat(p); err == nil {
-			t.Errorf("cgroup left: %s", p)
+	for i := 0; i < 2; i++ {
+		if err := again.Delete(ctx); err != nil {
+			t.Fatalf("Delete #%d: %v", i+1, err)
 		}
 	}
+	checkNoResidue(t, rt, sb, rootfs)
 }
 
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
+// create creates s and deletes it at cleanup.
+func create(t *testing.T, rt runtime.Runtime, s runtime.Spec) runtime.Sandbox {
+	t.Helper()
+	sb, err := rt.Create(context.Background(), s)
+	if err != nil {
+		t.Fatalf("Create: %v", err)
 	}
-	return false
+	t.Cleanup(func() {
+		if err := sb.Delete(context.Background()); err != nil {
+			t.Errorf("cleanup Delete: %v", err)
+		}
+	})
+	return sb
 }
 
 // SpecForDebug exposes spec for ad-hoc debugging tests.
