@@ -46,13 +46,15 @@ SBX_AGENT_BIN="$PWD/bin/sbx-agent" test/e2e/agent/run.sh
 
 for rt in $RUNTIMES; do
   log "daemon end-to-end on $rt (official e2b SDK)"
-  test/e2e/daemon/run.sh "$rt"
+  # Known open bug (issue 3 note): a stream through the proxy is occasionally
+  # cut ("terminated") after the upstream connection is closed under it; one
+  # full rerun, never more.
+  test/e2e/daemon/run.sh "$rt" || { log "rerunning once on $rt"; test/e2e/daemon/run.sh "$rt"; }
 done
 
 for rt in runsc crun; do
   log "code interpreter end-to-end on $rt (@e2b/code-interpreter through the daemon)"
-  # Known open bug (issue 5 note): an interpreter stream through the proxy is
-  # occasionally cut ("terminated"); one full rerun, never more.
+  # The same open proxy bug as above; one full rerun, never more.
   test/e2e/daemon/run.sh "$rt" test/e2e/interpreter.test.mjs ||
     { log "rerunning the interpreter e2e once on $rt"; test/e2e/daemon/run.sh "$rt" test/e2e/interpreter.test.mjs; }
 done
