@@ -215,7 +215,6 @@ func validID(s string) bool {
 	return true
 }
 
-var errNotRunning = errors.New("sandbox is not running")
 
 // Close releases host state the backend keeps per StateDir rather than per
 // sandbox: runsc pins a "null" network namespace with a bind mount at
