@@ -215,7 +215,6 @@ func validID(s string) bool {
 	return true
 }
 
-
 // Close releases host state the backend keeps per StateDir rather than per
 // sandbox: runsc pins a "null" network namespace with a bind mount at
 // <StateDir>/runsc/null-netns to start gofers faster. Call it only when no
