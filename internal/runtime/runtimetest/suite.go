@@ -35,7 +35,7 @@ type Fixture struct {
 
 // NewFixture prepares layers and networking for tests, or skips (fails under
 // CI=true) when the host lacks root or the base template.
-func NewFixture(t *testing.T) *Fixture {
+func NewFixture(t testing.TB) *Fixture {
 	t.Helper()
 	skip := func(msg string) {
 		if os.Getenv("CI") == "true" {
@@ -75,7 +75,7 @@ func NewFixture(t *testing.T) *Fixture {
 }
 
 // spec prepares a layer and network for a new sandbox running script as init.
-func (fx *Fixture) spec(t *testing.T, rt runtime.Runtime, script string, lim runtime.Limits) (runtime.Spec, string) {
+func (fx *Fixture) spec(t testing.TB, rt runtime.Runtime, script string, lim runtime.Limits) (runtime.Spec, string) {
 	t.Helper()
 	id := sandbox.NewID()
 	lower, owner := fx.Lower, uint32(0)
@@ -186,7 +186,9 @@ func create(t *testing.T, rt runtime.Runtime, s runtime.Spec) runtime.Sandbox {
 	return sb
 }
 
-// SpecForDebug exposes spec for ad-hoc debugging tests.
-func (fx *Fixture) SpecForDebug(t *testing.T, rt runtime.Runtime, script string, lim runtime.Limits) (runtime.Spec, string) {
-	return fx.spec(t, rt, script, lim)
+// Spec prepares a writable layer and a network namespace (both released at
+// tb's cleanup) for a sandbox of rt running the shell script as init, and
+// returns its spec and rootfs path. For benchmarks and ad-hoc tests.
+func (fx *Fixture) Spec(tb testing.TB, rt runtime.Runtime, script string, lim runtime.Limits) (runtime.Spec, string) {
+	return fx.spec(tb, rt, script, lim)
 }
