@@ -2,6 +2,7 @@ package runtimetest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,43 +36,80 @@ while True:
     except ChildProcessError:
         break' 2>&1
 echo START-MEM
-python3 -c 'b = bytearray(300 << 20); print("alloc ok")' 2>&1 | tail -1; echo "mem-exit: $?"
+python3 -c 'b = bytearray(400 << 20); print("alloc ok")' 2>/dev/null; echo "mem-exit: $?"
 echo END
 }; exec sleep 1000`
 
 func testLimits(t *testing.T, fx *Fixture, rt runtime.Runtime) {
 	ctx := context.Background()
-	mem := int64(128 << 20)
+	lim := runtime.Limits{MemoryBytes: 256 << 20, CPUMillis: 500, Pids: 64, NoFile: 1024}
+	script := limitsProbe
 	if rt.Name() == "runsc" {
-		mem = 512 << 20 // the Sentry itself needs room; see below
+		script = runscLimitsProbe
 	}
-	s, rootfs := fx.spec(t, rt, limitsProbe, runtime.Limits{MemoryBytes: mem, Pids: 64, NoFile: 1024})
-	sb, err := rt.Create(ctx, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sb.Delete(context.Background()) })
-	// gVisor: a balloon past the limit gets the whole sandbox (its Sentry)
-	// OOM-killed by the host; that is contained (the host and neighbours are
-	// untouched) and documented. Other runtimes kill only the process.
+	s, rootfs := fx.spec(t, rt, script, lim)
+	sb := create(t, rt, s)
+	checkCgroupLimits(t, sb, lim)
 	if rt.Name() == "runsc" {
-		// gVisor runs every task inside its Sentry: the host's pids and
-		// memory cgroups bound the Sentry as a whole, so a fork bomb or a
-		// balloon ends with the whole sandbox killed, never the host
-		// (docs/SECURITY.md). Only the in-sandbox rlimit is checked here.
-		out := waitPrefix(t, rootfs, "var/tmp/limits", "nofile:", 30*time.Second)
-		if !strings.Contains(out, "nofile: 1024") {
-			t.Errorf("nofile limit not applied:\n%s", out)
-		}
+		testRunscLimits(t, sb, rootfs)
 		return
 	}
 	out := waitFile(t, rootfs, "var/tmp/limits", 60*time.Second)
 	checkPidsNofile(t, out)
-	if strings.Contains(out, "alloc ok") {
-		t.Errorf("300 MiB allocation succeeded under a 128 MiB limit:\n%s", out)
+	if strings.Contains(out, "alloc ok") || !strings.Contains(out, "mem-exit: 137") {
+		t.Errorf("400 MiB allocation not OOM-killed under a 256 MiB limit:\n%s", out)
 	}
 	if st, err := sb.State(ctx); err != nil || st != runtime.StateRunning {
 		t.Errorf("sandbox died from its own limits: %v %v", st, err)
+	}
+}
+
+// runscLimitsProbe checks the rlimit, then inflates a balloon twice the
+// memory limit.
+const runscLimitsProbe = `exec >> /var/tmp/limits 2>&1; echo "nofile: $(ulimit -n)"
+python3 -c 'b = bytearray(512 << 20); print("alloc ok")'; echo END; exec sleep 1000`
+
+// testRunscLimits: gVisor runs every task inside its Sentry, so the host's
+// memory and pids cgroups bound the Sentry (and its systrap stubs) as a
+// whole: a balloon past the limit ends with the whole sandbox OOM-killed by
+// the host kernel — contained, and visible to State as stopped.
+func testRunscLimits(t *testing.T, sb runtime.Sandbox, rootfs string) {
+	out := waitPrefix(t, rootfs, "var/tmp/limits", "nofile:", 30*time.Second)
+	if !strings.Contains(out, "nofile: 1024") {
+		t.Errorf("nofile limit not applied:\n%s", out)
+	}
+	var st runtime.State
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		b, _ := os.ReadFile(filepath.Join(rootfs, "var/tmp/limits"))
+		if strings.Contains(string(b), "alloc ok") {
+			t.Fatalf("512 MiB allocated under a 256 MiB limit:\n%s", b)
+		}
+		if st, _ = sb.State(context.Background()); st == runtime.StateStopped || strings.Contains(string(b), "END") {
+			return
+		}
+	}
+	t.Fatalf("balloon neither failed nor stopped the sandbox (state %s)", st)
+}
+
+// checkCgroupLimits reads the limits back from the host cgroup files.
+func checkCgroupLimits(t *testing.T, sb runtime.Sandbox, lim runtime.Limits) {
+	t.Helper()
+	paths := sb.CgroupPaths()
+	want := map[string]string{}
+	if p, ok := paths[""]; ok {
+		want[filepath.Join(p, "memory.max")] = fmt.Sprint(lim.MemoryBytes)
+		want[filepath.Join(p, "pids.max")] = fmt.Sprint(lim.Pids)
+		want[filepath.Join(p, "cpu.max")] = fmt.Sprintf("%d 100000", lim.CPUMillis*100)
+	} else {
+		want[filepath.Join(paths["memory"], "memory.limit_in_bytes")] = fmt.Sprint(lim.MemoryBytes)
+		want[filepath.Join(paths["pids"], "pids.max")] = fmt.Sprint(lim.Pids)
+		want[filepath.Join(paths["cpu"], "cpu.cfs_quota_us")] = fmt.Sprint(lim.CPUMillis * 100)
+	}
+	for f, w := range want {
+		b, err := os.ReadFile(f)
+		if got := strings.TrimSpace(string(b)); err != nil || got != w {
+			t.Errorf("%s = %q (%v), want %q (paths %v)", f, got, err, w, paths)
+		}
 	}
 }
 
