@@ -24,11 +24,7 @@ func testCheckpoint(t *testing.T, fx *Fixture, rt runtime.Runtime) {
 	}
 	ctx := context.Background()
 	s, rootfs := fx.spec(t, rt, counter, runtime.Limits{})
-	sb, err := rt.Create(ctx, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sb.Delete(context.Background()) })
+	sb := create(t, rt, s) // its cleanup also checks the restored one's residue
 	waitCount(t, rootfs, 5)
 	img := t.TempDir()
 	start := time.Now()

@@ -171,7 +171,8 @@ func testLifecycle(t *testing.T, fx *Fixture, newRuntime func(t *testing.T) runt
 	checkNoResidue(t, rt, sb, rootfs)
 }
 
-// create creates s and deletes it at cleanup.
+// create creates s, and deletes it at cleanup, asserting that nothing of
+// it is left, whatever state the test left it in.
 func create(t *testing.T, rt runtime.Runtime, s runtime.Spec) runtime.Sandbox {
 	t.Helper()
 	sb, err := rt.Create(context.Background(), s)
@@ -182,6 +183,7 @@ func create(t *testing.T, rt runtime.Runtime, s runtime.Spec) runtime.Sandbox {
 		if err := sb.Delete(context.Background()); err != nil {
 			t.Errorf("cleanup Delete: %v", err)
 		}
+		checkNoResidue(t, rt, sb, s.Rootfs)
 	})
 	return sb
 }
