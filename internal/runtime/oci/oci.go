@@ -10,6 +10,7 @@
 package oci
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -64,6 +65,9 @@ func New(kind string, cfg Config) (*Runtime, error) {
 	}
 	r := &Runtime{kind: kind, cfg: cfg, root: filepath.Join(cfg.StateDir, kind)}
 	r.v2, r.hybrid = cgroupMode()
+	if err := r.probe(); err != nil {
+		return nil, err
+	}
 	for _, d := range []string{r.root, r.bundles()} {
 		if err := os.MkdirAll(d, 0o711); err != nil {
 			return nil, err
@@ -86,6 +90,22 @@ func findBinary(kind, given string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%w: %s binary not found (%v)", runtime.ErrUnavailable, kind, cands)
+}
+
+// probe checks that the binary runs (`--version`, bounded by the timeout)
+// and, for crun on a hybrid host, that unshare(1) is there for the workaround.
+func (r *Runtime) probe() error {
+	if r.kind == "crun" && r.hybrid {
+		if _, err := exec.LookPath("unshare"); err != nil {
+			return fmt.Errorf("%w: crun on a hybrid cgroup host needs unshare(1): %w", runtime.ErrUnavailable, err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.Timeout)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, r.cfg.Binary, "--version").CombinedOutput(); err != nil {
+		return fmt.Errorf("%w: %s --version: %w: %s", runtime.ErrUnavailable, r.cfg.Binary, err, bytes.TrimSpace(out))
+	}
+	return nil
 }
 
 // cgroupMode detects pure v2 and hybrid (v1 + a cgroup2 mount) hosts.
@@ -136,6 +156,9 @@ func (r *Runtime) command(ctx context.Context, id string, args ...string) *exec.
 		cmd = exec.CommandContext(ctx, r.cfg.Binary, argv...)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // not in our process group
+	// On timeout the whole session goes: a hung runtime's helpers must not
+	// hold the output pipes (WaitDelay bounds that anyway) or linger.
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
 	return cmd
 }
