@@ -19,7 +19,9 @@ pid=$!
 cleanup() {
   kill "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
-  [ "${KEEP:-}" = 1 ] || rm -rf "$data"
+  # runsc keeps a bind-mounted null netns under its root
+  umount -l "$data/runtime/runsc/null-netns" 2>/dev/null || true
+  [ "${KEEP:-}" = 1 ] || rm -rf "$data" || true
 }
 trap cleanup EXIT
 for _ in $(seq 100); do
