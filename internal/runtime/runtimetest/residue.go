@@ -77,3 +77,22 @@ func cgroupDirs(id string) []string {
 	}
 	return out
 }
+
+// ancestry returns pid's parent chain up to (not including) pid 1.
+func ancestry(pid int) []int {
+	var chain []int
+	for pid > 1 && len(chain) < 64 {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			break
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) < 2 {
+			break
+		}
+		pid, _ = strconv.Atoi(f[1])
+		chain = append(chain, pid)
+	}
+	return chain
+}

@@ -150,6 +150,9 @@ func testLifecycle(t *testing.T, fx *Fixture, newRuntime func(t *testing.T) runt
 	if sb.Pid() <= 0 || sb.ID() != s.ID {
 		t.Fatalf("Pid %d ID %q", sb.Pid(), sb.ID())
 	}
+	if chain := ancestry(sb.Pid()); slices.Contains(chain, os.Getpid()) {
+		t.Errorf("sandbox init %d descends from the daemon (%v): it would die with it", sb.Pid(), chain)
+	}
 	again, err := newRuntime(t).Load(ctx, s.ID) // as after a daemon restart
 	if err != nil {
 		t.Fatalf("re-adopt: %v", err)
