@@ -1,12 +1,3 @@
-// Package oci implements runtime.Runtime with OCI runtimes: gVisor's runsc
-// (systrap platform), crun and runc. One spec builder serves all three; the
-// backends differ in flags, in user namespaces (crun and runc map sandbox root
-// to an unprivileged host range; gVisor's own kernel is the boundary for
-// runsc) and, for crun, in the hybrid-cgroup workaround.
-//
-// Sandboxes are detached from the daemon: the runtime's create/start leave
-// the sandbox processes reparented away from us, with stdio on a log file, so
-// a killed daemon leaves them running and Load re-adopts them.
 package oci
 
 import (
