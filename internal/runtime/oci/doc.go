@@ -51,7 +51,8 @@
 // (an OOM kills the offender inside the sandbox). Under runsc the host
 // cgroups bound the Sentry and its systrap stubs as a whole: a balloon past
 // the memory limit gets the whole sandbox OOM-killed (State then reports
-// stopped) and a fork bomb stalls that sandbox only.
+// stopped), and so does a fork bomb past the pids limit (the Sentry's own
+// threads count too: give runsc sandboxes >= 128 pids).
 //
 // Cgroups live under an "sbx" parent: /sys/fs/cgroup/<controller>/sbx/<id>
 // on v1 and hybrid hosts, /sys/fs/cgroup/sbx/<id> on pure v2 hosts (detected

@@ -52,6 +52,7 @@ func testLimits(t *testing.T, fx *Fixture, rt runtime.Runtime) {
 	checkCgroupLimits(t, sb, lim)
 	if rt.Name() == "runsc" {
 		testRunscLimits(t, sb, rootfs)
+		testRunscForkBomb(t, fx, rt)
 		return
 	}
 	out := waitFile(t, rootfs, "var/tmp/limits", 60*time.Second)
@@ -89,6 +90,25 @@ func testRunscLimits(t *testing.T, sb runtime.Sandbox, rootfs string) {
 		}
 	}
 	t.Fatalf("balloon neither failed nor stopped the sandbox (state %s)", st)
+}
+
+// testRunscForkBomb: the Sentry's threads and systrap stubs count against
+// the host pids cgroup, so a fork bomb ends with the whole sandbox killed —
+// never with 200 processes.
+func testRunscForkBomb(t *testing.T, fx *Fixture, rt runtime.Runtime) {
+	s, rootfs := fx.spec(t, rt, limitsProbe, runtime.Limits{Pids: 64})
+	sb := create(t, rt, s)
+	var st runtime.State
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		b, _ := os.ReadFile(filepath.Join(rootfs, "var/tmp/limits"))
+		if strings.Contains(string(b), "forked: 200") {
+			t.Fatalf("fork bomb not bounded:\n%s", b)
+		}
+		if st, _ = sb.State(context.Background()); st == runtime.StateStopped || strings.Contains(string(b), "forked:") {
+			return
+		}
+	}
+	t.Fatalf("fork bomb neither bounded nor stopped the sandbox (state %s)", st)
 }
 
 // checkCgroupLimits reads the limits back from the host cgroup files.
