@@ -99,18 +99,6 @@ func (r *Runtime) probe() error {
 	return nil
 }
 
-// cgroupMode detects pure v2 and hybrid (v1 + a cgroup2 mount) hosts.
-func cgroupMode() (v2, hybrid bool) {
-	var st syscall.Statfs_t
-	if syscall.Statfs("/sys/fs/cgroup", &st) == nil && st.Type == 0x63677270 { // CGROUP2_SUPER_MAGIC
-		return true, false
-	}
-	if syscall.Statfs("/sys/fs/cgroup/unified", &st) == nil && st.Type == 0x63677270 {
-		return false, true
-	}
-	return false, false
-}
-
 // Name implements runtime.Runtime.
 func (r *Runtime) Name() string { return r.kind }
 

@@ -189,40 +189,17 @@ func (s *Sandbox) Delete(ctx context.Context) error {
 			return err
 		}
 	}
-	s.r.removeCgroups(s.id)
-	return os.RemoveAll(s.r.bundle(s.id))
+	if err := s.r.reapCgroups(ctx, s.id); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(s.r.bundle(s.id)); err != nil {
+		return fmt.Errorf("oci: remove bundle: %w", err)
+	}
+	return nil
 }
 
 // CgroupPaths implements runtime.Sandbox.
 func (s *Sandbox) CgroupPaths() map[string]string { return s.r.cgroupPaths(s.id) }
-
-func (r *Runtime) cgroupPaths(id string) map[string]string {
-	rel := filepath.Join("sbx", id)
-	if r.v2 {
-		return map[string]string{"": filepath.Join("/sys/fs/cgroup", rel)}
-	}
-	out := map[string]string{}
-	for _, c := range []string{"memory", "cpu", "cpuacct", "pids"} {
-		p := filepath.Join("/sys/fs/cgroup", c, rel)
-		if _, err := os.Stat(p); err == nil {
-			out[c] = p
-		}
-	}
-	return out
-}
-
-// removeCgroups removes leftover (empty) cgroup dirs of id.
-func (r *Runtime) removeCgroups(id string) {
-	for _, p := range r.cgroupPaths(id) {
-		_ = syscall.Rmdir(p)
-	}
-	if !r.v2 {
-		ents, _ := os.ReadDir("/sys/fs/cgroup")
-		for _, e := range ents {
-			_ = syscall.Rmdir(filepath.Join("/sys/fs/cgroup", e.Name(), "sbx", id))
-		}
-	}
-}
 
 // alive reports whether pid exists and is not a zombie.
 func alive(pid int) bool {

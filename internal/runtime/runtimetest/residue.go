@@ -14,9 +14,9 @@ import (
 	"github.com/sbx-dev/sbx/internal/runtime"
 )
 
-// checkNoResidue asserts that a deleted sandbox left nothing: the backend
+// CheckNoResidue asserts that a deleted sandbox left nothing: the backend
 // does not know it, no process runs in it or for it, no cgroup is left.
-func checkNoResidue(t *testing.T, rt runtime.Runtime, sb runtime.Sandbox, rootfs string) {
+func CheckNoResidue(t *testing.T, rt runtime.Runtime, sb runtime.Sandbox, rootfs string) {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := rt.Load(ctx, sb.ID()); !errors.Is(err, runtime.ErrNotFound) {

@@ -66,7 +66,11 @@ func NewFixture(t testing.TB) *Fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nw, err := network.New(network.Config{Subnet: netip.MustParsePrefix("10.205.0.0/24"), IfPrefix: "sbc", Table: "sbxconf"})
+	// Netlink dumps are interrupted (EINTR) while other tests churn links.
+	var nw *network.Manager
+	for i := 0; i < 5 && (i == 0 || err != nil); i++ {
+		nw, err = network.New(network.Config{Subnet: netip.MustParsePrefix("10.205.0.0/24"), IfPrefix: "sbc", Table: "sbxconf"})
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +175,7 @@ func testLifecycle(t *testing.T, fx *Fixture, newRuntime func(t *testing.T) runt
 			t.Fatalf("Delete #%d: %v", i+1, err)
 		}
 	}
-	checkNoResidue(t, rt, sb, rootfs)
+	CheckNoResidue(t, rt, sb, rootfs)
 }
 
 // create creates s, and deletes it at cleanup, asserting that nothing of
@@ -186,7 +190,7 @@ func create(t *testing.T, rt runtime.Runtime, s runtime.Spec) runtime.Sandbox {
 		if err := sb.Delete(context.Background()); err != nil {
 			t.Errorf("cleanup Delete: %v", err)
 		}
-		checkNoResidue(t, rt, sb, s.Rootfs)
+		CheckNoResidue(t, rt, sb, s.Rootfs)
 	})
 	return sb
 }
