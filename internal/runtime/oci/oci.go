@@ -224,8 +224,15 @@ func validID(s string) bool {
 // sandboxes are not affected. It is idempotent.
 func (r *Runtime) Close() error {
 	p := filepath.Join(r.root, "null-netns")
-	if err := syscall.Unmount(p, syscall.MNT_DETACH); err != nil && err != syscall.EINVAL && err != syscall.ENOENT {
-		return fmt.Errorf("oci: unmount %s: %w", p, err)
+	// Concurrent first starts may each have pinned it: unmount every layer.
+	for i := 0; i < 64; i++ {
+		err := syscall.Unmount(p, syscall.MNT_DETACH)
+		if err == syscall.EINVAL || err == syscall.ENOENT {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("oci: unmount %s: %w", p, err)
+		}
 	}
 	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("oci: %w", err)

@@ -131,6 +131,7 @@ func Run(t *testing.T, newRuntime func(t *testing.T) runtime.Runtime, fx *Fixtur
 	t.Run("Limits", func(t *testing.T) { testLimits(t, fx, newRuntime(t)) })
 	t.Run("InvalidSpec", func(t *testing.T) { testInvalid(t, fx, newRuntime(t)) })
 	t.Run("DuplicateID", func(t *testing.T) { testDuplicate(t, fx, newRuntime(t)) })
+	t.Run("Parallel", func(t *testing.T) { testParallel(t, fx, newRuntime(t)) })
 	t.Run("Checkpoint", func(t *testing.T) { testCheckpoint(t, fx, newRuntime(t)) })
 	t.Run("LoadUnknown", func(t *testing.T) {
 		if _, err := newRuntime(t).Load(context.Background(), sandbox.NewID()); !errors.Is(err, runtime.ErrNotFound) {
