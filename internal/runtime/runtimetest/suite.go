@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/sbx-dev/sbx/internal/layer"
 	"github.com/sbx-dev/sbx/internal/network"
 	"github.com/sbx-dev/sbx/internal/runtime"
@@ -50,6 +52,7 @@ func NewFixture(t testing.TB) *Fixture {
 	if dir == "" {
 		dir = "/var/lib/sbx/templates"
 	}
+	lockHost(t)
 	lower := filepath.Join(dir, "base", "rootfs")
 	if _, err := os.Stat(filepath.Join(lower, "bin/sh")); err != nil {
 		skip("no base template at " + lower + " (run scripts/install.sh)")
@@ -78,6 +81,21 @@ func NewFixture(t testing.TB) *Fixture {
 	return &Fixture{Lower: lower, LowerUserNS: filepath.Join(dir, "base", "rootfs-userns"), Layers: ly, Net: nw}
 }
 
+// lockHost serialises fixtures across processes (several `go test` runs may
+// share the host): they use a fixed subnet, link prefix and nftables table.
+// The lock is held until tb's cleanup; fixtures must not nest.
+func lockHost(tb testing.TB) {
+	f, err := os.OpenFile("/run/sbx-runtimetest.lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { f.Close() })
+}
+
 // spec prepares a layer and network for a new sandbox running script as init.
 func (fx *Fixture) spec(t testing.TB, rt runtime.Runtime, script string, lim runtime.Limits) (runtime.Spec, string) {
 	t.Helper()
@@ -95,8 +113,12 @@ func (fx *Fixture) spec(t testing.TB, rt runtime.Runtime, script string, lim run
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		fx.Net.Teardown(context.Background(), id)
-		fx.Layers.Remove(id)
+		if err := fx.Net.Teardown(context.Background(), id); err != nil {
+			t.Errorf("network teardown: %v", err)
+		}
+		if err := fx.Layers.Remove(id); err != nil {
+			t.Errorf("layer remove: %v", err)
+		}
 	})
 	s := runtime.Spec{ID: id, Rootfs: rootfs, NetNSPath: l.NetNSPath, Hostname: "conformance",
 		Args: []string{"/bin/sh", "-c", script}, Env: []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}, Limits: lim}
