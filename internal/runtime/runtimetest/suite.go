@@ -108,6 +108,11 @@ func (fx *Fixture) spec(t testing.TB, rt runtime.Runtime, script string, lim run
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if err := fx.Layers.Remove(id); err != nil {
+			t.Errorf("layer remove: %v", err)
+		}
+	})
 	l, err := fx.Net.Setup(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
@@ -115,9 +120,6 @@ func (fx *Fixture) spec(t testing.TB, rt runtime.Runtime, script string, lim run
 	t.Cleanup(func() {
 		if err := fx.Net.Teardown(context.Background(), id); err != nil {
 			t.Errorf("network teardown: %v", err)
-		}
-		if err := fx.Layers.Remove(id); err != nil {
-			t.Errorf("layer remove: %v", err)
 		}
 	})
 	s := runtime.Spec{ID: id, Rootfs: rootfs, NetNSPath: l.NetNSPath, Hostname: "conformance",
