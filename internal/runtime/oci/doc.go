@@ -22,8 +22,10 @@
 // crun and runc: a user namespace maps sandbox 0..65535 to host
 // UIDBase..UIDBase+65535 (the rootfs must be owned by that range), so
 // sandbox root is never host root; a cgroup namespace; /sys is a read-only
-// rbind (sysfs cannot be mounted from a user namespace that does not own the
-// netns). runsc: gVisor's Sentry is the boundary (sandbox root is root of a
+// rbind of the host's (sysfs cannot be mounted from a user namespace that
+// does not own the netns), with the sandbox's own cgroups mounted read-only
+// over /sys/fs/cgroup and the host's network devices masked, so neighbours'
+// ids, veths and usage stay invisible. runsc: gVisor's Sentry is the boundary (sandbox root is root of a
 // user-space kernel); no user namespace is requested, runsc runs with
 // --network=sandbox (gVisor's netstack takes the veth address of the
 // netns: the agent is reached through it, not through the netns loopback),

@@ -2,6 +2,7 @@ package oci
 
 import (
 	"path/filepath"
+	"slices"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
@@ -32,6 +33,9 @@ var maskedPaths = []string{
 	"/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware", "/sys/devices/virtual/powercap",
 	"/proc/interrupts",
 }
+
+// hostSysPaths are masked where /sys is the host's (user namespaces).
+var hostSysPaths = []string{"/sys/class/net", "/sys/devices/virtual/net"}
 
 var readonlyPaths = []string{
 	"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
@@ -88,7 +92,11 @@ func mounts(s runtime.Spec, userNS bool) []specs.Mount {
 		// sysfs cannot be mounted from a user namespace that does not own the
 		// netns; a read-only recursive bind of the host's /sys is what rootless
 		// runtimes do (masked paths still apply).
-		ms = append(ms, specs.Mount{Destination: "/sys", Type: "none", Source: "/sys", Options: []string{"rbind", "nosuid", "noexec", "nodev", "ro"}})
+		ms = append(ms, specs.Mount{Destination: "/sys", Type: "none", Source: "/sys", Options: []string{"rbind", "nosuid", "noexec", "nodev", "ro"}},
+			// The rbind brings the host's cgroup tree (neighbours' ids and
+			// usage): cover it with the sandbox's own cgroups (in its
+			// cgroup namespace), read-only.
+			specs.Mount{Destination: "/sys/fs/cgroup", Type: "cgroup", Source: "cgroup", Options: []string{"nosuid", "noexec", "nodev", "relatime", "ro"}})
 	} else {
 		ms = append(ms, specs.Mount{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: []string{"nosuid", "noexec", "nodev", "ro"}})
 	}
@@ -124,6 +132,9 @@ func linux(kind string, s runtime.Spec, l runtime.Limits, userNS bool) *specs.Li
 		lx.Namespaces = append(lx.Namespaces, specs.LinuxNamespace{Type: specs.CgroupNamespace})
 	}
 	if userNS {
+		// The host's /sys (see mounts) lists the host's network devices,
+		// neighbours' veths included.
+		lx.MaskedPaths = slices.Concat(maskedPaths, hostSysPaths)
 		lx.Namespaces = append(lx.Namespaces, specs.LinuxNamespace{Type: specs.UserNamespace})
 		lx.UIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: s.UIDBase, Size: 65536}}
 		lx.GIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: s.UIDBase, Size: 65536}}

@@ -64,6 +64,12 @@ func TestBuildSpecIsolation(t *testing.T) {
 				t.Errorf("cgroupsPath %q", sp.Linux.CgroupsPath)
 			}
 			checkMounts(t, sp)
+			hidden := slices.Contains(sp.Linux.MaskedPaths, "/sys/class/net") && slices.ContainsFunc(sp.Mounts, func(m specs.Mount) bool {
+				return m.Destination == "/sys/fs/cgroup" && m.Type == "cgroup" && slices.Contains(m.Options, "ro")
+			})
+			if hidden != tc.userNS { // runsc: gVisor's own sysfs shows nothing of the host
+				t.Errorf("host /sys views hidden: %v, want %v", hidden, tc.userNS)
+			}
 			if !slices.Contains(sp.Linux.MaskedPaths, "/proc/kcore") || !slices.Contains(sp.Linux.ReadonlyPaths, "/proc/sys") {
 				t.Errorf("masked %v readonly %v", sp.Linux.MaskedPaths, sp.Linux.ReadonlyPaths)
 			}

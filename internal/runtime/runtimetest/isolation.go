@@ -23,6 +23,7 @@ echo "userns: $(unshare -Ur true 2>/dev/null && echo ALLOWED || echo denied)"
 echo "netns: $(unshare -n true 2>/dev/null && echo ALLOWED || echo denied)"
 echo "devnull: $(echo x > /dev/null && echo ok)"
 echo "devs: $(ls /dev | sort | tr '\n' ' ')"
+echo "hostview: $(ls /sys/class/net 2>/dev/null | grep -cv -E '^(lo|eth0)$') $(ls -d /sys/fs/cgroup/sbx /sys/fs/cgroup/*/sbx 2>/dev/null | wc -l)"
 echo "sysro: $(touch /sys/x 2>/dev/null && echo WRITABLE || echo ro)"
 echo "rawsock: $(python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_RAW, 1)' 2>/dev/null && echo ALLOWED || echo denied)"
 echo "keyctl: $(python3 -c 'import ctypes; l=ctypes.CDLL(None, use_errno=True); print(l.syscall(250, 0, 0, 0, 0, 0), ctypes.get_errno())' 2>&1)"
@@ -39,7 +40,7 @@ func testIsolation(t *testing.T, fx *Fixture, rt runtime.Runtime) {
 	t.Cleanup(func() { sb.Delete(context.Background()) })
 	out := waitFile(t, rootfs, "var/tmp/probe", 15*time.Second)
 	for _, want := range []string{"NoNewPrivs:\t1", "Seccomp:\t2", "mknod: denied", "mount: denied", "kcore: 0",
-		"userns: denied", "netns: denied", "devnull: ok", "sysro: ro", "rawsock: denied", "keyctl: -1 1\n"} {
+		"userns: denied", "netns: denied", "devnull: ok", "sysro: ro", "hostview: 0 0\n", "rawsock: denied", "keyctl: -1 1\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("%q missing:\n%s", want, out)
 		}
