@@ -165,7 +165,10 @@ test('bad input gets clear errors', async () => {
   assert.equal(noTok.status, 401)
 })
 
-test('runCode("1+1") round trip in a warm context', async (t) => {
+// A benchmark, not a behaviour check: it runs against the interpreter itself
+// (test/e2e/interpreter/run.sh); through the daemon its many back-to-back
+// streams mostly measure the open proxy bug (docs/ARCHITECTURE.md).
+test('runCode("1+1") round trip in a warm context', { skip: !process.env.E2B_DEBUG && 'benchmark: direct runs only' }, async (t) => {
   await sbx.runCode('1+1')
   const ms = []
   // 30 runs in CI; the figure of record (200 runs) is in docs/BENCHMARKS.md.
