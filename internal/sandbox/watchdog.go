@@ -2,10 +2,9 @@ package sandbox
 
 import (
 	"context"
-	"os"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/sbx-dev/sbx/internal/runtime"
 )
 
 // watchEvery is how often the watchdog looks for sandboxes that died on
@@ -36,22 +35,9 @@ func (m *Manager) dead() []string {
 	defer m.mu.Unlock()
 	var out []string
 	for id, sb := range m.sandboxes {
-		if sb.rt != nil && sb.rt.Pid() > 0 && !pidAlive(sb.rt.Pid()) {
+		if sb.rt != nil && sb.rt.Pid() > 0 && !runtime.ProcessAlive(sb.rt.Pid()) {
 			out = append(out, id)
 		}
 	}
 	return out
-}
-
-// pidAlive reports whether pid exists and is not a zombie.
-func pidAlive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] != 'Z'
-	}
-	return true
 }

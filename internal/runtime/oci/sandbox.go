@@ -161,7 +161,7 @@ func (s *Sandbox) State(ctx context.Context) (runtime.State, error) {
 	case "running":
 		// runsc keeps reporting "running" after its sandbox process was
 		// OOM-killed; trust the process table.
-		if st.Pid > 0 && !alive(st.Pid) {
+		if st.Pid > 0 && !runtime.ProcessAlive(st.Pid) {
 			return runtime.StateStopped, nil
 		}
 		return runtime.StateRunning, nil
@@ -200,16 +200,3 @@ func (s *Sandbox) Delete(ctx context.Context) error {
 
 // CgroupPaths implements runtime.Sandbox.
 func (s *Sandbox) CgroupPaths() map[string]string { return s.r.cgroupPaths(s.id) }
-
-// alive reports whether pid exists and is not a zombie.
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] != 'Z'
-	}
-	return true
-}
