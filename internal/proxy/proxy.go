@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -141,7 +142,18 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, in sandbox.Info,
 			}
 		}()
 	}
+	// Full duplex: the HTTP/1 server otherwise closes the unread inbound
+	// body as soon as the response starts; the transport still copying it
+	// upstream then fails and tears down the upstream connection, cutting a
+	// response that is already streaming. Not supported on HTTP/2, which is
+	// always full duplex.
+	_ = http.NewResponseController(w).EnableFullDuplex()
 	out := r.Clone(ctx)
+	if r.ContentLength > 0 {
+		// The transport reads once past the declared length to check it;
+		// that read must not reach a body the server may have finished.
+		out.Body = &exactBody{r: r.Body, n: r.ContentLength}
+	}
 	out.URL.Scheme = "http"
 	out.URL.Host = net.JoinHostPort(host, strconv.Itoa(port))
 	out.Host = r.Host                  // servers in the sandbox see the host the client used
@@ -194,3 +206,27 @@ func (p *Proxy) bySignature(r *http.Request) (Target, sandbox.Info, error) {
 	}
 	return Target{}, sandbox.Info{}, sandbox.ErrNotFound
 }
+
+// exactBody reads a request body of known length and reports io.EOF at the
+// end without reading the underlying body again.
+type exactBody struct {
+	r io.ReadCloser
+	n int64
+}
+
+func (b *exactBody) Read(p []byte) (int, error) {
+	if b.n <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > b.n {
+		p = p[:b.n]
+	}
+	n, err := b.r.Read(p)
+	b.n -= int64(n)
+	if b.n <= 0 && err == nil {
+		err = io.EOF
+	}
+	return n, err
+}
+
+func (b *exactBody) Close() error { return b.r.Close() }

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -9,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/sbx-dev/sbx/internal/sandbox"
@@ -44,10 +46,15 @@ func writeErr(w http.ResponseWriter, status int, msg string) {
 // setup starts an upstream standing in for both sandboxes' agents (the proxy
 // dials AgentAddr's host at the routed port) and returns a front server.
 func setup(t *testing.T) (front *httptest.Server, a, b sandbox.Info) {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return setupWith(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Upstream-Path", r.URL.Path)
 		w.WriteHeader(http.StatusOK)
 	}))
+}
+
+// setupWith is setup with the given upstream handler.
+func setupWith(t *testing.T, h http.Handler) (front *httptest.Server, a, b sandbox.Info) {
+	up := httptest.NewServer(h)
 	t.Cleanup(up.Close)
 	host, port, _ := net.SplitHostPort(up.Listener.Addr().String())
 	mk := func(tok string) sandbox.Info {
@@ -142,4 +149,34 @@ func TestSignedURLRouting(t *testing.T) {
 		t.Fatalf("write with read signature: %d", resp.StatusCode)
 	}
 	_ = a
+}
+
+// TestStreamSurvivesEarlyResponse: an upstream that answers (and flushes)
+// before it has read the whole request body — as Connect server streams may —
+// must not have its response cut. The HTTP/1 server closes an unread inbound
+// body once the response starts, which made the transport's request writer
+// fail and tear down the upstream connection mid-response ("use of closed
+// network connection").
+func TestStreamSurvivesEarlyResponse(t *testing.T) {
+	front, a, _ := setupWith(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		n, err := io.Copy(io.Discard, r.Body)
+		fmt.Fprintf(w, "read %d %v", n, err)
+	}))
+	body := strings.Repeat("x", 4<<20)
+	for i := 0; i < 20; i++ {
+		req, _ := http.NewRequest(http.MethodPost, front.URL+"/process.Process/Start", strings.NewReader(body))
+		req.Header.Set("E2b-Sandbox-Id", a.ID)
+		req.Header.Set("X-Access-Token", a.EnvdToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || string(got) != fmt.Sprintf("read %d <nil>", len(body)) {
+			t.Fatalf("round %d: body %q, err %v", i, got, err)
+		}
+	}
 }
