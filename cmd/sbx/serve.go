@@ -25,7 +25,7 @@ type serveFlags struct {
 	uidBase                                                                                   uint
 	defaultTimeout, maxTimeout                                                                time.Duration
 	cpu, memMB, diskMB, pids                                                                  int
-	maxSandboxes, maxCreating                                                                 int
+	maxSandboxes, maxCreating, maxQueued                                                      int
 }
 
 func parseServeFlags(args []string) (*serveFlags, error) {
@@ -53,7 +53,8 @@ func parseServeFlags(args []string) (*serveFlags, error) {
 	fs.IntVar(&f.diskMB, "disk-mb", 1024, "default writable-layer size per sandbox in MiB (requests may set diskSizeMB up to 8x)")
 	fs.IntVar(&f.pids, "pids", 512, "max tasks per sandbox")
 	fs.IntVar(&f.maxSandboxes, "max-sandboxes", 1000, "max sandboxes on this node; more creates get 429")
-	fs.IntVar(&f.maxCreating, "max-creating", 32, "max creates in flight; more get 429 with Retry-After")
+	fs.IntVar(&f.maxCreating, "max-creating", 8, "max creates in flight; more wait in a queue (up to 30 s)")
+	fs.IntVar(&f.maxQueued, "max-queued", 512, "max creates waiting for a slot; more get 429 with Retry-After")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

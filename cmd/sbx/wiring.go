@@ -45,7 +45,7 @@ func buildManager(_ context.Context, f *serveFlags, st *store.Store, aud sandbox
 		DefaultTimeout: f.defaultTimeout, MaxTimeout: f.maxTimeout,
 		Defaults:     sandbox.Resources{CPUCount: f.cpu, MemoryMB: f.memMB, DiskSizeMB: f.diskMB, Pids: f.pids},
 		Max:          sandbox.Resources{CPUCount: 4 * f.cpu, MemoryMB: 8 * f.memMB, DiskSizeMB: 8 * f.diskMB},
-		MaxSandboxes: f.maxSandboxes, MaxCreating: f.maxCreating, Domain: f.domain, Pools: pools, Audit: aud,
+		MaxSandboxes: f.maxSandboxes, MaxCreating: f.maxCreating, MaxQueued: f.maxQueued, Domain: f.domain, Pools: pools, Audit: aud,
 	}
 	tm := templates{&template.Store{Dir: f.templatesDir, UIDBase: uint32(f.uidBase)}}
 	return sandbox.New(cfg, st, rts, netAdapter{nw}, ly, tm, log)

@@ -37,7 +37,7 @@ func (m *Manager) Create(ctx context.Context, o CreateOpts) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
-	if err := m.admit(); err != nil {
+	if err := m.admit(ctx); err != nil {
 		return Info{}, err
 	}
 	defer m.release()
@@ -153,29 +153,6 @@ func (m *Manager) resources(r Resources) (Resources, error) {
 		return out, fmt.Errorf("%w: memoryMB must be at least 64", ErrInvalid)
 	}
 	return out, nil
-}
-
-// admit reserves a create slot or fails with ErrBusy.
-func (m *Manager) admit() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return fmt.Errorf("%w: shutting down", ErrUnavailable)
-	}
-	if m.cfg.MaxCreating > 0 && m.creating >= m.cfg.MaxCreating {
-		return fmt.Errorf("%w: %d sandboxes are being created", ErrBusy, m.creating)
-	}
-	if m.cfg.MaxSandboxes > 0 && len(m.sandboxes)+m.creating >= m.cfg.MaxSandboxes {
-		return fmt.Errorf("%w: node is at its limit of %d sandboxes", ErrBusy, m.cfg.MaxSandboxes)
-	}
-	m.creating++
-	return nil
-}
-
-func (m *Manager) release() {
-	m.mu.Lock()
-	m.creating--
-	m.mu.Unlock()
 }
 
 // start prepares network and layer concurrently, starts the runtime and

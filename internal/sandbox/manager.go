@@ -26,7 +26,9 @@ type Config struct {
 	Defaults       Resources       // limits when a request does not set them
 	Max            Resources       // upper bounds a request may ask for
 	MaxSandboxes   int             // running + creating; beyond → ErrBusy
-	MaxCreating    int             // concurrent creates in flight; beyond → ErrBusy
+	MaxCreating    int             // concurrent creates in flight; more wait in a queue
+	MaxQueued      int             // creates waiting for a slot; beyond → ErrBusy (0 = none wait)
+	AdmitWait      time.Duration   // longest wait for a slot before ErrBusy (0 = 30 s)
 	Domain         string          // returned as "domain" (nil when empty)
 	Pools          map[PoolKey]int // warm pool sizes; see pool.go
 	Audit          Auditor         // lifecycle records; may be nil
@@ -72,7 +74,9 @@ type Manager struct {
 
 	mu        sync.Mutex
 	sandboxes map[string]*Sandbox
-	creating  int
+	creating  int           // creates holding a slot
+	waiting   int           // creates queued for a slot
+	slots     chan struct{} // one token per create in flight; nil = unlimited
 	closed    bool
 	tombs     map[string]time.Time // recently ended ids, see tombstone.go
 	pools     map[PoolKey]*pool
@@ -102,8 +106,12 @@ func New(cfg Config, st *store.Store, rts Runtimes, nw Network, ly Layers, tm Te
 	if cfg.AgentPort == 0 {
 		cfg.AgentPort = 49983
 	}
-	return &Manager{cfg: cfg, store: st, runtimes: rts, network: nw, layers: ly, templates: tm,
-		log: log, sandboxes: map[string]*Sandbox{}}, nil
+	m := &Manager{cfg: cfg, store: st, runtimes: rts, network: nw, layers: ly, templates: tm,
+		log: log, sandboxes: map[string]*Sandbox{}}
+	if cfg.MaxCreating > 0 {
+		m.slots = make(chan struct{}, cfg.MaxCreating)
+	}
+	return m, nil
 }
 
 // Config returns the manager's configuration.

@@ -252,3 +252,4 @@ func TestFailpointsLeaveNothing(t *testing.T) {
 		})
 	}
 }
+

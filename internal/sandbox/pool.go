@@ -69,7 +69,7 @@ func (m *Manager) RunPools(ctx context.Context) {
 func (m *Manager) nextRefill() (PoolKey, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.closed || m.creating > 0 || (m.cfg.MaxSandboxes > 0 && m.countLocked() >= m.cfg.MaxSandboxes) {
+	if m.closed || m.creating+m.waiting > 0 || (m.cfg.MaxSandboxes > 0 && m.countLocked() >= m.cfg.MaxSandboxes) {
 		return PoolKey{}, false
 	}
 	for k, p := range m.pools {
