@@ -18,6 +18,7 @@ type benchFlags struct {
 	cf                clientFlags
 	runtime, template string
 	n, burst, rtt     int
+	idle              int
 	json              bool
 	cmd               string
 }
@@ -64,13 +65,14 @@ func (p *phase) finish() {
 func runBench(ctx context.Context, args []string) int {
 	std := osStdio()
 	var f benchFlags
-	fs := newFlagSet("bench", "sbx bench [--runtime R] [--n N] [--burst N] [--json]\n\n"+
-		"Drives a running sbx serve through its public API like the public sandbox\nbenchmarks: time to interactive (create → first command output → kill),\nsequential and in bursts, command round trip and 1 MiB file write+read.", std, &f.cf)
+	fs := newFlagSet("bench", "sbx bench [--runtime R] [--n N] [--burst N] [--idle N] [--json]\n\n"+
+		"Drives a running sbx serve through its public API like the public sandbox\nbenchmarks: time to interactive (create → first command output → kill),\nsequential and in bursts, command round trip, 1 MiB file write+read, and\nmemory per idle sandbox (--idle N; a large N finds the node ceiling).", std, &f.cf)
 	fs.StringVar(&f.runtime, "runtime", "", "runtime for the sandboxes (default: the server's)")
 	fs.StringVar(&f.template, "template", "base", "template")
 	fs.IntVar(&f.n, "n", 20, "sequential create→run→kill iterations")
 	fs.IntVar(&f.burst, "burst", 10, "sandboxes created at once in the burst phase (0 = skip)")
 	fs.IntVar(&f.rtt, "rtt", 50, "command round trips in one live sandbox")
+	fs.IntVar(&f.idle, "idle", 10, "idle sandboxes to start (until the first failure) to measure memory\nper sandbox and the node's ceiling (0 = skip)")
 	fs.StringVar(&f.cmd, "cmd", "true", "first command (e.g. 'node -v')")
 	fs.BoolVar(&f.json, "json", false, "print JSON instead of a table")
 	if err := fs.Parse(args); err != nil {
@@ -85,17 +87,31 @@ func runBench(ctx context.Context, args []string) int {
 	for _, p := range phases {
 		p.finish()
 	}
-	if f.json {
-		_ = json.NewEncoder(std.out).Encode(map[string]any{"runtime": f.runtime, "template": f.template, "phases": phases})
-	} else {
-		printPhases(std.out, phases)
+	var cp *capacity
+	if f.idle > 0 {
+		cp = idle(ctx, c, f, f.idle)
 	}
+	report(std.out, f, phases, cp)
 	for _, p := range phases {
 		if p.Errors > 0 {
 			return 1
 		}
 	}
+	if cp != nil && cp.Started < cp.Target {
+		return 1
+	}
 	return 0
+}
+
+func report(w io.Writer, f benchFlags, phases []*phase, cp *capacity) {
+	if f.json {
+		_ = json.NewEncoder(w).Encode(map[string]any{"runtime": f.runtime, "template": f.template, "phases": phases, "idle": cp})
+		return
+	}
+	printPhases(w, phases)
+	if cp != nil {
+		printCapacity(w, cp)
+	}
 }
 
 func bench(ctx context.Context, c *client.Client, f benchFlags) []*phase {

@@ -6,10 +6,12 @@ import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 
 test('sbx bench (short)', () => {
-  const out = execFileSync('bin/sbx', ['bench', '--n', '3', '--burst', '3', '--rtt', '5', '--json',
+  const out = execFileSync('bin/sbx', ['bench', '--n', '3', '--burst', '3', '--rtt', '5', '--idle', '5', '--json',
     '--url', process.env.E2B_API_URL, '--api-key', process.env.E2B_API_KEY], { encoding: 'utf8' })
   const res = JSON.parse(out)
   for (const p of res.phases) assert.equal(p.errors, 0, `${p.name}: ${p.first_error}`)
+  assert.equal(res.idle.started, 5, res.idle.first_error)
+  assert.ok(res.idle.cgroup_mib_per_sandbox > 0, 'idle memory measured')
 })
 
 test('SDK TTI script (short)', () => {
