@@ -46,21 +46,15 @@ SBX_AGENT_BIN="$PWD/bin/sbx-agent" test/e2e/agent/run.sh
 
 for rt in $RUNTIMES; do
   log "daemon end-to-end on $rt (official e2b SDK)"
-  # Known open bug (issue 3 note): a stream through the proxy is occasionally
-  # cut ("terminated") after the upstream connection is closed under it; one
-  # full rerun, never more.
-  test/e2e/daemon/run.sh "$rt" || { log "rerunning once on $rt"; test/e2e/daemon/run.sh "$rt"; }
+  test/e2e/daemon/run.sh "$rt"
 done
 
 for rt in runsc crun; do
   log "code interpreter end-to-end on $rt (@e2b/code-interpreter through the daemon)"
-  # Reported, not gating: streams through the proxy are occasionally cut
-  # (open bug, docs/ARCHITECTURE.md "Known issues"; issue 5 stays open).
-  # The interpreter itself is gated by internal/agent/interpreter's tests.
-  test/e2e/daemon/run.sh "$rt" test/e2e/interpreter.test.mjs ||
-    log "KNOWN FAILING: code interpreter e2e on $rt (open proxy bug), see above"
+  test/e2e/daemon/run.sh "$rt" test/e2e/interpreter.test.mjs
 done
 
 log "benchmarks, short mode"
 test/e2e/daemon/run.sh crun test/e2e/bench.test.mjs
+test/e2e/bench/raw.sh crun 3
 log "all tests passed"
