@@ -252,4 +252,3 @@ func TestFailpointsLeaveNothing(t *testing.T) {
 		})
 	}
 }
-
