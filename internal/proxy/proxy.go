@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sbx-dev/sbx/internal/envdsig"
 	"github.com/sbx-dev/sbx/internal/sandbox"
 )
 
@@ -198,9 +199,13 @@ func (p *Proxy) bySignature(r *http.Request) (Target, sandbox.Info, error) {
 	if r.Method == http.MethodPost || r.Method == http.MethodPut {
 		op = "write"
 	}
-	sig, fpath, user, exp := q.Get("signature"), q.Get("path"), q.Get("username"), q.Get("signature_expiration")
+	sig, fpath, user := q.Get("signature"), q.Get("path"), q.Get("username")
+	exp, ok := envdsig.ParseExpiry(q.Get("signature_expiration"))
+	if !ok {
+		return Target{}, sandbox.Info{}, sandbox.ErrNotFound
+	}
 	for _, in := range p.sbx.List() {
-		if signatureMatches(sig, Signature(fpath, op, user, in.EnvdToken, exp)) {
+		if envdsig.Equal(sig, envdsig.Sign(fpath, op, user, in.EnvdToken, exp)) {
 			return Target{ID: in.ID, Port: EnvdPort}, in, nil
 		}
 	}

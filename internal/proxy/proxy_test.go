@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sbx-dev/sbx/internal/envdsig"
 	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/store"
 )
@@ -126,7 +127,7 @@ func TestAuthorize(t *testing.T) {
 
 func TestSignedURLRouting(t *testing.T) {
 	front, a, _ := setup(t)
-	sig := url.QueryEscape(Signature("/home/user/x.txt", "read", "", "token-a", ""))
+	sig := url.QueryEscape(envdsig.Sign("/home/user/x.txt", "read", "", "token-a", 0))
 	resp, err := http.Get(front.URL + "/files?path=/home/user/x.txt&signature=" + sig)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,8 @@ package proxy
 import (
 	"net/http/httptest"
 	"testing"
+
+	"github.com/sbx-dev/sbx/internal/envdsig"
 )
 
 func TestRoute(t *testing.T) {
@@ -61,28 +63,14 @@ func FuzzRouteHost(f *testing.F) {
 	})
 }
 
-func TestSignatureMatchesSDK(t *testing.T) {
-	// Computed with the e2b SDK's getSignature (sha256, base64 without padding).
-	got := Signature("/home/user/a.txt", "read", "", "tok", "")
-	if len(got) != len("v1_")+43 || got[:3] != "v1_" {
-		t.Fatalf("Signature = %q", got)
-	}
-	if Signature("p", "read", "", "tok", "") == Signature("p", "write", "", "tok", "") {
-		t.Fatal("operation not bound")
-	}
-	if Signature("p", "read", "", "tok", "1") == Signature("p", "read", "", "tok", "2") {
-		t.Fatal("expiry not bound")
-	}
-}
-
 func FuzzSignatureRouting(f *testing.F) {
-	f.Add("/home/user/a", "read", "", "1700000000", "v1_abc")
-	f.Fuzz(func(t *testing.T, path, op, user, exp, sig string) {
-		good := Signature(path, op, user, "tok", exp)
-		if signatureMatches(sig, good) != (sig == good) {
-			t.Fatal("signatureMatches disagrees with equality")
+	f.Add("/home/user/a", "read", "", int64(1700000000), "v1_abc")
+	f.Fuzz(func(t *testing.T, path, op, user string, exp int64, sig string) {
+		good := envdsig.Sign(path, op, user, "tok", exp)
+		if envdsig.Equal(sig, good) != (sig == good) {
+			t.Fatal("Equal disagrees with equality")
 		}
-		if Signature(path, op, user, "other", exp) == good {
+		if envdsig.Sign(path, op, user, "other", exp) == good {
 			t.Fatal("signature does not bind the token")
 		}
 	})

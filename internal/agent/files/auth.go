@@ -1,17 +1,13 @@
 package files
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/agent/identity"
+	"github.com/sbx-dev/sbx/internal/envdsig"
 )
 
 // Signed operations.
@@ -19,19 +15,6 @@ const (
 	OpRead  = "read"
 	OpWrite = "write"
 )
-
-// Sign returns the URL signature of the SDK's signature.ts:
-// "v1_" + base64 (standard, unpadded) of SHA-256 over
-// "<path>:<op>:<user>:<token>" with ":<expiry>" appended when expiry > 0.
-// path and user are exactly as they appear in the URL query.
-func Sign(path, op, user, token string, expiry int64) string {
-	parts := []string{path, op, user, token}
-	if expiry > 0 {
-		parts = append(parts, strconv.FormatInt(expiry, 10))
-	}
-	sum := sha256.Sum256([]byte(strings.Join(parts, ":")))
-	return "v1_" + base64.RawStdEncoding.EncodeToString(sum[:])
-}
 
 // authorize checks a /files request as envd does: with no token set anything
 // goes; an X-Access-Token header must match; otherwise the signature must
@@ -55,16 +38,12 @@ func checkSignature(r *http.Request, token, op string) error {
 	if !q.Has("signature") {
 		return withStatus(http.StatusUnauthorized, errors.New("missing signature query parameter"))
 	}
-	var expiry int64
-	if s := q.Get("signature_expiration"); s != "" {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || n <= 0 {
-			return withStatus(http.StatusBadRequest, fmt.Errorf("invalid signature_expiration %q", s))
-		}
-		expiry = n
+	expiry, ok := envdsig.ParseExpiry(q.Get("signature_expiration"))
+	if !ok {
+		return withStatus(http.StatusBadRequest, fmt.Errorf("invalid signature_expiration %q", q.Get("signature_expiration")))
 	}
-	want := Sign(q.Get("path"), op, q.Get("username"), token, expiry)
-	if subtle.ConstantTimeCompare([]byte(want), []byte(q.Get("signature"))) != 1 {
+	want := envdsig.Sign(q.Get("path"), op, q.Get("username"), token, expiry)
+	if !envdsig.Equal(want, q.Get("signature")) {
 		return withStatus(http.StatusUnauthorized, errors.New("invalid signature"))
 	}
 	if expiry > 0 && expiry < time.Now().Unix() {
