@@ -1,0 +1,150 @@
+package egress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Guard defaults (see the Guard fields).
+const (
+	DefaultHandshakeTimeout   = 10 * time.Second
+	DefaultMaxPeekBytes       = 16 << 10
+	DefaultMaxConnsPerSandbox = 256
+	guardDialTimeout          = 10 * time.Second
+)
+
+// Guard is the SNI/Host check of domain egress rules: a transparent TCP
+// proxy the kernel redirects a sandbox's outbound TCP 80/443 to. For each
+// connection it finds the sandbox by source address (Lookup) and the
+// original destination (SO_ORIGINAL_DST), then:
+//
+//   - an always-blocked destination (AlwaysBlocked) is refused;
+//   - a destination the policy's IP rules allow (Policy.AllowsAddr: an
+//     allowOut IP/CIDR, or an open policy) is forwarded as is;
+//   - under an open policy, anything else (a denyOut hit) is refused;
+//   - otherwise (a deny-all or domain allow-list policy) it reads the TLS
+//     ClientHello's SNI or the HTTP/1 Host, bounded in bytes and time, and
+//     forwards only if Policy.AllowsName(name) and Resolved(sandbox, name,
+//     ip): the DNS filter gave this sandbox that address for that name.
+//
+// So a spoofed name (curl --resolve, /etc/hosts), IP literals, a missing
+// SNI or non-TLS junk all fail. Forwarding replays the peeked bytes, then
+// copies both ways with half-close. Nothing is decrypted: what the client
+// says inside TLS (or in a later HTTP request on the same connection) is
+// not seen; the address check bounds that to servers the allowed name
+// resolves to.
+//
+// Lookup is required. Resolved nil resolves nothing (fail closed); Blocked
+// nil only logs; Dial nil dials directly; Log nil is slog.Default(). The
+// limits default to the constants above when zero.
+type Guard struct {
+	Lookup   Lookup
+	Resolved func(sandbox, name string, ip netip.Addr) bool
+	Blocked  func(sandbox, dst, reason string)
+	Dial     func(ctx context.Context, network, addr string) (net.Conn, error)
+	Log      *slog.Logger
+
+	HandshakeTimeout   time.Duration // from accept until the name is read
+	MaxPeekBytes       int           // bytes read while looking for the name
+	MaxConnsPerSandbox int           // open connections per sandbox, peeking included
+
+	// origDst finds a connection's original destination; originalDst
+	// (conntrack) unless a test injects one.
+	origDst func(net.Conn) (netip.AddrPort, error)
+
+	mu    sync.Mutex     // guards conns
+	conns map[string]int // sandbox id → open connections
+}
+
+// Serve accepts connections on ln until ctx ends or ln fails, handling each
+// in its own goroutine. It closes ln, and when ctx ends every connection
+// still open, and returns only after all its goroutines have: nil after
+// ctx ended, the accept error otherwise.
+func (g *Guard) Serve(ctx context.Context, ln net.Listener) error {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() { cancel(); _ = ln.Close(); wg.Wait() }()
+	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
+	defer stop()
+	for backoff := time.Duration(0); ; {
+		c, err := ln.Accept()
+		switch {
+		case err == nil:
+			backoff = 0
+			wg.Add(1)
+			go func() { defer wg.Done(); g.handle(ctx, c) }()
+		case ctx.Err() != nil:
+			return nil
+		case retryableAccept(err):
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			g.log().Warn("egress guard: accept", "err", err, "retry", backoff)
+			sleepCtx(ctx, backoff)
+		default:
+			return fmt.Errorf("egress guard: accept: %w", err)
+		}
+	}
+}
+
+// retryableAccept reports accept errors that pass: out of descriptors or
+// memory, or a connection aborted before it was accepted.
+func retryableAccept(err error) bool {
+	for _, e := range []error{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS,
+		syscall.ENOMEM, syscall.ECONNABORTED, syscall.ECONNRESET} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// acquire counts a connection of sandbox against MaxConnsPerSandbox.
+func (g *Guard) acquire(sandbox string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.conns == nil {
+		g.conns = make(map[string]int)
+	}
+	if g.conns[sandbox] >= orDefaultInt(g.MaxConnsPerSandbox, DefaultMaxConnsPerSandbox) {
+		return false
+	}
+	g.conns[sandbox]++
+	return true
+}
+
+func (g *Guard) release(sandbox string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.conns[sandbox]--; g.conns[sandbox] <= 0 {
+		delete(g.conns, sandbox)
+	}
+}
+
+func (g *Guard) log() *slog.Logger {
+	if g.Log != nil {
+		return g.Log
+	}
+	return slog.Default()
+}
+
+func orDefaultInt(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}

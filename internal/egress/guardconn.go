@@ -1,0 +1,182 @@
+package egress
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"time"
+)
+
+// Reasons a Guard refuses a connection, as passed to Guard.Blocked.
+const (
+	ReasonUnknownSource  = "unknown source"
+	ReasonNoOrigDst      = "no original destination"
+	ReasonTooMany        = "too many connections"
+	ReasonIPBlocked      = "ip always blocked"
+	ReasonIPDenied       = "ip denied"
+	ReasonTimeout        = "handshake timeout"
+	ReasonClosed         = "closed before handshake"
+	ReasonTooLarge       = "handshake too large"
+	ReasonNoSNI          = "no sni"
+	ReasonNoHost         = "no host"
+	ReasonBadHello       = "malformed client hello"
+	ReasonBadRequest     = "malformed http request"
+	ReasonNameNotAllowed = "name not allowed"
+	ReasonNotResolved    = "ip not resolved for name"
+)
+
+// handle serves one accepted connection; it closes c when done or when ctx
+// ends.
+func (g *Guard) handle(ctx context.Context, c net.Conn) {
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { _ = c.Close() })
+	defer stop()
+	src, _ := netip.ParseAddrPort(c.RemoteAddr().String())
+	dst, derr := g.originalDst(c)
+	sb, pol, ok := g.Lookup(src.Addr().Unmap())
+	switch {
+	case !ok && derr == nil:
+		g.block(ctx, "", dst.String(), ReasonUnknownSource)
+		return
+	case !ok:
+		g.block(ctx, "", c.LocalAddr().String(), ReasonUnknownSource)
+		return
+	case derr != nil:
+		g.log().Warn("egress guard: original destination", "sandbox", sb, "err", derr)
+		g.block(ctx, sb, c.LocalAddr().String(), ReasonNoOrigDst)
+		return
+	}
+	dst = netip.AddrPortFrom(dst.Addr().Unmap(), dst.Port())
+	if !g.acquire(sb) {
+		g.block(ctx, sb, dst.String(), ReasonTooMany)
+		return
+	}
+	defer g.release(sb)
+	peeked, name, reason := g.admit(c, sb, pol, dst.Addr())
+	if reason != "" {
+		g.block(ctx, sb, dst.String(), reason)
+		return
+	}
+	g.forward(ctx, c, sb, name, dst, peeked)
+}
+
+// admit decides on a connection of sandbox sb to ip (see Guard) and returns
+// the bytes it had to read, the name it read, and a Reason when refused.
+func (g *Guard) admit(c net.Conn, sb string, p Policy, ip netip.Addr) (peeked []byte, name, reason string) {
+	switch {
+	case alwaysBlocked(ip):
+		return nil, "", ReasonIPBlocked
+	case p.AllowsAddr(ip):
+		return nil, "", ""
+	case !p.DenyAll:
+		return nil, "", ReasonIPDenied
+	}
+	peeked, name, reason = g.peekName(c)
+	switch {
+	case reason != "":
+	case !p.AllowsName(name):
+		reason = ReasonNameNotAllowed
+	case g.Resolved == nil || !g.Resolved(sb, name, ip):
+		reason = ReasonNotResolved
+	}
+	return peeked, name, reason
+}
+
+func alwaysBlocked(ip netip.Addr) bool {
+	for _, b := range AlwaysBlocked {
+		if b.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// peekName reads from c until the TLS SNI or HTTP Host can be parsed,
+// within HandshakeTimeout and MaxPeekBytes.
+func (g *Guard) peekName(c net.Conn) (buf []byte, name, reason string) {
+	_ = c.SetReadDeadline(time.Now().Add(orDefault(g.HandshakeTimeout, DefaultHandshakeTimeout)))
+	defer c.SetReadDeadline(time.Time{})
+	limit := orDefaultInt(g.MaxPeekBytes, DefaultMaxPeekBytes)
+	buf = make([]byte, 0, min(limit, 4096))
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, make([]byte, min(cap(buf), limit-len(buf)))...)[:len(buf)]
+		}
+		n, rerr := c.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		name, perr := parseName(buf)
+		switch {
+		case perr == nil:
+			return buf, name, ""
+		case !errors.Is(perr, ErrNeedMore):
+			return buf, "", parseReason(buf, perr)
+		case len(buf) >= limit:
+			return buf, "", ReasonTooLarge
+		case rerr != nil:
+			return buf, "", readReason(rerr)
+		}
+	}
+}
+
+// parseName parses the ClientHello or HTTP request at the start of buf,
+// told apart by the first byte (a TLS handshake record is 0x16).
+func parseName(buf []byte) (string, error) {
+	switch {
+	case len(buf) == 0:
+		return "", ErrNeedMore
+	case buf[0] == typeHandshake:
+		return ParseClientHello(buf)
+	default:
+		return ParseHTTPHost(buf)
+	}
+}
+
+func parseReason(buf []byte, err error) string {
+	tls := buf[0] == typeHandshake
+	switch {
+	case errors.Is(err, ErrNoName) && tls:
+		return ReasonNoSNI
+	case errors.Is(err, ErrNoName):
+		return ReasonNoHost
+	case tls:
+		return ReasonBadHello
+	default:
+		return ReasonBadRequest
+	}
+}
+
+func readReason(err error) string {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return ReasonTimeout
+	}
+	if errors.Is(err, io.EOF) {
+		return ReasonClosed
+	}
+	return ReasonClosed + ": " + err.Error()
+}
+
+func (g *Guard) originalDst(c net.Conn) (netip.AddrPort, error) {
+	if g.origDst != nil {
+		return g.origDst(c)
+	}
+	return originalDst(c)
+}
+
+// block reports a refused connection: to Blocked, and to the log (at debug
+// level when Blocked is set). Connections cut because Serve is stopping are
+// not reported.
+func (g *Guard) block(ctx context.Context, sb, dst, reason string) {
+	if ctx.Err() != nil {
+		return
+	}
+	level := slog.LevelInfo
+	if g.Blocked != nil {
+		level = slog.LevelDebug
+		g.Blocked(sb, dst, reason)
+	}
+	g.log().Log(ctx, level, "egress guard: blocked", "sandbox", sb, "dst", dst, "reason", reason)
+}
