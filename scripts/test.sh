@@ -36,7 +36,8 @@ SBX_AGENT_BIN="$PWD/bin/sbx-agent" go test -race -count=1 -p 1 -timeout 40m ./..
 log "fuzz (short)"
 for target in "FuzzParseMetadataFilter ./internal/api" "FuzzParseListQuery ./internal/api" \
   "FuzzDecodeCreate ./internal/api" "FuzzRouteHost ./internal/proxy" \
-  "FuzzSignatureRouting ./internal/proxy" "FuzzParseDomain ./internal/egress"; do
+  "FuzzSignatureRouting ./internal/proxy" "FuzzParseDomain ./internal/egress" \
+  "FuzzParseClientHello ./internal/egress"; do
   set -- $target
   go test -run '^$' -fuzz "^$1\$" -fuzztime 5s "$2" >/dev/null
 done
