@@ -58,7 +58,7 @@ func startGuard(t *testing.T, s guardSetup) *guardEnv {
 			var d net.Dialer
 			return d.DialContext(ctx, network, s.upstream)
 		},
-		Log:     slog.New(slog.DiscardHandler),
+		Log:     discardLog(),
 		origDst: func(net.Conn) (netip.AddrPort, error) { return dst, nil },
 	}
 	if s.mod != nil {
@@ -155,3 +155,5 @@ func sumServer(t *testing.T) string {
 	}()
 	return ln.Addr().String()
 }
+
+func discardLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
