@@ -37,7 +37,7 @@ type guardSetup struct {
 	mod      func(*Guard)
 }
 
-func startGuard(t *testing.T, s guardSetup) *guardEnv {
+func startGuard(t testing.TB, s guardSetup) *guardEnv {
 	t.Helper()
 	dst := netip.MustParseAddrPort(s.dst)
 	if s.resolved == nil {
@@ -78,7 +78,7 @@ func startGuard(t *testing.T, s guardSetup) *guardEnv {
 
 // stop cancels Serve and waits for it: Serve returns only once every
 // connection goroutine has, so a return proves none leaked.
-func (e *guardEnv) stop(t *testing.T) {
+func (e *guardEnv) stop(t testing.TB) {
 	t.Helper()
 	e.cancel()
 	select {
@@ -133,7 +133,7 @@ func wantClosed(t *testing.T, c net.Conn) {
 // sumServer is a plain TCP server that reads everything a client sends
 // until EOF (the client's half-close) and answers with its length and
 // checksum, then closes.
-func sumServer(t *testing.T) string {
+func sumServer(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {

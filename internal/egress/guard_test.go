@@ -32,7 +32,7 @@ func payload(n int) []byte {
 	return b
 }
 
-func allowExample(t *testing.T) Policy {
+func allowExample(t testing.TB) Policy {
 	p, err := Parse(nil, []string{"example.com", "*.example.com"}, nil)
 	if err != nil {
 		t.Fatal(err)
