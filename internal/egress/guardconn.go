@@ -3,7 +3,6 @@ package egress
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -35,33 +34,45 @@ func (g *Guard) handle(ctx context.Context, c net.Conn) {
 	defer c.Close()
 	stop := context.AfterFunc(ctx, func() { _ = c.Close() })
 	defer stop()
-	src, _ := netip.ParseAddrPort(c.RemoteAddr().String())
-	dst, derr := g.originalDst(c)
-	sb, pol, ok := g.Lookup(src.Addr().Unmap())
-	switch {
-	case !ok && derr == nil:
-		g.block(ctx, "", dst.String(), ReasonUnknownSource)
-		return
-	case !ok:
-		g.block(ctx, "", c.LocalAddr().String(), ReasonUnknownSource)
-		return
-	case derr != nil:
-		g.log().Warn("egress guard: original destination", "sandbox", sb, "err", derr)
-		g.block(ctx, sb, c.LocalAddr().String(), ReasonNoOrigDst)
-		return
+	sb, pol, dst, reason := g.identify(c)
+	if reason == "" {
+		reason = g.serveConn(ctx, c, sb, pol, dst)
 	}
-	dst = netip.AddrPortFrom(dst.Addr().Unmap(), dst.Port())
+	if reason != "" {
+		g.block(ctx, sb, dst.String(), reason)
+	}
+}
+
+// serveConn counts the connection against its sandbox's cap, decides on it
+// and forwards it; it returns a Reason if it was refused.
+func (g *Guard) serveConn(ctx context.Context, c net.Conn, sb string, pol Policy, dst netip.AddrPort) string {
 	if !g.acquire(sb) {
-		g.block(ctx, sb, dst.String(), ReasonTooMany)
-		return
+		return ReasonTooMany
 	}
 	defer g.release(sb)
 	peeked, name, reason := g.admit(c, sb, pol, dst.Addr())
-	if reason != "" {
-		g.block(ctx, sb, dst.String(), reason)
-		return
+	if reason == "" {
+		g.forward(ctx, c, sb, name, dst, peeked)
 	}
-	g.forward(ctx, c, sb, name, dst, peeked)
+	return reason
+}
+
+// identify finds c's sandbox, its policy and c's original destination
+// (unmapped; c's local address when it cannot be found, with a Reason).
+func (g *Guard) identify(c net.Conn) (sb string, p Policy, dst netip.AddrPort, reason string) {
+	dst, err := g.originalDst(c)
+	if err != nil {
+		g.log().Warn("egress guard: original destination", "err", err)
+		dst, _ = netip.ParseAddrPort(c.LocalAddr().String())
+		reason = ReasonNoOrigDst
+	}
+	dst = netip.AddrPortFrom(dst.Addr().Unmap(), dst.Port())
+	src, _ := netip.ParseAddrPort(c.RemoteAddr().String())
+	sb, p, ok := g.Lookup(src.Addr().Unmap())
+	if !ok {
+		return "", p, dst, ReasonUnknownSource
+	}
+	return sb, p, dst, reason
 }
 
 // admit decides on a connection of sandbox sb to ip (see Guard) and returns
@@ -153,10 +164,7 @@ func readReason(err error) string {
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		return ReasonTimeout
 	}
-	if errors.Is(err, io.EOF) {
-		return ReasonClosed
-	}
-	return ReasonClosed + ": " + err.Error()
+	return ReasonClosed // EOF, reset, or closed because Serve stops
 }
 
 func (g *Guard) originalDst(c net.Conn) (netip.AddrPort, error) {
