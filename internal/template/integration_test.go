@@ -14,9 +14,10 @@ import (
 	"github.com/sbx-dev/sbx/internal/layer"
 )
 
-// integrationStore returns a store for a real build of base: from the seed
-// tree (SBX_TEMPLATE_SEED, default the install script's debootstrap cache),
-// or with debootstrap from the mirror when SBX_TEMPLATE_DEBOOTSTRAP=1.
+// integrationStore returns a store for a real build of base: from a seed
+// tree (SBX_TEMPLATE_SEED; default a debootstrap cache if there is one, else
+// the installed base template's rootfs, which scripts/install.sh builds), or
+// with debootstrap from the mirror when SBX_TEMPLATE_DEBOOTSTRAP=1.
 func integrationStore(t *testing.T) *Store {
 	t.Helper()
 	skip := func(msg string) {
@@ -40,12 +41,26 @@ func integrationStore(t *testing.T) *Store {
 	}
 	s.Seed = os.Getenv("SBX_TEMPLATE_SEED")
 	if s.Seed == "" {
-		s.Seed = "/var/lib/sbx-cache/base-rootfs"
+		s.Seed = defaultSeed()
 	}
 	if _, err := os.Stat(filepath.Join(s.Seed, "usr/bin/python3")); err != nil {
 		skip("no debootstrapped seed tree at " + s.Seed)
 	}
 	return s
+}
+
+// defaultSeed is the first bookworm tree found on this host.
+func defaultSeed() string {
+	data := os.Getenv("SBX_DATA_DIR")
+	if data == "" {
+		data = "/var/lib/sbx"
+	}
+	for _, p := range []string{"/var/lib/sbx-cache/base-rootfs", filepath.Join(data, "templates/base/rootfs")} {
+		if _, err := os.Stat(filepath.Join(p, "usr/bin/python3")); err == nil {
+			return p
+		}
+	}
+	return filepath.Join(data, "templates/base/rootfs")
 }
 
 func TestBuildBase(t *testing.T) {
