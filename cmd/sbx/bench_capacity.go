@@ -53,14 +53,19 @@ func idle(ctx context.Context, c *client.Client, f benchFlags, n int) *capacity 
 // one fails; it returns the ids of those started.
 func startIdle(ctx context.Context, c *client.Client, f benchFlags, n int, cp *capacity) []string {
 	var (
-		mu     sync.Mutex
-		ids    []string
-		failed bool
+		mu      sync.Mutex
+		ids     []string
+		claimed int
+		failed  bool
 	)
-	next := func() bool {
+	next := func() bool { // claims one of the n creates
 		mu.Lock()
 		defer mu.Unlock()
-		return !failed && len(ids) < n && ctx.Err() == nil
+		if failed || claimed >= n || ctx.Err() != nil {
+			return false
+		}
+		claimed++
+		return true
 	}
 	var wg sync.WaitGroup
 	for w := 0; w < idleWorkers; w++ {
