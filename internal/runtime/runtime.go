@@ -110,3 +110,12 @@ type Checkpointer interface {
 type Restorer interface {
 	Restore(ctx context.Context, spec Spec, imageDir string) (Sandbox, error)
 }
+
+// Pauser is implemented by sandboxes whose backend can freeze every process
+// in place and thaw them again (no memory leaves the host). The manager uses
+// it to hold a sandbox still while its memory image and writable layer are
+// captured, so that both describe the same instant.
+type Pauser interface {
+	Pause(ctx context.Context) error
+	Resume(ctx context.Context) error
+}

@@ -12,6 +12,7 @@ import (
 var (
 	_ runtime.Checkpointer = (*Sandbox)(nil)
 	_ runtime.Restorer     = (*Runtime)(nil)
+	_ runtime.Pauser       = (*Sandbox)(nil)
 )
 
 // errNoCheckpoint is returned by backends without memory checkpoints.
@@ -48,4 +49,18 @@ func (r *Runtime) Restore(ctx context.Context, spec runtime.Spec, imageDir strin
 		return nil, fmt.Errorf("oci: checkpoint image: %w", err)
 	}
 	return r.start(ctx, spec, []string{"restore", "--detach", "--image-path", imageDir})
+}
+
+// Pause implements runtime.Pauser: `<runtime> pause` freezes every process
+// of the sandbox (runsc stops its kernel; crun and runc use the freezer).
+// runsc can checkpoint a paused sandbox, which stays paused afterwards.
+func (s *Sandbox) Pause(ctx context.Context) error {
+	_, err := s.r.run(ctx, s.id, "pause", s.id)
+	return err
+}
+
+// Resume implements runtime.Pauser.
+func (s *Sandbox) Resume(ctx context.Context) error {
+	_, err := s.r.run(ctx, s.id, "resume", s.id)
+	return err
 }
