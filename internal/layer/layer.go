@@ -19,6 +19,7 @@
 package layer
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -44,6 +45,11 @@ type Options struct {
 	// sandbox's "/": the host id of sandbox root (0 for gVisor, the
 	// user-namespace base for crun and runc).
 	OwnerUID, OwnerGID uint32
+	// Seed, if set, is a directory copied into the upper layer before the
+	// overlay is mounted (a layer saved by SaveUpper).
+	Seed string
+
+	ctx context.Context // bounds the seed copy; nil means Background
 }
 
 func (o Options) withDefaults() Options {

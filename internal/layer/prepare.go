@@ -1,6 +1,7 @@
 package layer
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -83,6 +84,9 @@ func (l *Layer) mountOverlay(lower string, opts Options) error {
 	if err := os.Chmod(l.Upper, st.Mode().Perm()); err != nil {
 		return err
 	}
+	if err := l.seed(opts); err != nil {
+		return err
+	}
 	if err := os.Mkdir(l.work(), 0o700); err != nil {
 		return err
 	}
@@ -97,4 +101,16 @@ func (l *Layer) mountOverlay(lower string, opts Options) error {
 		return fmt.Errorf("mount overlay: %w", err)
 	}
 	return nil
+}
+
+// seed copies opts.Seed into the (not yet mounted) upper layer.
+func (l *Layer) seed(opts Options) error {
+	if opts.Seed == "" {
+		return nil
+	}
+	ctx := opts.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return copyTree(ctx, opts.Seed, l.Upper)
 }
