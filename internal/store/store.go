@@ -45,7 +45,7 @@ func Open(dir string) (*Store, error) {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	db.SetMaxOpenConns(1) // SQLite has one writer; serialising here avoids SQLITE_BUSY storms
-	if _, err := db.Exec(schema); err != nil {
+	if _, err := db.Exec(schema + snapshotSchema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("init store schema: %w", err)
 	}
@@ -145,4 +145,5 @@ type Sandbox struct {
 	AllowNet    *bool             `json:"allowInternetAccess,omitempty"`
 	Network     json.RawMessage   `json:"network,omitempty"`
 	LifecycleID string            `json:"lifecycleID,omitempty"`
+	Persist     Persistence       `json:"persist,omitempty"` // pause/resume, see snapshot.go
 }

@@ -1,0 +1,112 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Persistence is the pause/resume part of a sandbox record.
+type Persistence struct {
+	AutoResume bool  `json:"autoResume,omitempty"` // traffic to it while paused resumes it
+	TimeoutSec int64 `json:"timeoutSec,omitempty"` // the create timeout, reused by auto-resume
+	// NoMemory: pause saves the files only; resume restarts the processes
+	// (keepMemory:false, or a runtime without checkpoints).
+	NoMemory   bool      `json:"noMemory,omitempty"`
+	PausedAt   time.Time `json:"pausedAt,omitempty"`
+	ImageBytes int64     `json:"imageBytes,omitempty"` // disk held by the paused image
+	// SavedMemory tells whether the paused image holds memory (false: files only).
+	SavedMemory bool `json:"savedMemory,omitempty"`
+}
+
+// Snapshot is the durable record of a named snapshot: a saved sandbox
+// (memory and files) that new sandboxes start from.
+type Snapshot struct {
+	ID         string            `json:"id"`
+	Name       string            `json:"name,omitempty"`
+	SandboxID  string            `json:"sandboxID"` // the sandbox it was taken of
+	TemplateID string            `json:"templateID"`
+	Runtime    string            `json:"runtime"`
+	CreatedAt  time.Time         `json:"createdAt"`
+	CPUCount   int               `json:"cpuCount"`
+	MemoryMB   int               `json:"memoryMB"`
+	DiskSizeMB int               `json:"diskSizeMB"`
+	InitSecret string            `json:"initSecret"` // the agent's /init secret, kept in its memory
+	EnvVars    map[string]string `json:"envVars,omitempty"`
+	Bytes      int64             `json:"bytes"` // disk held by the image
+}
+
+const snapshotSchema = `
+CREATE TABLE IF NOT EXISTS snapshots (
+	id         TEXT PRIMARY KEY,
+	name       TEXT NOT NULL,
+	created_at INTEGER NOT NULL,
+	doc        TEXT NOT NULL
+);
+`
+
+// PutSnapshot inserts or replaces a snapshot record.
+func (s *Store) PutSnapshot(ctx context.Context, r *Snapshot) error {
+	doc, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encode snapshot %s: %w", r.ID, err)
+	}
+	_, err = s.db.ExecContext(ctx,
+		`INSERT INTO snapshots(id, name, created_at, doc) VALUES(?,?,?,?)
+		 ON CONFLICT(id) DO UPDATE SET name=excluded.name, created_at=excluded.created_at, doc=excluded.doc`,
+		r.ID, r.Name, r.CreatedAt.UnixNano(), doc)
+	if err != nil {
+		return fmt.Errorf("store snapshot %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// GetSnapshot returns the snapshot whose id or name is key.
+func (s *Store) GetSnapshot(ctx context.Context, key string) (*Snapshot, error) {
+	var doc []byte
+	err := s.db.QueryRowContext(ctx, `SELECT doc FROM snapshots WHERE id=? OR (name<>'' AND name=?) ORDER BY created_at DESC LIMIT 1`, key, key).Scan(&doc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("snapshot %s: %w", key, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load snapshot %s: %w", key, err)
+	}
+	var r Snapshot
+	if err := json.Unmarshal(doc, &r); err != nil {
+		return nil, fmt.Errorf("decode snapshot record: %w", err)
+	}
+	return &r, nil
+}
+
+// DeleteSnapshot removes a snapshot record; a missing one is not an error.
+func (s *Store) DeleteSnapshot(ctx context.Context, id string) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM snapshots WHERE id=?`, id); err != nil {
+		return fmt.Errorf("delete snapshot %s: %w", id, err)
+	}
+	return nil
+}
+
+// ListSnapshots returns every snapshot record, newest first.
+func (s *Store) ListSnapshots(ctx context.Context) ([]*Snapshot, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT doc FROM snapshots ORDER BY created_at DESC, id`)
+	if err != nil {
+		return nil, fmt.Errorf("list snapshots: %w", err)
+	}
+	defer rows.Close()
+	var out []*Snapshot
+	for rows.Next() {
+		var doc []byte
+		if err := rows.Scan(&doc); err != nil {
+			return nil, fmt.Errorf("list snapshots: %w", err)
+		}
+		var r Snapshot
+		if err := json.Unmarshal(doc, &r); err != nil {
+			return nil, fmt.Errorf("decode snapshot record: %w", err)
+		}
+		out = append(out, &r)
+	}
+	return out, rows.Err()
+}
