@@ -26,6 +26,7 @@ type serveFlags struct {
 	defaultTimeout, maxTimeout                                                                time.Duration
 	cpu, memMB, diskMB, pids                                                                  int
 	maxSandboxes, maxCreating, maxQueued                                                      int
+	imageQuotaMB                                                                              int64
 }
 
 func parseServeFlags(args []string) (*serveFlags, error) {
@@ -55,6 +56,7 @@ func parseServeFlags(args []string) (*serveFlags, error) {
 	fs.IntVar(&f.maxSandboxes, "max-sandboxes", 1000, "max sandboxes on this node; more creates get 429")
 	fs.IntVar(&f.maxCreating, "max-creating", 8, "max creates in flight; more wait in a queue (up to 30 s)")
 	fs.IntVar(&f.maxQueued, "max-queued", 512, "max creates waiting for a slot; more get 429 with Retry-After")
+	fs.Int64Var(&f.imageQuotaMB, "image-quota-mb", 0, "disk bound in MiB for paused sandboxes and snapshots under <data-dir>/images (0: none); past it pause and snapshot get 507")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

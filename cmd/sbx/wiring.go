@@ -46,6 +46,7 @@ func buildManager(_ context.Context, f *serveFlags, st *store.Store, aud sandbox
 		Defaults:     sandbox.Resources{CPUCount: f.cpu, MemoryMB: f.memMB, DiskSizeMB: f.diskMB, Pids: f.pids},
 		Max:          sandbox.Resources{CPUCount: 4 * f.cpu, MemoryMB: 8 * f.memMB, DiskSizeMB: 8 * f.diskMB},
 		MaxSandboxes: f.maxSandboxes, MaxCreating: f.maxCreating, MaxQueued: f.maxQueued, Domain: f.domain, Pools: pools, Audit: aud,
+		ImagesDir: filepath.Join(f.dataDir, "images"), ImageQuota: f.imageQuotaMB << 20,
 	}
 	tm := templates{&template.Store{Dir: f.templatesDir, UIDBase: uint32(f.uidBase)}}
 	return sandbox.New(cfg, st, rts, netAdapter{nw}, ly, tm, log)

@@ -51,7 +51,7 @@ func (m *Manager) enqueue() error {
 	switch {
 	case m.closed:
 		return fmt.Errorf("%w: shutting down", ErrUnavailable)
-	case m.cfg.MaxSandboxes > 0 && len(m.sandboxes)+m.creating+m.waiting >= m.cfg.MaxSandboxes:
+	case m.cfg.MaxSandboxes > 0 && m.activeLocked()+m.creating+m.waiting >= m.cfg.MaxSandboxes:
 		return fmt.Errorf("%w: node is at its limit of %d sandboxes", ErrBusy, m.cfg.MaxSandboxes)
 	case m.slots != nil && len(m.slots) >= cap(m.slots) && m.waiting >= m.cfg.MaxQueued:
 		return fmt.Errorf("%w: %d sandboxes are being created and %d are queued", ErrBusy, m.creating, m.waiting)
@@ -78,4 +78,16 @@ func (m *Manager) release() {
 	if m.slots != nil {
 		<-m.slots
 	}
+}
+
+// activeLocked counts the sandboxes holding host resources (not paused).
+// m.mu must be held.
+func (m *Manager) activeLocked() int {
+	n := 0
+	for _, sb := range m.sandboxes {
+		if sb.rec.State != "paused" {
+			n++
+		}
+	}
+	return n
 }

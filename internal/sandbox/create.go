@@ -19,9 +19,13 @@ type CreateOpts struct {
 	Metadata  map[string]string
 	EnvVars   map[string]string
 	Resources Resources // zero fields → server defaults
-	AutoPause bool
-	AllowNet  *bool
-	Network   []byte // raw SandboxNetworkConfig, kept for the network policy
+	AutoPause bool      // lifecycle.onTimeout "pause": pause at the deadline instead of killing
+	// AutoPauseFilesOnly (autoPauseMemory: false) makes that pause keep the
+	// files only; it is also the fallback on runtimes without checkpoints.
+	AutoPauseFilesOnly bool
+	AutoResume         bool // traffic to the paused sandbox resumes it
+	AllowNet           *bool
+	Network            []byte // raw SandboxNetworkConfig, kept for the network policy
 	// PrivateTraffic (network.allowPublicTraffic: false) makes exposed ports
 	// require the sandbox's traffic token (e2b-traffic-access-token).
 	PrivateTraffic bool
@@ -33,9 +37,17 @@ const agentMount = "/.sbx/sbx-agent"
 // Create makes a new running sandbox with its agent initialised. On any error
 // everything created so far is released and no record remains.
 func (m *Manager) Create(ctx context.Context, o CreateOpts) (Info, error) {
+	if snap, ok := m.snapshotFor(ctx, o.Template); ok {
+		return m.createFromSnapshot(ctx, snap, o)
+	}
 	tmpl, rtName, res, err := m.resolve(o)
 	if err != nil {
 		return Info{}, err
+	}
+	if o.AutoPause && !m.runtimes[rtName].Capabilities().Checkpoint {
+		// Documented fallback: the files are kept, the processes restart.
+		m.log.Info("runtime cannot checkpoint memory: onTimeout pause will keep files only", "runtime", rtName)
+		o.AutoPauseFilesOnly = true
 	}
 	if err := m.admit(ctx); err != nil {
 		return Info{}, err
@@ -95,16 +107,24 @@ func (m *Manager) activate(ctx context.Context, sb *Sandbox, o CreateOpts) (Info
 	r := &sb.rec
 	r.StartedAt, r.EndAt = now, now.Add(o.Timeout)
 	r.Metadata, r.EnvVars, r.EnvdToken = o.Metadata, o.EnvVars, newToken()
-	r.AutoPause, r.AllowNet, r.Network, r.LifecycleID = o.AutoPause, o.AllowNet, o.Network, newToken()[:16]
-	r.TrafficTok = ""
-	if o.PrivateTraffic {
-		r.TrafficTok = newToken()
-	}
+	r.LifecycleID = newToken()[:16]
+	applyLifecycle(r, o)
 	if err := errors.Join(failpoint.Hit("create/before-init"), m.initAgent(ctx, sb)); err != nil {
 		m.reap(context.WithoutCancel(ctx), r.ID, r.Runtime)
 		return Info{}, err
 	}
 	return m.register(ctx, sb)
+}
+
+// applyLifecycle copies o's network and lifecycle settings into rec and
+// mints its traffic token if it asked for private traffic.
+func applyLifecycle(rec *store.Sandbox, o CreateOpts) {
+	rec.AutoPause, rec.AllowNet, rec.Network = o.AutoPause, o.AllowNet, o.Network
+	rec.Persist = store.Persistence{AutoResume: o.AutoResume, TimeoutSec: int64(o.Timeout / time.Second), NoMemory: o.AutoPauseFilesOnly}
+	rec.TrafficTok = ""
+	if o.PrivateTraffic {
+		rec.TrafficTok = newToken()
+	}
 }
 
 // resolve validates o against templates, runtimes and bounds.

@@ -15,18 +15,34 @@ func (m *Manager) armLocked(sb *Sandbox) {
 	sb.timer = time.AfterFunc(time.Until(sb.rec.EndAt), func() { m.expire(id) })
 }
 
-// expire kills a sandbox whose deadline passed (unless it was extended).
+// expire ends a sandbox whose deadline passed (unless it was extended or
+// paused meanwhile): it is paused if it asked for that (lifecycle.onTimeout
+// "pause"), killed otherwise.
 func (m *Manager) expire(id string) {
-	m.mu.Lock()
-	sb, ok := m.sandboxes[id]
-	due := ok && !time.Now().Before(sb.rec.EndAt)
-	closed := m.closed
-	m.mu.Unlock()
-	if !due || closed {
+	sb, unlock, err := m.lockOp(id)
+	if err != nil {
 		return
 	}
-	m.log.Info("sandbox timed out", "sandbox", id)
-	_ = m.kill(context.Background(), id, "timeout")
+	defer unlock()
+	m.mu.Lock()
+	due := sb.rec.State == "running" && !time.Now().Before(sb.rec.EndAt) && !m.closed
+	autoPause := sb.rec.AutoPause
+	m.mu.Unlock()
+	if !due {
+		return
+	}
+	ctx := context.Background()
+	if autoPause {
+		m.log.Info("sandbox timed out; pausing it", "sandbox", id)
+		err := m.pauseLocked(ctx, sb, !sb.rec.Persist.NoMemory, "timeout")
+		if err == nil {
+			return
+		}
+		m.log.Error("auto-pause failed; killing the sandbox", "sandbox", id, "err", err)
+	} else {
+		m.log.Info("sandbox timed out", "sandbox", id)
+	}
+	_ = m.killLocked(ctx, sb, "timeout", nil)
 }
 
 // SetTimeout replaces the deadline with now+d.
@@ -58,6 +74,9 @@ func (m *Manager) setEnd(ctx context.Context, id string, end time.Time, onlyLate
 	sb, ok := m.sandboxes[id]
 	if !ok {
 		return fmt.Errorf("%s: %w", id, ErrNotFound)
+	}
+	if sb.rec.State != "running" {
+		return fmt.Errorf("%w: sandbox %s is %s", ErrConflict, id, sb.rec.State)
 	}
 	if onlyLater && !end.After(sb.rec.EndAt) {
 		return nil

@@ -31,6 +31,11 @@ type Layers interface {
 	Rootfs(id string) (string, bool)
 	Remove(id string) error
 	List() ([]string, error)
+	// SaveUpper copies what the sandbox wrote (the overlay's upper layer) to
+	// dst, which must not exist. Freeze the sandbox first for a consistent copy.
+	SaveUpper(ctx context.Context, id, dst string) error
+	// PrepareFrom is Prepare with the upper layer seeded from a SaveUpper copy.
+	PrepareFrom(ctx context.Context, id, lower string, diskBytes int64, ownerUID uint32, seed string) (rootfs string, err error)
 }
 
 // Template is an immutable root filesystem sandboxes start from.

@@ -11,4 +11,5 @@ var (
 	ErrUnavailable = errors.New("unavailable")       // a runtime or template cannot be used now
 	ErrBusy        = errors.New("too many requests") // admission control; retry later
 	ErrNotImpl     = errors.New("not supported")
+	ErrQuota       = errors.New("storage quota exceeded") // paused images and snapshots
 )

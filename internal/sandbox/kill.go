@@ -10,25 +10,35 @@ import (
 	"github.com/sbx-dev/sbx/internal/runtime"
 )
 
-// Kill stops a sandbox and releases every host resource it held. The sandbox
-// disappears from Get/List at once, so concurrent requests see 404.
+// Kill stops a sandbox (running or paused) and releases every host
+// resource and image it held. The sandbox disappears from Get/List at once,
+// so concurrent requests see 404.
 func (m *Manager) Kill(ctx context.Context, id string) error {
-	return m.kill(ctx, id, "api")
+	return m.kill(ctx, id, "api", nil)
 }
 
-// kill removes id with a reason recorded in the audit log.
-func (m *Manager) kill(ctx context.Context, id, reason string) error {
+// kill removes id with a reason recorded in the audit log. It waits for a
+// lifecycle operation in progress (pause, resume, fork) to finish; if cond
+// is set it is checked again then, under m.mu, and the kill happens only if
+// it still holds.
+func (m *Manager) kill(ctx context.Context, id, reason string, cond func(*Sandbox) bool) error {
+	sb, unlock, err := m.lockOp(id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return m.killLocked(ctx, sb, reason, cond)
+}
+
+// killLocked is kill for a caller holding sb.op.
+func (m *Manager) killLocked(ctx context.Context, sb *Sandbox, reason string, cond func(*Sandbox) bool) error {
+	id := sb.rec.ID
 	m.mu.Lock()
-	sb, ok := m.sandboxes[id]
+	ok := m.sandboxes[id] == sb && (cond == nil || cond(sb))
 	if ok {
 		delete(m.sandboxes, id)
 		m.buryLocked(id)
-		if sb.done != nil {
-			close(sb.done)
-		}
-		if sb.timer != nil {
-			sb.timer.Stop()
-		}
+		m.stopLocked(sb)
 	}
 	m.mu.Unlock()
 	if !ok {
@@ -37,6 +47,37 @@ func (m *Manager) kill(ctx context.Context, id, reason string) error {
 	m.log.Info("killing sandbox", "sandbox", id, "reason", reason)
 	m.event(id, "killed", "reason", reason)
 	return m.reap(context.WithoutCancel(ctx), id, sb.rec.Runtime)
+}
+
+// stopLocked ends sb's streams and disarms its deadline. m.mu must be held.
+func (m *Manager) stopLocked(sb *Sandbox) {
+	if sb.done != nil {
+		close(sb.done)
+		sb.done = nil
+	}
+	if sb.timer != nil {
+		sb.timer.Stop()
+	}
+}
+
+// lockOp finds id and takes its operation lock; unlock releases it. It
+// fails with ErrNotFound if id is unknown or was removed while waiting.
+func (m *Manager) lockOp(id string) (*Sandbox, func(), error) {
+	m.mu.Lock()
+	sb, ok := m.sandboxes[id]
+	m.mu.Unlock()
+	if !ok {
+		return nil, nil, fmt.Errorf("%s: %w", id, ErrNotFound)
+	}
+	sb.op.Lock()
+	m.mu.Lock()
+	still := m.sandboxes[id] == sb
+	m.mu.Unlock()
+	if !still {
+		sb.op.Unlock()
+		return nil, nil, fmt.Errorf("%s: %w", id, ErrNotFound)
+	}
+	return sb, sb.op.Unlock, nil
 }
 
 // reap releases everything that may exist for id, in reverse order of
@@ -49,6 +90,9 @@ func (m *Manager) reap(ctx context.Context, id, rtName string) error {
 	}
 	errs = append(errs, failpoint.Hit("delete/before-layer"), m.layers.Remove(id))
 	errs = append(errs, failpoint.Hit("delete/before-network"), m.network.Teardown(ctx, id))
+	if m.cfg.ImagesDir != "" {
+		errs = append(errs, removeImage(m.pausedDir(id)))
+	}
 	if err := errors.Join(errs...); err != nil {
 		m.log.Error("reap sandbox", "sandbox", id, "err", err)
 		if rec, gerr := m.store.Get(ctx, id); gerr == nil {

@@ -32,6 +32,12 @@ type Config struct {
 	Domain         string          // returned as "domain" (nil when empty)
 	Pools          map[PoolKey]int // warm pool sizes; see pool.go
 	Audit          Auditor         // lifecycle records; may be nil
+	// ImagesDir holds paused sandboxes' images, snapshots and fork scratch
+	// (see images.go); "" disables pause, fork and snapshots.
+	ImagesDir string
+	// ImageQuota bounds the disk used by paused images and snapshots in
+	// bytes; 0 means no bound. Past it, pause and snapshot get ErrQuota.
+	ImageQuota int64
 }
 
 // Auditor records lifecycle events (implemented by *audit.Log).
@@ -85,16 +91,22 @@ type Manager struct {
 // Sandbox is the manager's live view of one sandbox.
 type Sandbox struct {
 	rec   store.Sandbox
-	rt    runtime.Sandbox
+	rt    runtime.Sandbox // nil while paused
 	info  NetInfo
 	timer *time.Timer
-	done  chan struct{} // closed when the sandbox is killed
+	done  chan struct{} // closed when the sandbox is killed or paused
+	// op serialises lifecycle operations on this sandbox (pause, resume,
+	// fork, snapshot, kill). Take it without holding Manager.mu.
+	op     sync.Mutex
+	frozen bool // capture froze it; guarded by op
+	epoch  int  // resumes so far; guarded by Manager.mu
 }
 
 // Info is a snapshot of a sandbox for callers (API, proxy).
 type Info struct {
 	store.Sandbox
 	AgentAddr string          // host:port of the agent
+	Epoch     int             // bumped by every resume: connections to an earlier epoch are dead
 	Done      <-chan struct{} // closed when the sandbox ends; proxies cancel its streams
 }
 
@@ -162,7 +174,7 @@ func (m *Manager) infoLocked(sb *Sandbox) Info {
 	if sb.done == nil {
 		sb.done = make(chan struct{})
 	}
-	in := Info{Sandbox: sb.rec, Done: sb.done}
+	in := Info{Sandbox: sb.rec, Done: sb.done, Epoch: sb.epoch}
 	if sb.info.SandboxIP.IsValid() {
 		in.AgentAddr = fmt.Sprintf("%s:%d", sb.info.SandboxIP, m.cfg.AgentPort)
 	}

@@ -83,7 +83,7 @@ func (m *Manager) nextRefill() (PoolKey, bool) {
 
 // countLocked counts sandboxes holding host resources. m.mu must be held.
 func (m *Manager) countLocked() int {
-	n := len(m.sandboxes) + m.creating
+	n := m.activeLocked() + m.creating
 	for _, p := range m.pools {
 		n += len(p.ready) + p.filling
 	}

@@ -33,11 +33,15 @@ func (m *Manager) Recover(ctx context.Context) (int, error) {
 		adopted++
 	}
 	m.reapOrphans(ctx, known)
+	m.reapImages(ctx)
 	return adopted, nil
 }
 
 // adopt verifies one record against the host and registers it.
 func (m *Manager) adopt(ctx context.Context, rec *store.Sandbox) error {
+	if rec.State == "paused" {
+		return m.adoptPaused(ctx, rec)
+	}
 	if rec.State != "running" {
 		return fmt.Errorf("state %q", rec.State)
 	}

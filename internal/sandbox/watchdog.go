@@ -23,7 +23,7 @@ func (m *Manager) RunWatchdog(ctx context.Context) {
 		case <-t.C:
 			for _, id := range m.dead() {
 				m.log.Warn("sandbox init exited; reaping", "sandbox", id)
-				_ = m.kill(ctx, id, "exited")
+				_ = m.kill(ctx, id, "exited", initDead)
 			}
 		}
 	}
@@ -35,9 +35,14 @@ func (m *Manager) dead() []string {
 	defer m.mu.Unlock()
 	var out []string
 	for id, sb := range m.sandboxes {
-		if sb.rt != nil && sb.rt.Pid() > 0 && !runtime.ProcessAlive(sb.rt.Pid()) {
+		if initDead(sb) {
 			out = append(out, id)
 		}
 	}
 	return out
+}
+
+// initDead reports whether sb runs (not paused) and its init pid is gone.
+func initDead(sb *Sandbox) bool {
+	return sb.rt != nil && sb.rt.Pid() > 0 && !runtime.ProcessAlive(sb.rt.Pid())
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
 	"sync"
 	"syscall"
 
@@ -83,6 +84,14 @@ func (l Layers) Remove(id string) error {
 	return nil
 }
 func (l Layers) List() ([]string, error) { return keys(&l.h.Mu, l.h.Layers), nil }
+
+// SaveUpper writes an empty directory (the fake layer holds no files).
+func (l Layers) SaveUpper(_ context.Context, id, dst string) error { return os.MkdirAll(dst, 0o700) }
+
+// PrepareFrom is Prepare; the seed is ignored.
+func (l Layers) PrepareFrom(ctx context.Context, id, lower string, disk int64, uid uint32, _ string) (string, error) {
+	return l.Prepare(ctx, id, lower, disk, uid)
+}
 
 type Templates struct{}
 

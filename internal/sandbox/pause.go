@@ -1,0 +1,107 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/sbx-dev/sbx/internal/store"
+)
+
+// Pause saves a running sandbox to disk and releases its processes, cgroups,
+// writable layer, network and address; the record stays, in state
+// "paused", until Resume or Kill. With memory (runsc only) every process
+// continues where it was on resume; without, only the files are kept and
+// resume starts the sandbox afresh (same id, token and env). It fails with
+// ErrConflict if the sandbox is already paused, ErrNotImpl if its runtime
+// cannot checkpoint memory, ErrQuota past the image quota.
+func (m *Manager) Pause(ctx context.Context, id string, memory bool) error {
+	sb, unlock, err := m.lockOp(id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return m.pauseLocked(ctx, sb, memory, "api")
+}
+
+// pauseLocked is Pause for a caller holding sb.op.
+func (m *Manager) pauseLocked(ctx context.Context, sb *Sandbox, memory bool, reason string) error {
+	id := sb.rec.ID
+	if err := errors.Join(m.pausable(sb, memory), m.checkQuota(0)); err != nil {
+		return err
+	}
+	m.setState(sb, "pausing")
+	t0 := time.Now()
+	dir := m.pausedDir(id)
+	_ = removeImage(dir)
+	size, err := m.capture(ctx, sb, dir, memory)
+	if err == nil {
+		err = m.checkQuota(size)
+	}
+	var rec store.Sandbox
+	if err == nil {
+		rec, err = m.recordPaused(ctx, sb, size, memory)
+	}
+	if err != nil {
+		_ = removeImage(dir)
+		m.setState(sb, "running")
+		m.thaw(context.WithoutCancel(ctx), sb)
+		return err
+	}
+	m.mu.Lock()
+	rt := sb.rt
+	sb.rec, sb.rt, sb.info = rec, nil, NetInfo{}
+	m.stopLocked(sb)
+	m.mu.Unlock()
+	m.releaseHost(context.WithoutCancel(ctx), id, rt.Delete)
+	m.log.Info("sandbox paused", "sandbox", id, "reason", reason, "memory", memory, "bytes", size, "took", time.Since(t0))
+	m.event(id, "paused", "reason", reason, "memory", strconv.FormatBool(memory), "bytes", strconv.FormatInt(size, 10))
+	return nil
+}
+
+// pausable checks that sb can be paused now.
+func (m *Manager) pausable(sb *Sandbox, memory bool) error {
+	if sb.rec.State != "running" {
+		return fmt.Errorf("%w: sandbox %s is already %s", ErrConflict, sb.rec.ID, sb.rec.State)
+	}
+	if memory {
+		if err := m.canCheckpoint(sb); err != nil {
+			return err
+		}
+	} else if m.cfg.ImagesDir == "" {
+		return fmt.Errorf("%w: this node has no image directory for pause", ErrNotImpl)
+	}
+	return nil
+}
+
+// recordPaused writes sb's record as paused (the image at size bytes).
+func (m *Manager) recordPaused(ctx context.Context, sb *Sandbox, size int64, memory bool) (store.Sandbox, error) {
+	m.mu.Lock()
+	rec := sb.rec
+	m.mu.Unlock()
+	rec.State, rec.SandboxIP = "paused", ""
+	rec.Persist.PausedAt, rec.Persist.ImageBytes, rec.Persist.SavedMemory = time.Now().UTC(), size, memory
+	if err := m.store.Put(ctx, &rec); err != nil {
+		return rec, fmt.Errorf("record paused sandbox %s: %w", rec.ID, err)
+	}
+	return rec, nil
+}
+
+// releaseHost frees the runtime sandbox (through del), layer and network of
+// id. Failures are logged: the next Recover releases what is left of a
+// paused sandbox.
+func (m *Manager) releaseHost(ctx context.Context, id string, del func(context.Context) error) {
+	err := errors.Join(del(ctx), m.layers.Remove(id), m.network.Teardown(ctx, id))
+	if err != nil {
+		m.log.Error("release paused sandbox's host resources", "sandbox", id, "err", err)
+	}
+}
+
+// setState changes sb's in-memory state (pausing, resuming are never stored).
+func (m *Manager) setState(sb *Sandbox, state string) {
+	m.mu.Lock()
+	sb.rec.State = state
+	m.mu.Unlock()
+}

@@ -1,0 +1,122 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sbx-dev/sbx/internal/store"
+)
+
+// Snapshot captures a running sandbox (memory and files; it is frozen for
+// that long, then continues) as a named, durable snapshot that new
+// sandboxes can be created from (CreateOpts.Template = its id or name).
+// The image counts against the image quota.
+func (m *Manager) Snapshot(ctx context.Context, id, name string) (store.Snapshot, error) {
+	if name != "" && !validSnapshotName(name) {
+		return store.Snapshot{}, fmt.Errorf("%w: snapshot name must be 1-64 chars of [a-z0-9._-]", ErrInvalid)
+	}
+	if name != "" {
+		if _, err := m.store.GetSnapshot(ctx, name); err == nil {
+			return store.Snapshot{}, fmt.Errorf("%w: a snapshot named %q exists", ErrConflict, name)
+		}
+	}
+	sid := "snap" + NewID()[:16]
+	dir, src, err := m.captureRunning(ctx, id, m.snapshotDir(sid), true)
+	if err != nil {
+		return store.Snapshot{}, err
+	}
+	snap := store.Snapshot{
+		ID: sid, Name: name, SandboxID: id, TemplateID: src.TemplateID, Runtime: src.Runtime,
+		CreatedAt: time.Now().UTC(), CPUCount: src.CPUCount, MemoryMB: src.MemoryMB, DiskSizeMB: src.DiskSizeMB,
+		InitSecret: src.InitSecret, EnvVars: src.EnvVars, Bytes: dirSize(dir),
+	}
+	if err := m.store.PutSnapshot(ctx, &snap); err != nil {
+		_ = removeImage(dir)
+		return store.Snapshot{}, err
+	}
+	m.event(id, "snapshot", "snapshot", sid, "name", name)
+	return snap, nil
+}
+
+// validSnapshotName: names share the template namespace, so they are
+// plain lower-case words.
+func validSnapshotName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || strings.ContainsRune("._-", c)) {
+			return false
+		}
+	}
+	return true
+}
+
+// Snapshots lists snapshots, newest first; sandboxID filters by source.
+func (m *Manager) Snapshots(ctx context.Context, sandboxID string) ([]store.Snapshot, error) {
+	all, err := m.store.ListSnapshots(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []store.Snapshot{}
+	for _, s := range all {
+		if sandboxID == "" || s.SandboxID == sandboxID {
+			out = append(out, *s)
+		}
+	}
+	return out, nil
+}
+
+// DeleteSnapshot removes a snapshot (by id or name) and its image.
+// Sandboxes created from it are not affected.
+func (m *Manager) DeleteSnapshot(ctx context.Context, key string) error {
+	snap, err := m.store.GetSnapshot(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("snapshot %s: %w", key, ErrNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	if err := removeImage(m.snapshotDir(snap.ID)); err != nil {
+		return err
+	}
+	return m.store.DeleteSnapshot(ctx, snap.ID)
+}
+
+// createFromSnapshot starts a sandbox from a snapshot: resources and
+// runtime are the snapshot's (a memory image restores only into the same
+// limits); a request asking for others is refused.
+func (m *Manager) createFromSnapshot(ctx context.Context, snap *store.Snapshot, o CreateOpts) (Info, error) {
+	if o.Runtime != "" && o.Runtime != snap.Runtime {
+		return Info{}, fmt.Errorf("%w: snapshot %s runs on %s", ErrInvalid, snap.ID, snap.Runtime)
+	}
+	r := o.Resources
+	if (r.CPUCount != 0 && r.CPUCount != snap.CPUCount) || (r.MemoryMB != 0 && r.MemoryMB != snap.MemoryMB) ||
+		(r.DiskSizeMB != 0 && r.DiskSizeMB != snap.DiskSizeMB) {
+		return Info{}, fmt.Errorf("%w: a sandbox from snapshot %s keeps its resources", ErrInvalid, snap.ID)
+	}
+	rec := newRecord(snap.TemplateID, snap.Runtime, Resources{CPUCount: snap.CPUCount, MemoryMB: snap.MemoryMB, DiskSizeMB: snap.DiskSizeMB})
+	rec.InitSecret = snap.InitSecret
+	rec.Metadata, rec.EnvVars = o.Metadata, o.EnvVars
+	if rec.EnvVars == nil {
+		rec.EnvVars = snap.EnvVars
+	}
+	applyLifecycle(&rec, o)
+	return m.startChild(ctx, rec, m.snapshotDir(snap.ID), o.Timeout)
+}
+
+// snapshotFor finds the snapshot a create names, when no template has that
+// name (templates win).
+func (m *Manager) snapshotFor(ctx context.Context, name string) (*store.Snapshot, bool) {
+	if name == "" || m.cfg.ImagesDir == "" {
+		return nil, false
+	}
+	if _, err := m.templates.Get(name); err == nil {
+		return nil, false
+	}
+	snap, err := m.store.GetSnapshot(ctx, name)
+	return snap, err == nil
+}
