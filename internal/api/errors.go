@@ -33,6 +33,8 @@ func statusOf(err error) int {
 		return http.StatusConflict
 	case errors.Is(err, sandbox.ErrBusy):
 		return http.StatusTooManyRequests
+	case errors.Is(err, sandbox.ErrQuota):
+		return http.StatusInsufficientStorage
 	case errors.Is(err, sandbox.ErrNotImpl):
 		return http.StatusNotImplemented
 	case errors.Is(err, sandbox.ErrUnavailable):

@@ -49,8 +49,8 @@ func (s *Server) createOpts(req newSandbox) (sandbox.CreateOpts, error) {
 		}
 		o.Timeout = d
 	}
-	if req.AutoPause != nil && *req.AutoPause {
-		return o, fmt.Errorf("%w: autoPause is not supported by this node yet", sandbox.ErrNotImpl)
+	if err := lifecycleOpts(req, &o); err != nil {
+		return o, err
 	}
 	if err := validateNetwork(req); err != nil {
 		return o, err
@@ -102,7 +102,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := sandboxDetail{listedSandbox: listed(in), Domain: s.domain(), EnvdAccessToken: in.EnvdToken,
-		AllowInternetAccess: in.AllowNet, Network: in.Network, Lifecycle: lifecycle{OnTimeout: "kill"}}
+		AllowInternetAccess: in.AllowNet, Network: in.Network, Lifecycle: lifecycleOf(in)}
 	writeJSON(w, http.StatusOK, d)
 }
 
@@ -180,7 +180,7 @@ func (s *Server) refresh(w http.ResponseWriter, r *http.Request) {
 }
 
 // connect returns a running sandbox (200), extending its deadline if the
-// requested timeout is later. Paused sandboxes are not supported yet.
+// requested timeout is later, or resumes a paused one (201).
 func (s *Server) connect(w http.ResponseWriter, r *http.Request) {
 	id, ok := sandboxID(w, r)
 	if !ok {
@@ -193,19 +193,31 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
+	d := s.mgr.Config().DefaultTimeout
 	var err error
 	if req.Timeout != nil {
-		var d time.Duration
-		if d, err = seconds(*req.Timeout, s.mgr.Config().MaxTimeout); err == nil {
-			err = s.mgr.Extend(r.Context(), id, d)
-		}
+		d, err = seconds(*req.Timeout, s.mgr.Config().MaxTimeout)
 	}
-	in, gerr := s.mgr.Get(id)
-	if err = firstErr(err, gerr); err != nil {
+	if err != nil {
 		writeErr(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.sandboxResp(in))
+	if req.Timeout == nil { // no timeout asked: a running sandbox keeps its own
+		if in, gerr := s.mgr.Get(id); gerr == nil && in.State == "running" {
+			writeJSON(w, http.StatusOK, s.sandboxResp(in))
+			return
+		}
+	}
+	in, resumed, err := s.mgr.Connect(r.Context(), id, d)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	status := http.StatusOK
+	if resumed {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, s.sandboxResp(in))
 }
 
 func firstErr(errs ...error) error {

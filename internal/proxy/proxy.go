@@ -28,6 +28,10 @@ type Sandboxes interface {
 	Get(id string) (sandbox.Info, error)
 	List() []sandbox.Info
 	Ended(id string) bool
+	// AutoResume resumes a paused sandbox that asked for it (autoResume)
+	// and returns it running; it fails wrapping sandbox.ErrConflict if the
+	// sandbox is paused without autoResume.
+	AutoResume(ctx context.Context, id string) (sandbox.Info, error)
 }
 
 // ErrorWriter writes a JSON {code, message} error (the API's format).
@@ -99,6 +103,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, status, msg)
 		return
 	}
+	if in.State == "paused" {
+		if in, err = p.resume(w, r, in); err != nil {
+			return
+		}
+	}
 	if in.State != "running" || in.AgentAddr == "" {
 		p.fail(w, http.StatusBadGateway, "sandbox is not running")
 		return
@@ -109,7 +118,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // upstreamSuffix names sandboxes in upstream URLs: the connection pool is
 // keyed by "<id>.sandbox:<port>", never by IP, because a killed sandbox's
 // address is reused by the next one and a pooled connection to the dead
-// agent must never carry another sandbox's traffic.
+// agent must never carry another sandbox's traffic. The sandbox's epoch
+// (bumped by every resume) is part of the name: connections to the agent
+// before a pause are dead and must not be reused after it.
 const upstreamSuffix = ".sandbox"
 
 // dial resolves "<id>.sandbox:<port>" to the sandbox's current address.
@@ -118,7 +129,8 @@ func (p *Proxy) dial(ctx context.Context, network, addr string) (net.Conn, error
 	if err != nil {
 		return nil, err
 	}
-	in, err := p.sbx.Get(strings.TrimSuffix(host, upstreamSuffix))
+	id, _, _ := strings.Cut(strings.TrimSuffix(host, upstreamSuffix), "-")
+	in, err := p.sbx.Get(id)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +143,7 @@ func (p *Proxy) dial(ctx context.Context, network, addr string) (net.Conn, error
 }
 
 func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, in sandbox.Info, port int) {
-	host := in.ID + upstreamSuffix
+	host := in.ID + "-" + strconv.Itoa(in.Epoch) + upstreamSuffix
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	if in.Done != nil {

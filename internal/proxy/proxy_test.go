@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -37,6 +38,20 @@ func (f fakeSandboxes) List() (out []sandbox.Info) {
 	return out
 }
 func (f fakeSandboxes) Ended(id string) bool { return f.ended[id] }
+
+// AutoResume "resumes" a paused sandbox with autoResume: it becomes running.
+func (f fakeSandboxes) AutoResume(_ context.Context, id string) (sandbox.Info, error) {
+	in, ok := f.byID[id]
+	switch {
+	case !ok:
+		return in, sandbox.ErrNotFound
+	case in.State == "paused" && !in.Persist.AutoResume:
+		return in, sandbox.ErrConflict
+	}
+	in.State = "running"
+	f.byID[id] = in
+	return in, nil
+}
 
 func writeErr(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")

@@ -1,0 +1,47 @@
+package proxy
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/sbx-dev/sbx/internal/sandbox"
+)
+
+// pausedError is E2B's answer to traffic for a paused sandbox that does
+// not resume on traffic (its proxy's sandbox_paused error, status 409).
+type pausedError struct {
+	SandboxID     string `json:"sandboxId"`
+	Message       string `json:"message"`
+	Code          int    `json:"code"`
+	CanAutoResume bool   `json:"canAutoResume"`
+}
+
+// resume handles traffic for a paused sandbox: with autoResume the request
+// waits for the resume and then proceeds; otherwise it is answered 409 like
+// E2B. On error the response is written.
+func (p *Proxy) resume(w http.ResponseWriter, r *http.Request, in sandbox.Info) (sandbox.Info, error) {
+	if !in.Persist.AutoResume {
+		writePaused(w, in.ID)
+		return in, errPaused
+	}
+	out, err := p.sbx.AutoResume(r.Context(), in.ID)
+	switch {
+	case errors.Is(err, sandbox.ErrConflict):
+		writePaused(w, in.ID)
+	case errors.Is(err, sandbox.ErrNotFound):
+		p.fail(w, http.StatusBadGateway, "sandbox is not running")
+	case err != nil:
+		p.log.Warn("auto-resume failed", "sandbox", in.ID, "err", err)
+		p.fail(w, http.StatusBadGateway, "sandbox could not be resumed: "+err.Error())
+	}
+	return out, err
+}
+
+var errPaused = errors.New("sandbox is paused")
+
+func writePaused(w http.ResponseWriter, id string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusConflict)
+	_ = json.NewEncoder(w).Encode(pausedError{SandboxID: id, Message: "The sandbox is paused", Code: http.StatusConflict})
+}
