@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"path"
 
 	"github.com/sbx-dev/sbx/internal/sandbox"
 )
@@ -22,7 +23,13 @@ type pausedError struct {
 // E2B. On error the response is written.
 func (p *Proxy) resume(w http.ResponseWriter, r *http.Request, in sandbox.Info) (sandbox.Info, error) {
 	if !in.Persist.AutoResume {
-		writePaused(w, in.ID)
+		if r.Method == http.MethodGet && path.Clean("/"+r.URL.Path) == "/health" {
+			// The SDK's isRunning() reads 502 as "not running"; E2B's 409
+			// would make it throw for a paused sandbox.
+			p.fail(w, http.StatusBadGateway, "sandbox is paused")
+		} else {
+			writePaused(w, in.ID)
+		}
 		return in, errPaused
 	}
 	out, err := p.sbx.AutoResume(r.Context(), in.ID)

@@ -48,6 +48,11 @@ func TestPaused(t *testing.T) {
 	if resp.StatusCode != 409 || body.Code != 409 || body.SandboxID != plain.ID || body.Message != "The sandbox is paused" {
 		t.Fatalf("paused: %d %+v", resp.StatusCode, body)
 	}
+	req, _ := http.NewRequest("GET", front.URL+"/health", nil)
+	req.Header.Set("E2b-Sandbox-Id", plain.ID)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 502 {
+		t.Fatalf("health of a paused sandbox: %v %v, want 502 (SDK isRunning false)", resp, err)
+	}
 	if resp := get(auto.ID, "bad"); resp.StatusCode != 401 || fs.byID[auto.ID].State != "paused" {
 		t.Fatalf("unauthenticated traffic must not resume: %d %s", resp.StatusCode, fs.byID[auto.ID].State)
 	}

@@ -12,13 +12,23 @@ data=$(mktemp -d /tmp/sbx-e2e-XXXXXX)
 key="e2b_$(head -c 20 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 log="$data/serve.log"
 
-SBX_API_KEY=$key bin/sbx serve --listen 127.0.0.1:$port --data-dir "$data" \
-  --templates-dir "${SBX_DATA_DIR:-/var/lib/sbx}/templates" --runtime "$rt" \
-  --subnet 10.201.0.0/16 --net-prefix sbe ${SBX_E2E_SERVE_FLAGS:-} >"$log" 2>&1 &
+# SBX_E2E_SUBNET / SBX_E2E_NET_PREFIX keep concurrent runs on one host apart.
+args=(serve --listen 127.0.0.1:$port --data-dir "$data"
+  --templates-dir "${SBX_DATA_DIR:-/var/lib/sbx}/templates" --runtime "$rt"
+  --subnet "${SBX_E2E_SUBNET:-10.201.0.0/16}" --net-prefix "${SBX_E2E_NET_PREFIX:-sbe}" ${SBX_E2E_SERVE_FLAGS:-})
+SBX_API_KEY=$key bin/sbx "${args[@]}" >"$log" 2>&1 &
 pid=$!
+# A test may restart the daemon (pause survives a restart): it stops the pid
+# in serve.pid, starts "$SBX_E2E_BIN $SBX_E2E_SERVE_ARGS" and writes its pid.
+echo "$pid" >"$data/serve.pid"
 cleanup() {
   kill "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
+  cur=$(cat "$data/serve.pid" 2>/dev/null || true)
+  if [ -n "$cur" ] && [ "$cur" != "$pid" ]; then
+    kill "$cur" 2>/dev/null || true
+    for _ in $(seq 150); do kill -0 "$cur" 2>/dev/null || break; sleep 0.1; done
+  fi
   # runsc keeps a bind-mounted null netns under its root
   umount -l "$data/runtime/runsc/null-netns" 2>/dev/null || true
   [ "${KEEP:-}" = 1 ] || rm -rf "$data" || true
@@ -31,7 +41,7 @@ for _ in $(seq 100); do
 done
 
 export E2B_API_URL=http://127.0.0.1:$port E2B_SANDBOX_URL=http://127.0.0.1:$port E2B_API_KEY=$key
-export SBX_E2E_RUNTIME=$rt SBX_E2E_DATA_DIR=$data
+export SBX_E2E_RUNTIME=$rt SBX_E2E_DATA_DIR=$data SBX_E2E_BIN=$PWD/bin/sbx SBX_E2E_SERVE_ARGS="${args[*]}"
 status=0
 node --test --test-concurrency=1 "${files[@]}" || status=$?
 if [ $status -ne 0 ]; then
