@@ -87,7 +87,7 @@ func startDaemon(t *testing.T, runtime, dataDir string, extra ...string) *daemon
 	addr := freeAddr(t)
 	d := &daemon{t: t, url: "http://" + addr, dataDir: dataDir, log: &bytes.Buffer{}}
 	d.args = append([]string{"serve", "--listen", addr, "--data-dir", dataDir, "--templates-dir", templates,
-		"--runtime", runtime, "--subnet", "10.202.0.0/16", "--net-prefix", "sbi"}, extra...)
+		"--runtime", runtime, "--subnet", envOr("SBX_IT_SUBNET", "10.202.0.0/16"), "--net-prefix", envOr("SBX_IT_NET_PREFIX", "sbi")}, extra...)
 	d.cmd = exec.Command(sbxBin, d.args...)
 	d.cmd.Env = append(os.Environ(), "SBX_API_KEY="+apiKey)
 	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
@@ -97,6 +97,15 @@ func startDaemon(t *testing.T, runtime, dataDir string, extra ...string) *daemon
 	t.Cleanup(func() { d.stop(syscall.SIGTERM) })
 	d.waitHealthy()
 	return d
+}
+
+// envOr is the environment variable k, or def (concurrent runs on one host
+// set their own subnet and link prefix).
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
 }
 
 func freeAddr(t *testing.T) string {
