@@ -25,7 +25,7 @@ const apiKey = "e2b_00000000000000000000000000000000000000aa"
 
 // daemon is one running sbx serve.
 type daemon struct {
-	t       *testing.T
+	t       testing.TB
 	url     string
 	dataDir string
 	cmd     *exec.Cmd
@@ -34,7 +34,7 @@ type daemon struct {
 }
 
 // requirements skips (or fails under CI) when the host cannot run the suite.
-func requirements(t *testing.T, runtimes ...string) (sbxBin, templates string) {
+func requirements(t testing.TB, runtimes ...string) (sbxBin, templates string) {
 	t.Helper()
 	missing := func(format string, a ...any) {
 		t.Helper()
@@ -70,7 +70,7 @@ func requirements(t *testing.T, runtimes ...string) (sbxBin, templates string) {
 }
 
 // startDaemon runs sbx serve with a fresh data dir (or dataDir if given).
-func startDaemon(t *testing.T, runtime, dataDir string, extra ...string) *daemon {
+func startDaemon(t testing.TB, runtime, dataDir string, extra ...string) *daemon {
 	t.Helper()
 	sbxBin, templates := requirements(t, runtime)
 	if dataDir == "" {
@@ -108,7 +108,7 @@ func envOr(k, def string) string {
 	return def
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
