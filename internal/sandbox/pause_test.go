@@ -1,0 +1,94 @@
+package sandbox_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	. "github.com/sbx-dev/sbx/internal/sandbox"
+	"github.com/sbx-dev/sbx/internal/sandbox/sandboxtest"
+)
+
+// TestPauseLifecycle (fake runtime, files-only pause): a paused sandbox
+// holds no host resources and no admission slot, keeps its identity, is
+// kept by Recover, and resumes; a runtime without checkpoints refuses a
+// memory pause and fork.
+func TestPauseLifecycle(t *testing.T) {
+	ctx := context.Background()
+	h := sandboxtest.NewHost()
+	dir, images := t.TempDir(), t.TempDir()
+	st := openStore(t, dir)
+	withImages := func(c *Config) { c.ImagesDir, c.MaxSandboxes = images, 1 }
+	m1 := newTestManager(t, h, st, withImages)
+	in, err := m1.Create(ctx, CreateOpts{Template: "base", Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m1.Pause(ctx, in.ID, true); !errors.Is(err, ErrNotImpl) {
+		t.Fatalf("memory pause on a runtime without checkpoints: %v", err)
+	}
+	if _, err := m1.Fork(ctx, in.ID, 1, time.Minute); !errors.Is(err, ErrNotImpl) {
+		t.Fatalf("fork on a runtime without checkpoints: %v", err)
+	}
+	if err := m1.Pause(ctx, in.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := m1.Pause(ctx, in.ID, false); !errors.Is(err, ErrConflict) {
+		t.Fatalf("second pause: %v", err)
+	}
+	got, _ := m1.Get(in.ID)
+	if got.State != "paused" || got.EnvdToken != in.EnvdToken || got.AgentAddr != "" {
+		t.Fatalf("paused: %+v", got)
+	}
+	if r := h.Residue(); r != "" {
+		t.Fatalf("a paused sandbox holds host resources: %s", r)
+	}
+	if _, err := m1.Create(ctx, CreateOpts{Template: "base", Timeout: time.Minute}); err != nil {
+		t.Fatalf("a paused sandbox counts against --max-sandboxes: %v", err)
+	}
+	m1.Close()
+
+	// Leftovers of a crash: an incomplete paused image, fork scratch.
+	_ = os.MkdirAll(filepath.Join(images, "paused", NewID(), "upper"), 0o700)
+	_ = os.MkdirAll(filepath.Join(images, "tmp", "x"), 0o700)
+	m2 := newTestManager(t, h, st, withImages)
+	if _, err := m2.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := m2.Get(in.ID); err != nil || got.State != "paused" {
+		t.Fatalf("paused sandbox after Recover: %+v %v", got, err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(images, "paused")); len(ents) != 1 {
+		t.Fatalf("paused images after Recover: %d, want 1", len(ents))
+	}
+	if _, err := os.Stat(filepath.Join(images, "tmp")); !os.IsNotExist(err) {
+		t.Fatalf("fork scratch survived Recover: %v", err)
+	}
+	for _, s := range m2.List() {
+		if s.ID != in.ID {
+			_ = m2.Kill(ctx, s.ID)
+		}
+	}
+	back, resumed, err := m2.Connect(ctx, in.ID, time.Minute)
+	if err != nil || !resumed || back.State != "running" || back.EnvdToken != in.EnvdToken || back.AgentAddr == "" {
+		t.Fatalf("Connect = %+v, %v, %v", back, resumed, err)
+	}
+	if _, resumed, err := m2.Connect(ctx, in.ID, time.Minute); err != nil || resumed {
+		t.Fatalf("Connect of a running sandbox = %v, %v", resumed, err)
+	}
+	if err := m2.Pause(ctx, in.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := m2.Kill(ctx, in.ID); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(images, "paused")); len(ents) != 0 {
+		t.Fatalf("kill left the paused image")
+	}
+	if recs, _ := st.List(ctx); len(recs) != 0 || h.Residue() != "" {
+		t.Fatalf("after kill: %d records, residue %q", len(recs), h.Residue())
+	}
+}
