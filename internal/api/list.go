@@ -130,7 +130,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	if next != "" {
 		w.Header().Set("X-Next-Token", next)
 	}
-	w.Header().Set("X-Total-Running", strconv.Itoa(len(s.mgr.List())))
+	w.Header().Set("X-Total-Running", strconv.Itoa(running(s.mgr.List())))
 	writeJSON(w, http.StatusOK, out)
 }
 
@@ -177,4 +177,15 @@ func (s *Server) listV1(w http.ResponseWriter, r *http.Request) {
 		out = append(out, listed(in))
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// running counts the running sandboxes of all.
+func running(all []sandbox.Info) int {
+	n := 0
+	for _, in := range all {
+		if in.State == "running" {
+			n++
+		}
+	}
+	return n
 }

@@ -1,10 +1,12 @@
 package proxy
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"path"
+	"time"
 
 	"github.com/sbx-dev/sbx/internal/sandbox"
 )
@@ -32,7 +34,11 @@ func (p *Proxy) resume(w http.ResponseWriter, r *http.Request, in sandbox.Info) 
 		}
 		return in, errPaused
 	}
-	out, err := p.sbx.AutoResume(r.Context(), in.ID)
+	// A client that gives up must not abort a resume half way (the next
+	// request would only start it again): it runs to the end, bounded.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), resumeTimeout)
+	defer cancel()
+	out, err := p.sbx.AutoResume(ctx, in.ID)
 	switch {
 	case errors.Is(err, sandbox.ErrConflict):
 		writePaused(w, in.ID)
@@ -46,6 +52,9 @@ func (p *Proxy) resume(w http.ResponseWriter, r *http.Request, in sandbox.Info) 
 }
 
 var errPaused = errors.New("sandbox is paused")
+
+// resumeTimeout bounds an auto-resume.
+const resumeTimeout = time.Minute
 
 func writePaused(w http.ResponseWriter, id string) {
 	w.Header().Set("Content-Type", "application/json")

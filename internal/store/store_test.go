@@ -65,3 +65,39 @@ func TestReopenKeepsRecords(t *testing.T) {
 		t.Fatalf("record lost across reopen: %v", err)
 	}
 }
+
+func TestSnapshots(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	now := time.Now().UTC()
+	a := &Snapshot{ID: "snapa", Name: "first", SandboxID: "x", CreatedAt: now, Bytes: 10}
+	b := &Snapshot{ID: "snapb", SandboxID: "x", CreatedAt: now.Add(time.Second), EnvVars: map[string]string{"K": "v"}}
+	for _, r := range []*Snapshot{a, b} {
+		if err := s.PutSnapshot(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := s.GetSnapshot(ctx, "first"); err != nil || got.ID != "snapa" {
+		t.Fatalf("by name: %+v %v", got, err)
+	}
+	if got, err := s.GetSnapshot(ctx, "snapb"); err != nil || got.EnvVars["K"] != "v" {
+		t.Fatalf("by id: %+v %v", got, err)
+	}
+	if _, err := s.GetSnapshot(ctx, ""); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("empty name must not match unnamed snapshots: %v", err)
+	}
+	list, err := s.ListSnapshots(ctx)
+	if err != nil || len(list) != 2 || list[0].ID != "snapb" {
+		t.Fatalf("list (newest first): %v %v", list, err)
+	}
+	if err := s.DeleteSnapshot(ctx, "snapa"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetSnapshot(ctx, "first"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("deleted: %v", err)
+	}
+}
