@@ -52,9 +52,8 @@ done
 
 log "pause, resume, fork, auto-pause, restart end-to-end on runsc (official e2b SDK)"
 # runsc only: it is the backend with memory checkpoints (crun/runc answer 501,
-# covered by integration/pause_test.go). Same one-rerun rule as above.
-test/e2e/daemon/run.sh runsc test/e2e/pause.test.mjs ||
-  { log "rerunning once"; test/e2e/daemon/run.sh runsc test/e2e/pause.test.mjs; }
+# covered by integration/pause_test.go).
+test/e2e/daemon/run.sh runsc test/e2e/pause.test.mjs
 
 for rt in runsc crun; do
   log "code interpreter end-to-end on $rt (@e2b/code-interpreter through the daemon)"

@@ -13,13 +13,14 @@ import (
 type Persistence struct {
 	AutoResume bool  `json:"autoResume,omitempty"` // traffic to it while paused resumes it
 	TimeoutSec int64 `json:"timeoutSec,omitempty"` // the create timeout, reused by auto-resume
-	// NoMemory: pause saves the files only; resume restarts the processes
-	// (keepMemory:false, or a runtime without checkpoints).
-	NoMemory   bool      `json:"noMemory,omitempty"`
-	PausedAt   time.Time `json:"pausedAt,omitempty"`
-	ImageBytes int64     `json:"imageBytes,omitempty"` // disk held by the paused image
-	// SavedMemory tells whether the paused image holds memory (false: files only).
-	SavedMemory bool `json:"savedMemory,omitempty"`
+	// NoMemory makes the deadline's pause (autoPause) keep the files only
+	// (autoPauseMemory: false, or a runtime without checkpoints).
+	NoMemory bool `json:"noMemory,omitempty"`
+	// Set while paused: when, the image's size, and whether it holds memory
+	// (false: resume restarts the processes over the saved files).
+	PausedAt    time.Time `json:"pausedAt,omitempty"`
+	ImageBytes  int64     `json:"imageBytes,omitempty"`
+	SavedMemory bool      `json:"savedMemory,omitempty"`
 }
 
 // Snapshot is the durable record of a named snapshot: a saved sandbox
