@@ -233,3 +233,21 @@ func TestPauseWithoutCheckpoint(t *testing.T) {
 		}
 	}
 }
+
+// TestConnectReboot (runsc): connect {"memory": false} (the SDK's onResume:
+// "reboot") resumes a paused sandbox over its files with fresh processes.
+func TestConnectReboot(t *testing.T) {
+	d := startDaemon(t, "runsc", "")
+	sb := d.create(nil)
+	startCounter(t, sb)
+	if code := d.api("POST", "/sandboxes/"+sb.ID+"/pause", nil, nil); code != 204 {
+		t.Fatalf("pause: %d", code)
+	}
+	if code := d.api("POST", "/v2/sandboxes/"+sb.ID+"/connect", map[string]any{"timeout": 60, "memory": false}, nil); code != 201 {
+		t.Fatalf("reboot: %d\n%s", code, tail(d.log.String(), 2000))
+	}
+	out, _ := sb.run("", "test -s /home/user/n && echo file; pgrep -c -f '[n].tmp' || true", 20*time.Second)
+	if out != "file\n0\n" {
+		t.Fatalf("after a reboot: %q (want the file, no counter)", out)
+	}
+}

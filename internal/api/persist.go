@@ -82,7 +82,7 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
 	}
 	var in sandbox.Info
 	if err == nil {
-		in, _, err = s.mgr.Connect(r.Context(), id, d)
+		in, _, err = s.mgr.Connect(r.Context(), id, d, req.Memory != nil && !*req.Memory)
 	}
 	if err != nil {
 		writeErr(w, err)

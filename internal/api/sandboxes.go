@@ -180,7 +180,8 @@ func (s *Server) refresh(w http.ResponseWriter, r *http.Request) {
 }
 
 // connect returns a running sandbox (200), extending its deadline if the
-// requested timeout is later, or resumes a paused one (201).
+// requested timeout is later, or resumes a paused one (201); {"memory":
+// false} (onResume: "reboot") restarts it over its saved files instead.
 func (s *Server) connect(w http.ResponseWriter, r *http.Request) {
 	id, ok := sandboxID(w, r)
 	if !ok {
@@ -208,7 +209,7 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	in, resumed, err := s.mgr.Connect(r.Context(), id, d)
+	in, resumed, err := s.mgr.Connect(r.Context(), id, d, req.Memory != nil && !*req.Memory)
 	if err != nil {
 		writeErr(w, err)
 		return

@@ -72,11 +72,11 @@ func TestPauseLifecycle(t *testing.T) {
 			_ = m2.Kill(ctx, s.ID)
 		}
 	}
-	back, resumed, err := m2.Connect(ctx, in.ID, time.Minute)
+	back, resumed, err := m2.Connect(ctx, in.ID, time.Minute, false)
 	if err != nil || !resumed || back.State != "running" || back.EnvdToken != in.EnvdToken || back.AgentAddr == "" {
 		t.Fatalf("Connect = %+v, %v, %v", back, resumed, err)
 	}
-	if _, resumed, err := m2.Connect(ctx, in.ID, time.Minute); err != nil || resumed {
+	if _, resumed, err := m2.Connect(ctx, in.ID, time.Minute, false); err != nil || resumed {
 		t.Fatalf("Connect of a running sandbox = %v, %v", resumed, err)
 	}
 	if err := m2.Pause(ctx, in.ID, false); err != nil {

@@ -14,8 +14,10 @@ import (
 
 // Connect returns a sandbox ready for traffic: a running one has its
 // deadline extended to now+timeout if that is later; a paused one is
-// resumed with deadline now+timeout (resumed reports that).
-func (m *Manager) Connect(ctx context.Context, id string, timeout time.Duration) (in Info, resumed bool, err error) {
+// resumed with deadline now+timeout (resumed reports that). With reboot
+// (the SDK's onResume: "reboot") a paused sandbox's memory is dropped: it
+// restarts over its saved files.
+func (m *Manager) Connect(ctx context.Context, id string, timeout time.Duration, reboot bool) (in Info, resumed bool, err error) {
 	if err := m.checkTimeout(timeout); err != nil {
 		return Info{}, false, err
 	}
@@ -25,6 +27,11 @@ func (m *Manager) Connect(ctx context.Context, id string, timeout time.Duration)
 	}
 	defer unlock()
 	if sb.rec.State == "paused" {
+		if reboot {
+			if err := removeImage(filepath.Join(m.pausedDir(id), memDir)); err != nil {
+				return Info{}, false, err
+			}
+		}
 		in, err = m.resumeLocked(ctx, sb, timeout)
 		return in, err == nil, err
 	}
