@@ -47,15 +47,16 @@ func (s *Store) SaveUpper(ctx context.Context, id, dst string) error {
 
 // PrepareFrom is Prepare with the upper layer seeded from a copy that
 // SaveUpper wrote (resume after a pause, fork, snapshot): the sandbox sees
-// the files exactly as they were saved.
+// the files exactly as they were saved. An empty seed is Prepare.
 func (s *Store) PrepareFrom(ctx context.Context, id, lower string, diskBytes int64, ownerUID uint32, seed string) (string, error) {
 	dir, err := s.dir(id)
 	if err != nil {
 		return "", err
 	}
-	seed, err = filepath.Abs(seed)
-	if err != nil {
-		return "", err
+	if seed != "" {
+		if seed, err = filepath.Abs(seed); err != nil {
+			return "", err
+		}
 	}
 	l, err := Prepare(dir, lower, Options{DiskBytes: diskBytes, Inodes: s.Inodes, OwnerUID: ownerUID, OwnerGID: ownerUID, Seed: seed, ctx: ctx})
 	if err != nil {

@@ -99,12 +99,19 @@ func lockHost(tb testing.TB) {
 // spec prepares a layer and network for a new sandbox running script as init.
 func (fx *Fixture) spec(t testing.TB, rt runtime.Runtime, script string, lim runtime.Limits) (runtime.Spec, string) {
 	t.Helper()
+	return fx.specFrom(t, rt, script, lim, "")
+}
+
+// specFrom is spec with the writable layer seeded from a SaveUpper copy
+// (seed "" for none).
+func (fx *Fixture) specFrom(t testing.TB, rt runtime.Runtime, script string, lim runtime.Limits, seed string) (runtime.Spec, string) {
+	t.Helper()
 	id := sandbox.NewID()
 	lower, owner := fx.Lower, uint32(0)
 	if rt.Capabilities().UserNS {
 		lower, owner = fx.LowerUserNS, UIDBase
 	}
-	rootfs, err := fx.Layers.Prepare(context.Background(), id, lower, 64<<20, owner)
+	rootfs, err := fx.Layers.PrepareFrom(context.Background(), id, lower, 64<<20, owner, seed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,6 +164,8 @@ func Run(t *testing.T, newRuntime func(t *testing.T) runtime.Runtime, fx *Fixtur
 	t.Run("DuplicateID", func(t *testing.T) { testDuplicate(t, fx, newRuntime(t)) })
 	t.Run("Parallel", func(t *testing.T) { testParallel(t, fx, newRuntime(t)) })
 	t.Run("Checkpoint", func(t *testing.T) { testCheckpoint(t, fx, newRuntime(t)) })
+	t.Run("PauseResume", func(t *testing.T) { testPause(t, fx, newRuntime(t)) })
+	t.Run("Fork", func(t *testing.T) { testFork(t, fx, newRuntime(t)) })
 	t.Run("LoadUnknown", func(t *testing.T) {
 		if _, err := newRuntime(t).Load(context.Background(), sandbox.NewID()); !errors.Is(err, runtime.ErrNotFound) {
 			t.Fatalf("Load(unknown) = %v, want ErrNotFound", err)
