@@ -92,3 +92,45 @@ func TestPauseLifecycle(t *testing.T) {
 		t.Fatalf("after kill: %d records, residue %q", len(recs), h.Residue())
 	}
 }
+
+// TestPauseRaces: pause, connect, the deadline and kill on one sandbox at
+// once serialise (no panic, no lost resource): it ends killed, with no
+// record, image or host resource left.
+func TestPauseRaces(t *testing.T) {
+	ctx := context.Background()
+	h := sandboxtest.NewHost()
+	images := t.TempDir()
+	st := openStore(t, t.TempDir())
+	m := newTestManager(t, h, st, func(c *Config) { c.ImagesDir = images })
+	for round := 0; round < 5; round++ {
+		in, err := m.Create(ctx, CreateOpts{Template: "base", Timeout: 50 * time.Millisecond, AutoPause: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		for i := 0; i < 3; i++ {
+			go func() {
+				_ = m.Pause(ctx, in.ID, false)
+				_, _, _ = m.Connect(ctx, in.ID, time.Minute, false)
+				done <- struct{}{}
+			}()
+		}
+		time.Sleep(time.Duration(round*20) * time.Millisecond)
+		killErr := m.Kill(ctx, in.ID)
+		for i := 0; i < 3; i++ {
+			<-done
+		}
+		if killErr != nil {
+			_ = m.Kill(ctx, in.ID)
+		}
+		if _, err := m.Get(in.ID); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("round %d: sandbox survived its kill: %v", round, err)
+		}
+	}
+	if recs, _ := st.List(ctx); len(recs) != 0 || h.Residue() != "" {
+		t.Fatalf("%d records, residue %q", len(recs), h.Residue())
+	}
+	if ents, _ := os.ReadDir(filepath.Join(images, "paused")); len(ents) != 0 {
+		t.Fatalf("%d paused images left", len(ents))
+	}
+}
