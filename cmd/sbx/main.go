@@ -29,6 +29,9 @@ var commands = map[string]command{
 	"run":      {"run a command in a new sandbox and remove it", func(ctx context.Context, args []string) int { return runRun(ctx, args, osStdio()) }},
 	"ls":       {"list sandboxes", func(ctx context.Context, args []string) int { return runLs(ctx, args, osStdio()) }},
 	"kill":     {"remove sandboxes", func(ctx context.Context, args []string) int { return runKill(ctx, args, osStdio()) }},
+	"pause":    {"pause sandboxes (memory and files on runsc)", func(ctx context.Context, args []string) int { return runPause(ctx, args, osStdio()) }},
+	"resume":   {"resume paused sandboxes", func(ctx context.Context, args []string) int { return runResume(ctx, args, osStdio()) }},
+	"fork":     {"start live copies of a running sandbox", func(ctx context.Context, args []string) int { return runFork(ctx, args, osStdio()) }},
 }
 
 func main() {
