@@ -99,7 +99,7 @@ func ParseMetadataFilter(v string) (map[string]string, error) {
 }
 
 func (lq listQuery) match(in sandbox.Info) bool {
-	if lq.states != nil && !lq.states[in.State] {
+	if lq.states != nil && !lq.states[publicState(in.State)] {
 		return false
 	}
 	if lq.template != "" && lq.template != in.TemplateID {

@@ -27,6 +27,15 @@ func lifecycleOpts(req newSandbox, o *sandbox.CreateOpts) error {
 	return nil
 }
 
+// publicState is E2B's state ("running" or "paused") of a manager state:
+// a sandbox being paused is still running until its image is complete.
+func publicState(s string) string {
+	if s == "pausing" {
+		return "running"
+	}
+	return s
+}
+
 func lifecycleOf(in sandbox.Info) lifecycle {
 	l := lifecycle{OnTimeout: "kill", AutoResume: in.Persist.AutoResume}
 	if in.AutoPause {

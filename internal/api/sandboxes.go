@@ -110,7 +110,7 @@ func listed(in sandbox.Info) listedSandbox {
 	return listedSandbox{
 		SandboxID: in.ID, TemplateID: in.TemplateID, Alias: in.TemplateID, ClientID: "sbx",
 		CPUCount: in.CPUCount, MemoryMB: in.MemoryMB, DiskSizeMB: in.DiskSizeMB,
-		EnvdVersion: EnvdVersion, StartedAt: in.StartedAt, EndAt: in.EndAt, State: in.State,
+		EnvdVersion: EnvdVersion, StartedAt: in.StartedAt, EndAt: in.EndAt, State: publicState(in.State),
 		Metadata: in.Metadata, Runtime: in.Runtime,
 	}
 }
