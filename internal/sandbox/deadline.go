@@ -47,18 +47,24 @@ func (m *Manager) expire(id string) {
 
 // SetTimeout replaces the deadline with now+d.
 func (m *Manager) SetTimeout(ctx context.Context, id string, d time.Duration) error {
-	if err := m.checkTimeout(d); err != nil {
-		return err
-	}
-	return m.setEnd(ctx, id, time.Now().UTC().Add(d), false)
+	return m.moveEnd(ctx, id, d, false)
 }
 
 // Extend moves the deadline to now+d only if that is later (E2B connect).
 func (m *Manager) Extend(ctx context.Context, id string, d time.Duration) error {
+	return m.moveEnd(ctx, id, d, true)
+}
+
+func (m *Manager) moveEnd(ctx context.Context, id string, d time.Duration, onlyLater bool) error {
 	if err := m.checkTimeout(d); err != nil {
 		return err
 	}
-	return m.setEnd(ctx, id, time.Now().UTC().Add(d), true)
+	sb, unlock, err := m.lockOp(id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return m.setEndLocked(ctx, sb, time.Now().UTC().Add(d), onlyLater)
 }
 
 func (m *Manager) checkTimeout(d time.Duration) error {
@@ -68,15 +74,12 @@ func (m *Manager) checkTimeout(d time.Duration) error {
 	return nil
 }
 
-func (m *Manager) setEnd(ctx context.Context, id string, end time.Time, onlyLater bool) error {
+// setEndLocked moves a running sandbox's deadline; the caller holds sb.op.
+func (m *Manager) setEndLocked(ctx context.Context, sb *Sandbox, end time.Time, onlyLater bool) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	sb, ok := m.sandboxes[id]
-	if !ok {
-		return fmt.Errorf("%s: %w", id, ErrNotFound)
-	}
 	if sb.rec.State != "running" {
-		return fmt.Errorf("%w: sandbox %s is %s", ErrConflict, id, sb.rec.State)
+		return fmt.Errorf("%w: sandbox %s is %s", ErrConflict, sb.rec.ID, sb.rec.State)
 	}
 	if onlyLater && !end.After(sb.rec.EndAt) {
 		return nil

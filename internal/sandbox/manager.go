@@ -67,8 +67,10 @@ type Resources struct {
 	Pids       int
 }
 
-// Manager owns every sandbox of the node. mu guards sandboxes and each
-// sandbox's rec; runtime calls happen outside mu.
+// Manager owns every sandbox of the node. mu guards sandboxes; a sandbox's
+// rec, rt and info are written holding both its op lock and mu (once it is
+// in sandboxes), so either lock suffices to read them. Runtime calls happen
+// outside mu.
 type Manager struct {
 	cfg       Config
 	store     *store.Store
