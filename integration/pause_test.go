@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -249,5 +250,50 @@ func TestConnectReboot(t *testing.T) {
 	out, _ := sb.run("", "test -s /home/user/n && echo file; pgrep -c -f '[n].tmp' || true", 20*time.Second)
 	if out != "file\n0\n" {
 		t.Fatalf("after a reboot: %q (want the file, no counter)", out)
+	}
+}
+
+// TestPauseCrash (runsc): a daemon killed in the middle of a pause loses
+// nothing. Before the record says paused: after the restart the sandbox
+// runs on (thawed). After it: the sandbox is paused, the host resources the
+// dead daemon still held are released, and it resumes.
+func TestPauseCrash(t *testing.T) {
+	for _, tc := range []struct{ point, want string }{
+		{"pause/before-record", "running"},
+		{"pause/before-release", "paused"},
+	} {
+		t.Run(tc.point, func(t *testing.T) {
+			t.Setenv("SBX_FAILPOINTS", tc.point+"=kill")
+			d := startDaemon(t, "runsc", "")
+			sb := d.create(nil)
+			at := startCounter(t, sb)
+			req, _ := http.NewRequest("POST", d.url+"/sandboxes/"+sb.ID+"/pause", nil)
+			req.Header.Set("X-API-Key", apiKey)
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+				t.Fatalf("pause answered %d; the failpoint should have killed the daemon", resp.StatusCode)
+			}
+			d.stop(syscall.SIGKILL)
+			t.Setenv("SBX_FAILPOINTS", "")
+			d2 := startDaemon(t, "runsc", d.dataDir)
+			sb.d = d2
+			if st := d2.state(sb.ID); st != tc.want {
+				t.Fatalf("after the crash and a restart: %q, want %q\n%s", st, tc.want, tail(d2.log.String(), 2000))
+			}
+			if tc.want == "paused" {
+				pausedResidue(t, sb.ID)
+				if code := d2.api("POST", "/v2/sandboxes/"+sb.ID+"/connect", map[string]any{"timeout": 60}, nil); code != 201 {
+					t.Fatalf("resume: %d", code)
+				}
+			}
+			waitCount(t, sb, at+5)
+			if m, _ := filepath.Glob(filepath.Join(d.dataDir, "images", "paused", "*")); len(m) > 0 {
+				t.Errorf("images left: %v", m)
+			}
+			if code := d2.api("DELETE", "/sandboxes/"+sb.ID, nil, nil); code != 204 {
+				t.Fatalf("delete: %d", code)
+			}
+			noResidue(t, d2, sb.ID)
+		})
 	}
 }

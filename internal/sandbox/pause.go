@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/sbx-dev/sbx/internal/failpoint"
 	"github.com/sbx-dev/sbx/internal/store"
 )
 
@@ -42,6 +43,9 @@ func (m *Manager) pauseLocked(ctx context.Context, sb *Sandbox, memory bool, rea
 	}
 	var rec store.Sandbox
 	if err == nil {
+		err = failpoint.Hit("pause/before-record")
+	}
+	if err == nil {
 		rec, err = m.recordPaused(ctx, sb, size, memory)
 	}
 	if err != nil {
@@ -55,6 +59,7 @@ func (m *Manager) pauseLocked(ctx context.Context, sb *Sandbox, memory bool, rea
 	sb.rec, sb.rt, sb.info = rec, nil, NetInfo{}
 	m.stopLocked(sb)
 	m.mu.Unlock()
+	_ = failpoint.Hit("pause/before-release")
 	m.releaseHost(context.WithoutCancel(ctx), id, rt.Delete)
 	m.log.Info("sandbox paused", "sandbox", id, "reason", reason, "memory", memory, "bytes", size, "took", time.Since(t0))
 	m.event(id, "paused", "reason", reason, "memory", strconv.FormatBool(memory), "bytes", strconv.FormatInt(size, 10))

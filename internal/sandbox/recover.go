@@ -56,7 +56,14 @@ func (m *Manager) adopt(ctx context.Context, rec *store.Sandbox) error {
 	if err != nil {
 		return err
 	}
-	if st, err := rsb.State(ctx); err != nil || st != runtime.StateRunning {
+	st, err := rsb.State(ctx)
+	if p, ok := rsb.(runtime.Pauser); ok && err == nil && st == runtime.StatePaused {
+		// Frozen by a capture (fork, snapshot) the daemon died in: thaw.
+		if p.Resume(ctx) == nil {
+			st = runtime.StateRunning
+		}
+	}
+	if err != nil || st != runtime.StateRunning {
 		return fmt.Errorf("runtime state %q: %v", st, err)
 	}
 	ni, ok := m.network.Lookup(rec.ID)
