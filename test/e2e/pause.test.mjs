@@ -115,6 +115,23 @@ test(`${runtime}: fork into 3 that continue, then diverge`, async () => {
   await advances(src, at)
 })
 
+test(`${runtime}: snapshot, list, create from it, delete`, async () => {
+  const src = await make()
+  await counting(src)
+  await src.files.write('/home/user/snap.txt', 'in the snapshot')
+  const snap = await src.createSnapshot({ name: `snap-${Date.now()}` })
+  assert.ok(snap.snapshotId)
+  const listed = await src.listSnapshots().nextItems()
+  assert.ok(listed.some((s) => s.snapshotId === snap.snapshotId), 'listed for its sandbox')
+  const from = await Sandbox.create(snap.snapshotId, { metadata: { suite: tag }, timeoutMs: 60_000 })
+  created.push(from)
+  assert.equal(await from.files.read('/home/user/snap.txt'), 'in the snapshot')
+  await advances(from, 5)
+  assert.equal(await Sandbox.deleteSnapshot(snap.snapshotId), true)
+  assert.equal(await Sandbox.deleteSnapshot(snap.snapshotId), false)
+  await advances(from, 5) // unaffected by the deletion
+})
+
 test(`${runtime}: auto-pause at the timeout, auto-resume on traffic`, async () => {
   const sbx = await make({ timeoutMs: 3_000, lifecycle: { onTimeout: 'pause', autoResume: true } })
   await counting(sbx)
