@@ -86,6 +86,7 @@ func TestPauseResume(t *testing.T) {
 	d.stop(syscall.SIGKILL)
 	d2 := startDaemon(t, "runsc", d.dataDir)
 	sb.d = d2
+	t.Cleanup(func() { d2.deleteQuiet(sb.ID) }) // before d2 stops
 	if st := d2.state(sb.ID); st != "paused" {
 		t.Fatalf("after a restart the sandbox is %q", st)
 	}
@@ -277,6 +278,7 @@ func TestPauseCrash(t *testing.T) {
 			t.Setenv("SBX_FAILPOINTS", "")
 			d2 := startDaemon(t, "runsc", d.dataDir)
 			sb.d = d2
+			t.Cleanup(func() { d2.deleteQuiet(sb.ID) }) // before d2 stops
 			if st := d2.state(sb.ID); st != tc.want {
 				t.Fatalf("after the crash and a restart: %q, want %q\n%s", st, tc.want, tail(d2.log.String(), 2000))
 			}
