@@ -135,7 +135,7 @@ test(`${runtime}: snapshot, list, create from it, delete`, async () => {
 test(`${runtime}: auto-pause at the timeout, auto-resume on traffic`, async () => {
   const sbx = await make({ timeoutMs: 3_000, lifecycle: { onTimeout: 'pause', autoResume: true } })
   await counting(sbx)
-  for (let i = 0; i < 100 && (await Sandbox.getInfo(sbx.sandboxId)).state !== 'paused'; i++) await sleep(100)
+  for (let i = 0; i < 300 && (await Sandbox.getInfo(sbx.sandboxId)).state !== 'paused'; i++) await sleep(100)
   const info = await Sandbox.getInfo(sbx.sandboxId)
   assert.equal(info.state, 'paused')
   assert.equal(info.lifecycle?.onTimeout, 'pause')
