@@ -133,7 +133,7 @@ test(`${runtime}: snapshot, list, create from it, delete`, async () => {
 })
 
 test(`${runtime}: auto-pause at the timeout, auto-resume on traffic`, async () => {
-  const sbx = await make({ timeoutMs: 3_000, lifecycle: { onTimeout: 'pause', autoResume: true } })
+  const sbx = await make({ timeoutMs: 5_000, lifecycle: { onTimeout: 'pause', autoResume: true } })
   await counting(sbx)
   for (let i = 0; i < 300 && (await Sandbox.getInfo(sbx.sandboxId)).state !== 'paused'; i++) await sleep(100)
   const info = await Sandbox.getInfo(sbx.sandboxId)
