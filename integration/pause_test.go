@@ -173,7 +173,7 @@ func TestForkAndSnapshot(t *testing.T) {
 // resumes it when it asked for autoResume, and gets E2B's 409 otherwise.
 func TestAutoPause(t *testing.T) {
 	d := startDaemon(t, "runsc", "")
-	auto := d.create(map[string]any{"timeout": 2, "autoPause": true, "autoResume": map[string]bool{"enabled": true}})
+	auto := d.create(map[string]any{"timeout": 4, "autoPause": true, "autoResume": map[string]bool{"enabled": true}})
 	plain := d.create(map[string]any{"timeout": 2, "autoPause": true})
 	auto.run("", "echo x > /home/user/x", 20*time.Second)
 	for deadline := time.Now().Add(20 * time.Second); d.state(auto.ID) != "paused" || d.state(plain.ID) != "paused"; time.Sleep(100 * time.Millisecond) {
