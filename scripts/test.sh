@@ -50,10 +50,12 @@ for rt in $RUNTIMES; do
   test/e2e/daemon/run.sh "$rt"
 done
 
-log "pause, resume, fork, auto-pause, restart end-to-end on runsc (official e2b SDK)"
-# runsc only: it is the backend with memory checkpoints (crun/runc answer 501,
-# covered by integration/pause_test.go).
-test/e2e/daemon/run.sh runsc test/e2e/pause.test.mjs
+case " $RUNTIMES " in *" runsc "*)
+  log "pause, resume, fork, snapshots, auto-pause, restart end-to-end on runsc (official e2b SDK)"
+  # runsc only: it is the backend with memory checkpoints (crun/runc answer
+  # 501, covered by integration/pause_test.go).
+  test/e2e/daemon/run.sh runsc test/e2e/pause.test.mjs ;;
+esac
 
 for rt in runsc crun; do
   log "code interpreter end-to-end on $rt (@e2b/code-interpreter through the daemon)"
