@@ -83,6 +83,9 @@ func New(cfg Config) (*Manager, error) {
 	if err := os.MkdirAll(cfg.NetNSDir, 0o755); err != nil {
 		return nil, fmt.Errorf("network: %w", err)
 	}
+	if err := prepareNetNSDir(cfg.NetNSDir); err != nil {
+		return nil, err
+	}
 	if err := m.ensureTable(); err != nil {
 		return nil, err
 	}
