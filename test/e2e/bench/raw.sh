@@ -9,7 +9,7 @@ rt=${1:?runtime}; n=${2:-20}
 rootfs=${SBX_DATA_DIR:-/var/lib/sbx}/templates/base/rootfs
 [ -d "$rootfs" ] || { echo "no base template at $rootfs" >&2; exit 1; }
 dir=$(mktemp -d /tmp/sbx-raw-XXXXXX)
-trap 'umount -l "$dir/state/null-netns" 2>/dev/null; rm -rf "$dir"' EXIT # runsc keeps a null netns mounted
+trap 'umount -l "$dir/state/null-netns" 2>/dev/null || true; rm -rf "$dir"' EXIT # runsc keeps a null netns mounted
 cd "$dir"
 "$rt" spec >/dev/null 2>&1 || true
 [ -f config.json ] || crun spec
