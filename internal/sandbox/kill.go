@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"syscall"
 
 	"github.com/sbx-dev/sbx/internal/failpoint"
 	"github.com/sbx-dev/sbx/internal/runtime"
@@ -112,6 +111,5 @@ func (m *Manager) deleteRuntime(ctx context.Context, rt runtime.Runtime, id stri
 	if err != nil {
 		return err
 	}
-	_ = rsb.Kill(ctx, syscall.SIGKILL)
-	return rsb.Delete(ctx)
+	return rsb.Delete(ctx) // forced: kills whatever still runs
 }
