@@ -12,8 +12,9 @@
 //     (.1) of the sandbox's /30, whose .2 is the sandbox's eth0;
 //   - the sandbox's objects in the nftables table (see nft.go).
 //
-// IP forwarding is never enabled: the host reaches a sandbox over the
-// sandbox's own link, which needs no forwarding.
+// IPv4 forwarding is enabled on each sandbox's host link (and, by the
+// daemon, on the uplinks): what may be forwarded is decided by nftables
+// alone, per sandbox (egress.go), and masqueraded to the outside.
 package network
 
 import (
@@ -25,6 +26,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/sbx-dev/sbx/internal/egress"
 )
 
 // Errors returned by the Manager; test with errors.Is.
@@ -39,6 +42,7 @@ type Config struct {
 	NetNSDir string       // bind mounts of the netns, default /run/netns
 	IfPrefix string       // 1–3 chars of [a-z0-9]: link, netns and chain names; default "sbx"
 	Table    string       // nftables table (family inet), default "sbx"
+	Egress   Egress       // the path out of the sandboxes (egress.go)
 }
 
 // Link is a sandbox's network. It is immutable once returned.
@@ -67,6 +71,9 @@ type Manager struct {
 	links map[string]*Link // by sandbox id: complete networks only
 	stray map[string]bool  // ids with a host link but no usable address (to reap)
 	pool  *pool
+	// policies holds the egress policy applied to each network by
+	// SetPolicy; a network without one is fenced (deny all, no DNS).
+	policies map[string]egress.Policy
 }
 
 // New ensures the nftables table and its base chains (keeping the
@@ -79,7 +86,8 @@ func New(cfg Config) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Manager{cfg: cfg, links: map[string]*Link{}, stray: map[string]bool{}, pool: newPool(cfg.Subnet)}
+	m := &Manager{cfg: cfg, links: map[string]*Link{}, stray: map[string]bool{}, pool: newPool(cfg.Subnet),
+		policies: map[string]egress.Policy{}}
 	if err := os.MkdirAll(cfg.NetNSDir, 0o755); err != nil {
 		return nil, fmt.Errorf("network: %w", err)
 	}
@@ -112,6 +120,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Table == "" {
 		c.Table = "sbx"
 	}
+	c.Egress = c.Egress.withDefaults()
 	if len(c.IfPrefix) > 3 || !validName(c.IfPrefix) {
 		return c, fmt.Errorf("network: interface prefix %q must be 1-3 chars of [a-z0-9]", c.IfPrefix)
 	}

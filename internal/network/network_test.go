@@ -44,7 +44,7 @@ func TestSetupConfiguresBothEnds(t *testing.T) {
 	if !strings.Contains(run(t, "ip", "-o", "link", "show", "dev", l.HostIf), "alias "+l.ID) {
 		t.Errorf("host link has no alias %s", l.ID)
 	}
-	for key, want := range map[string]string{"ipv6/conf/" + l.HostIf + "/disable_ipv6": "1", "ipv4/conf/" + l.HostIf + "/forwarding": "0"} {
+	for key, want := range map[string]string{"ipv6/conf/" + l.HostIf + "/disable_ipv6": "1", "ipv4/conf/" + l.HostIf + "/forwarding": "1"} {
 		if b, _ := os.ReadFile("/proc/sys/net/" + key); strings.TrimSpace(string(b)) != want {
 			t.Errorf("%s = %q, want %s", key, b, want)
 		}

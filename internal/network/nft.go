@@ -15,25 +15,62 @@ import (
 //	prerouting (raw, before conntrack):
 //	  iifname "sbx*" meta nfproto != ipv4 drop
 //	  iifname "sbx*" iifname . ip saddr != @addrs drop    anti-spoofing
+//	nat-pre (nat, dstnat):
+//	  iifname @dnsredir udp/tcp dport 53 redirect to :DNSPort
 //	input:
 //	  iifname "sbx*" ct state established,related accept  replies to the host
-//	  iifname "sbx*" drop                                  no host service
+//	  iifname "sbx*" ct status dnat accept                 the DNS filter (redirected)
+//	  iifname "sbx*" drop                                  no other host service
 //	forward:
 //	  iifname vmap @sandboxes                              per-sandbox chain
 //	  iifname "sbx*" drop                                  fail closed
 //	  oifname "sbx*" ct state established,related accept
 //	  oifname "sbx*" drop
+//	nat-post (nat, srcnat):
+//	  ip saddr SUBNET oifname != "sbx*" masquerade         out through any uplink
+//
+// Set blocked holds egress.AlwaysBlocked minus Egress.Open, plus SUBNET.
 //
 // Per sandbox (host link L, sandbox address A): the element L . A of set
-// addrs (the only source L may use), and a regular chain "sandbox-L" jumped
-// to from forward through the element L : jump sandbox-L of verdict map
-// sandboxes. That chain is empty today: whatever it does not accept falls
-// back to the base drop. The egress policy adds its per-sandbox allow/deny
-// rules and sets there (and NAT, DNS redirect, conntrack caps in chains of
-// its own keyed the same way) without touching the base chains.
+// addrs (the only source L may use), and the chain "sandbox-L" jumped to
+// from forward through the element L : jump sandbox-L of verdict map
+// sandboxes. It holds the fixed rules every sandbox gets:
+//
+//	ct state established,related accept
+//	oifname "sbx*" drop; ip daddr @blocked drop; tcp dport 25 drop
+//	ct state new limit rate over ConnRate/s burst ConnBurst drop
+//	ct state new ct count over MaxConns drop
+//	jump policy-L
+//
+// and "policy-L" holds the sandbox's egress policy, rewritten atomically by
+// SetPolicy (empty, so deny-all, until then):
+//
+//	ip daddr @allow-L accept; ip daddr @dns-L accept; ip daddr @deny-L drop
+//	accept                                                unless deny-all
+//
+// allow-L and deny-L are interval sets of the policy's CIDRs; dns-L holds
+// the addresses the DNS filter resolved for allowed names, each with a
+// timeout (its TTL, bounded). L is in set dnsredir iff its policy lets it
+// use DNS. Whatever the chains do not accept falls back to the base drop.
 const (
 	setAddrs     = "addrs"
 	mapSandboxes = "sandboxes"
+	setBlocked   = "blocked"
+	setDNSRedir  = "dnsredir"
+)
+
+// Set ids are fixed: google/nftables allocates an id for a set without one
+// from a package global without synchronisation (a data race between
+// concurrent batches). Rules find sets by name; ids only need to differ
+// within a batch.
+const (
+	idAddrs uint32 = iota + 1
+	idSandboxes
+	idBlocked
+	idDNSRedir
+	idAllow
+	idDeny
+	idResolved
 )
 
 // ensureTable creates the table, its sets and base chains if missing and
@@ -46,13 +83,17 @@ func (m *Manager) ensureTable() error {
 	}
 	t := c.AddTable(m.table())
 	addrs, vmap := m.sets()
-	if err := c.AddSet(addrs, nil); err != nil {
-		return fmt.Errorf("nftables set: %w", err)
+	blocked, redir := m.egressSets()
+	for _, s := range []*nftables.Set{addrs, vmap, blocked, redir} {
+		if err := c.AddSet(s, nil); err != nil {
+			return fmt.Errorf("nftables set %s: %w", s.Name, err)
+		}
 	}
-	if err := c.AddSet(vmap, nil); err != nil {
-		return fmt.Errorf("nftables map: %w", err)
+	c.FlushSet(blocked)
+	if err := c.SetAddElements(blocked, intervalElements(m.blockedSpans())); err != nil {
+		return fmt.Errorf("nftables set %s: %w", setBlocked, err)
 	}
-	for _, bc := range m.baseChains(t, addrs, vmap) {
+	for _, bc := range m.baseChains(t, addrs, vmap, redir) {
 		ch := c.AddChain(bc.chain)
 		c.FlushChain(ch)
 		for _, r := range bc.rules {
@@ -72,11 +113,20 @@ func (m *Manager) table() *nftables.Table {
 // sets returns the anti-spoofing set and the per-sandbox verdict map.
 func (m *Manager) sets() (addrs, vmap *nftables.Set) {
 	t := m.table()
-	addrs = &nftables.Set{Table: t, Name: setAddrs, Concatenation: true,
+	addrs = &nftables.Set{Table: t, Name: setAddrs, ID: idAddrs, Concatenation: true,
 		KeyType: nftables.MustConcatSetType(nftables.TypeIFName, nftables.TypeIPAddr)}
-	vmap = &nftables.Set{Table: t, Name: mapSandboxes, IsMap: true, KeyByteOrder: binaryutil.NativeEndian,
+	vmap = &nftables.Set{Table: t, Name: mapSandboxes, ID: idSandboxes, IsMap: true, KeyByteOrder: binaryutil.NativeEndian,
 		KeyType: nftables.TypeIFName, DataType: nftables.TypeVerdict}
 	return addrs, vmap
+}
+
+// egressSets returns the always-blocked interval set and the set of links
+// whose DNS is redirected to the filter.
+func (m *Manager) egressSets() (blocked, redir *nftables.Set) {
+	t := m.table()
+	blocked = &nftables.Set{Table: t, Name: setBlocked, ID: idBlocked, KeyType: nftables.TypeIPAddr, Interval: true}
+	redir = &nftables.Set{Table: t, Name: setDNSRedir, ID: idDNSRedir, KeyType: nftables.TypeIFName}
+	return blocked, redir
 }
 
 // RemoveTable deletes the table with every rule, set and per-sandbox chain

@@ -13,10 +13,13 @@ type baseChain struct {
 }
 
 // baseChains returns the base chains and their rules (see nft.go).
-func (m *Manager) baseChains(t *nftables.Table, addrs, vmap *nftables.Set) []baseChain {
+func (m *Manager) baseChains(t *nftables.Table, addrs, vmap, redir *nftables.Set) []baseChain {
 	accept := nftables.ChainPolicyAccept
 	hook := func(name string, h *nftables.ChainHook, p *nftables.ChainPriority) *nftables.Chain {
 		return &nftables.Chain{Name: name, Table: t, Type: nftables.ChainTypeFilter, Hooknum: h, Priority: p, Policy: &accept}
+	}
+	nat := func(name string, h *nftables.ChainHook, p *nftables.ChainPriority) *nftables.Chain {
+		return &nftables.Chain{Name: name, Table: t, Type: nftables.ChainTypeNAT, Hooknum: h, Priority: p, Policy: &accept}
 	}
 	in, out := ifPrefix(expr.MetaKeyIIFNAME, m.cfg.IfPrefix), ifPrefix(expr.MetaKeyOIFNAME, m.cfg.IfPrefix)
 	drop, acc := verdict(expr.VerdictDrop), verdict(expr.VerdictAccept)
@@ -25,15 +28,20 @@ func (m *Manager) baseChains(t *nftables.Table, addrs, vmap *nftables.Set) []bas
 			cat(in, nfproto(expr.CmpOpNeq), drop),
 			cat(in, nfproto(expr.CmpOpEq), notFromOwnAddr(addrs), drop),
 		}},
-		{hook("input", nftables.ChainHookInput, nftables.ChainPriorityFilter), [][]expr.Any{
+		{nat("nat-pre", nftables.ChainHookPrerouting, nftables.ChainPriorityNATDest), m.dnsRedirect(redir)},
+		{hook("input", nftables.ChainHookInput, nftables.ChainPriorityFilter), append([][]expr.Any{
 			cat(in, established(), acc),
+			cat(in, dnatted(), acc),
 			cat(in, drop),
-		}},
+		}, m.filterPortsOnlyForSandboxes()...)},
 		{hook("forward", nftables.ChainHookForward, nftables.ChainPriorityFilter), [][]expr.Any{
 			jumpByIif(vmap),
 			cat(in, drop),
 			cat(out, established(), acc),
 			cat(out, drop),
+		}},
+		{nat("nat-post", nftables.ChainHookPostrouting, nftables.ChainPriorityNATSource), [][]expr.Any{
+			cat(fromSubnet(m.cfg.Subnet), notPrefix(expr.MetaKeyOIFNAME, m.cfg.IfPrefix), []expr.Any{&expr.Masq{}}),
 		}},
 	}
 }

@@ -49,7 +49,8 @@ func (m *Manager) delRules(ifname string, ip netip.Addr) error {
 // batchAdd queues the objects of ifname with sandbox address ip.
 func (m *Manager) batchAdd(c *nftables.Conn, ifname string, ip netip.Addr) {
 	addrs, vmap := m.sets()
-	ch := c.AddChain(&nftables.Chain{Name: chainName(ifname), Table: m.table()})
+	m.batchSandbox(c, ifname)
+	ch := &nftables.Chain{Name: chainName(ifname), Table: m.table()}
 	_ = c.SetAddElements(addrs, []nftables.SetElement{{Key: addrKey(ifname, ip)}})
 	_ = c.SetAddElements(vmap, []nftables.SetElement{{Key: ifKey(ifname),
 		VerdictData: &expr.Verdict{Kind: expr.VerdictJump, Chain: ch.Name}}})
@@ -65,6 +66,7 @@ func (m *Manager) batchDel(c *nftables.Conn, ifname string, keys [][]byte) {
 	_ = c.SetAddElements(vmap, jump)
 	_ = c.SetDeleteElements(vmap, jump)
 	c.DelChain(ch)
+	m.batchDelSandbox(c, ifname)
 	for _, k := range keys {
 		_ = c.SetAddElements(addrs, []nftables.SetElement{{Key: k}})
 		_ = c.SetDeleteElements(addrs, []nftables.SetElement{{Key: k}})

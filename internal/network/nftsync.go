@@ -22,7 +22,7 @@ func (m *Manager) syncRules() error {
 	for _, l := range m.snapshot() {
 		live[l.HostIf] = true
 		m.batchAdd(c, l.HostIf, l.SandboxIP)
-		if err := b.tick(); err != nil {
+		if err := b.tickN(sandboxMsgs); err != nil {
 			return err
 		}
 	}
@@ -52,7 +52,8 @@ func (m *Manager) snapshot() []*Link {
 func (m *Manager) batchDelDead(b *chunked, live map[string]bool) error {
 	c := b.c
 	addrs, vmap := m.sets()
-	for _, s := range []*nftables.Set{vmap, addrs} {
+	_, redir := m.egressSets()
+	for _, s := range []*nftables.Set{vmap, addrs, redir} {
 		els, err := c.GetSetElements(s)
 		if err != nil {
 			return fmt.Errorf("nftables list %s: %w", s.Name, err)
@@ -66,21 +67,57 @@ func (m *Manager) batchDelDead(b *chunked, live map[string]bool) error {
 			}
 		}
 	}
+	return m.batchDelDeadObjects(b, live)
+}
+
+// batchDelDeadObjects queues the removal of the per-sandbox chains (all
+// flushed first: sandbox-L jumps to policy-L), then sets, of dead links.
+func (m *Manager) batchDelDeadObjects(b *chunked, live map[string]bool) error {
+	c := b.c
 	chains, err := c.ListChainsOfTableFamily(nftables.TableFamilyINet)
 	if err != nil {
 		return fmt.Errorf("nftables list chains: %w", err)
 	}
+	var dead []*nftables.Chain
 	for _, ch := range chains {
-		ifname, ok := strings.CutPrefix(ch.Name, chainName(""))
-		if ch.Table.Name == m.cfg.Table && ok && !live[ifname] {
+		if ch.Table.Name == m.cfg.Table && m.deadObject(ch.Name, live, chainName(""), policyChainName("")) {
 			c.FlushChain(ch)
-			c.DelChain(ch)
+			dead = append(dead, ch)
+			if err := b.tick(); err != nil {
+				return err
+			}
+		}
+	}
+	for _, ch := range dead {
+		c.DelChain(ch)
+		if err := b.tick(); err != nil {
+			return err
+		}
+	}
+	sets, err := c.GetSets(m.table())
+	if err != nil {
+		return fmt.Errorf("nftables list sets: %w", err)
+	}
+	for _, s := range sets {
+		if m.deadObject(s.Name, live, setPrefixes...) {
+			c.DelSet(s)
 			if err := b.tick(); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// deadObject reports whether name is one of prefixes followed by a link
+// name of this manager that is not live.
+func (m *Manager) deadObject(name string, live map[string]bool, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if ifname, ok := strings.CutPrefix(name, p); ok && strings.HasPrefix(ifname, m.cfg.IfPrefix) {
+			return !live[ifname]
+		}
+	}
+	return false
 }
 
 // sandboxIP is the sandbox address of id's network, if known.

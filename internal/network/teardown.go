@@ -84,4 +84,5 @@ func (m *Manager) forget(id string) {
 	}
 	delete(m.links, id)
 	delete(m.stray, id)
+	delete(m.policies, id)
 }

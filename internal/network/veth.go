@@ -54,12 +54,13 @@ func addVeth(l *Link, ns netns.NsHandle) (netlink.Link, error) {
 	return host, nil
 }
 
-// configureHost sets the host end's sysctls (no IPv6, no forwarding, strict
-// reverse-path filter) before bringing it up at l.HostIP/30.
+// configureHost sets the host end's sysctls (no IPv6, IPv4 forwarding on,
+// strict reverse-path filter) before bringing it up at l.HostIP/30. What
+// is forwarded is decided by the sandbox's nftables chains alone.
 func configureHost(host netlink.Link, l *Link) error {
 	for key, v := range map[string]string{
 		"ipv6/conf/" + l.HostIf + "/disable_ipv6": "1",
-		"ipv4/conf/" + l.HostIf + "/forwarding":   "0",
+		"ipv4/conf/" + l.HostIf + "/forwarding":   "1",
 		"ipv4/conf/" + l.HostIf + "/rp_filter":    "1",
 	} {
 		if err := sysctl(key, v); err != nil {

@@ -1,0 +1,101 @@
+package network
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sbx-dev/sbx/internal/egress"
+)
+
+func mustPolicy(t *testing.T, allowNet *bool, allow, deny []string) egress.Policy {
+	t.Helper()
+	p, err := egress.Parse(allowNet, allow, deny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestEgressPolicy: per-sandbox policies decide, in the kernel, what a
+// sandbox reaches through the masquerade; blocked ranges, the host and
+// other sandboxes stay closed whatever the policy says.
+func TestEgressPolicy(t *testing.T) {
+	m := testManager(t, testConfig(21))
+	in := newInternet(t, 21)
+	a := setup(t, m, "a21aaaaaaaaaaaaaaaaa")
+	b := setup(t, m, "b21bbbbbbbbbbbbbbbbb")
+	listenIn(t, b, 4999)
+	host, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve(t, host)
+	hostPort := uint16(host.Addr().(*net.TCPAddr).Port)
+	reach := func(to string) bool { return retry(3, func() error { return dialFrom(t, a, to) }) == nil }
+	no := false
+	cases := []struct {
+		name   string
+		p      *egress.Policy
+		ra, rb bool // reaches in.a, in.b
+	}{
+		{"no policy yet: fenced", nil, false, false},
+		{"default: internet", ptr(mustPolicy(t, nil, nil, nil)), true, true},
+		{"no internet", ptr(mustPolicy(t, &no, nil, nil)), false, false},
+		{"denyOut one", ptr(mustPolicy(t, nil, nil, []string{in.b.String()})), true, false},
+		{"deny all but one", ptr(mustPolicy(t, nil, []string{in.a.String() + "/32"}, []string{"0.0.0.0/0"})), true, false},
+		{"allow wins over deny", ptr(mustPolicy(t, nil, []string{"11.233.21.0/24", in.b.String()}, []string{"11.0.0.0/8"})), true, true},
+		{"domains only", ptr(mustPolicy(t, nil, []string{"example.com"}, nil)), false, false},
+	}
+	for _, c := range cases {
+		if c.p != nil {
+			if err := m.SetPolicy(context.Background(), a.ID, *c.p); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+		}
+		if got := reach(in.addr(in.a)); got != c.ra {
+			t.Errorf("%s: reach %s = %v", c.name, in.a, got)
+		}
+		if got := reach(in.addr(in.b)); got != c.rb {
+			t.Errorf("%s: reach %s = %v", c.name, in.b, got)
+		}
+		if c.p == nil || c.p.DenyAll {
+			continue
+		}
+		for what, to := range map[string]string{
+			"own host side":   netip.AddrPortFrom(a.HostIP, hostPort).String(),
+			"other host side": netip.AddrPortFrom(b.HostIP, hostPort).String(),
+			"uplink address":  netip.AddrPortFrom(in.host, hostPort).String(),
+			"other sandbox":   netip.AddrPortFrom(b.SandboxIP, 4999).String(),
+			"metadata":        "169.254.169.254:80",
+		} {
+			if reach(to) {
+				t.Errorf("%s: sandbox reached %s (%s)", c.name, what, to)
+			}
+		}
+	}
+	// A resolved address opens for its TTL under a domain policy.
+	if err := m.AddResolved(a.ID, []netip.Addr{in.b}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if !reach(in.addr(in.b)) || reach(in.addr(in.a)) {
+		t.Error("resolved address: want only in.b reachable")
+	}
+	if id, p, ok := m.PolicyOf(a.SandboxIP); !ok || id != a.ID || !p.DenyAll {
+		t.Errorf("PolicyOf = %q %+v %v", id, p, ok)
+	}
+	if err := m.Teardown(context.Background(), a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if left := residue(t, m, a); len(left) > 0 {
+		t.Errorf("residue: %v\n%s", left, run(t, "nft", "list", "table", "inet", m.cfg.Table))
+	}
+	if out := run(t, "nft", "list", "table", "inet", m.cfg.Table); strings.Contains(out, a.HostIf) {
+		t.Errorf("nft objects of %s left:\n%s", a.HostIf, out)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
