@@ -34,6 +34,7 @@ type DNSFilter struct {
 	Resolved Resolved
 	Log      QueryLog
 	MinTTL   time.Duration // floor for the TTL handed to Resolved (default 30 s)
+	MaxTTL   time.Duration // answers' TTLs are lowered to this (0: kept)
 
 	mu      sync.Mutex // guards servers
 	servers []*dns.Server
@@ -42,10 +43,7 @@ type DNSFilter struct {
 
 // ListenAndServe serves DNS over UDP and TCP on addr until ctx ends.
 func (f *DNSFilter) ListenAndServe(ctx context.Context, addr string) error {
-	if f.MinTTL == 0 {
-		f.MinTTL = 30 * time.Second
-	}
-	f.client = dns.Client{Timeout: 3 * time.Second}
+	f.init()
 	errc := make(chan error, 2)
 	for _, nw := range []string{"udp", "tcp"} {
 		s := &dns.Server{Addr: addr, Net: nw, Handler: f}
@@ -62,6 +60,13 @@ func (f *DNSFilter) ListenAndServe(ctx context.Context, addr string) error {
 		f.shutdown()
 		return nil
 	}
+}
+
+func (f *DNSFilter) init() {
+	if f.MinTTL == 0 {
+		f.MinTTL = 30 * time.Second
+	}
+	f.client = dns.Client{Timeout: 3 * time.Second}
 }
 
 func (f *DNSFilter) shutdown() {
@@ -107,6 +112,7 @@ func (f *DNSFilter) answer(src netip.Addr, req *dns.Msg) *dns.Msg {
 		return fail
 	}
 	f.log(sb, q.Name, qtype, "allowed")
+	f.clampTTL(resp)
 	f.publish(sb, q.Name, resp)
 	return resp
 }
