@@ -56,7 +56,7 @@ func (s *Server) routes() {
 	h("GET /snapshots", s.snapshots)
 	h("DELETE /templates/{template}", s.deleteTemplate)
 	h("GET /sbx/storage", s.storage)
-	h("PUT /sandboxes/{id}/network", s.notSupported("runtime network policy updates are not supported yet"))
+	h("PUT /sandboxes/{id}/network", s.updateNetwork)
 	h("GET /sandboxes/{id}/logs", s.logsV1)
 	h("GET /v2/sandboxes/{id}/logs", s.logsV2)
 	h("GET /templates", s.templates)

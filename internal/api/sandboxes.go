@@ -52,7 +52,7 @@ func (s *Server) createOpts(req newSandbox) (sandbox.CreateOpts, error) {
 	if err := lifecycleOpts(req, &o); err != nil {
 		return o, err
 	}
-	if err := validateNetwork(req); err != nil {
+	if err := validateNetwork(req.AllowInternetAccess, req.Network); err != nil {
 		return o, err
 	}
 	if req.Network != nil {

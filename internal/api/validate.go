@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -41,20 +42,18 @@ func validateEnv(env map[string]string) error {
 	return nil
 }
 
-// validateNetwork accepts only the network settings this node enforces:
-// until the egress policy lands, sandboxes have no egress at all, so any
-// request that asks for internet access beyond that is refused rather than
-// silently ignored.
-func validateNetwork(req newSandbox) error {
-	n := req.Network
-	if n == nil {
-		return nil
+// validateNetwork accepts the network settings this node enforces: the
+// egress policy (allow_internet_access, allowOut, denyOut: bad rules are
+// 400) and allowPublicTraffic. Header rules and an egress proxy are not
+// enforced, so asking for them is refused (501) rather than ignored.
+func validateNetwork(allowNet *bool, n *networkConfig) error {
+	if n != nil && (len(n.Rules) > 0 || len(n.EgressProxy) > 0) {
+		return fmt.Errorf("%w: network.rules and egressProxy are not supported yet", sandbox.ErrNotImpl)
 	}
-	if len(n.AllowOut) > 0 || len(n.Rules) > 0 || len(n.EgressProxy) > 0 {
-		return fmt.Errorf("%w: network.allowOut, rules and egressProxy are not supported yet (sandboxes have no egress)", sandbox.ErrNotImpl)
+	var raw []byte
+	if n != nil {
+		raw, _ = json.Marshal(n)
 	}
-	if len(n.AllowOut)+len(n.DenyOut) > 1000 {
-		return fmt.Errorf("%w: too many network rules", sandbox.ErrInvalid)
-	}
-	return nil
+	_, err := sandbox.NetworkPolicy(allowNet, raw)
+	return err
 }

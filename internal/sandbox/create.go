@@ -25,7 +25,7 @@ type CreateOpts struct {
 	AutoPauseFilesOnly bool
 	AutoResume         bool // traffic to the paused sandbox resumes it
 	AllowNet           *bool
-	Network            []byte // raw SandboxNetworkConfig, kept for the network policy
+	Network            []byte // raw SandboxNetworkConfig: its allowOut/denyOut are the egress policy (NetworkPolicy)
 	// PrivateTraffic (network.allowPublicTraffic: false) makes exposed ports
 	// require the sandbox's traffic token (e2b-traffic-access-token).
 	PrivateTraffic bool
@@ -109,7 +109,9 @@ func (m *Manager) activate(ctx context.Context, sb *Sandbox, o CreateOpts) (Info
 	r.Metadata, r.EnvVars, r.EnvdToken = o.Metadata, o.EnvVars, newToken()
 	r.LifecycleID = newToken()[:16]
 	applyLifecycle(r, o)
-	if err := errors.Join(failpoint.Hit("create/before-init"), m.initAgent(ctx, sb)); err != nil {
+	// Fail closed: no tenant code runs (no /init) before the policy is in
+	// the kernel; until then the sandbox's link lets nothing out.
+	if err := m.policyThenInit(ctx, sb, o); err != nil {
 		m.reap(context.WithoutCancel(ctx), r.ID, r.Runtime)
 		return Info{}, err
 	}
@@ -125,6 +127,15 @@ func applyLifecycle(rec *store.Sandbox, o CreateOpts) {
 	if o.PrivateTraffic {
 		rec.TrafficTok = newToken()
 	}
+}
+
+// policyThenInit applies the sandbox's egress policy, then (only if that
+// worked) initialises its agent.
+func (m *Manager) policyThenInit(ctx context.Context, sb *Sandbox, o CreateOpts) error {
+	if err := errors.Join(failpoint.Hit("create/before-policy"), m.applyPolicy(ctx, sb.rec.ID, o.AllowNet, o.Network)); err != nil {
+		return err
+	}
+	return errors.Join(failpoint.Hit("create/before-init"), m.initAgent(ctx, sb))
 }
 
 // resolve validates o against templates, runtimes and bounds.
@@ -198,6 +209,9 @@ func (m *Manager) start(ctx context.Context, rec *store.Sandbox, tmpl Template, 
 		return nil, fmt.Errorf("prepare sandbox %s: %w", rec.ID, err)
 	}
 	rec.SandboxIP = ni.SandboxIP.String()
+	if err := writeResolvConf(rootfs, ni.Gateway); err != nil {
+		return nil, fmt.Errorf("prepare sandbox %s: %w", rec.ID, err)
+	}
 	spec := m.spec(rec, rootfs, ni, res, caps)
 	t1 := time.Now()
 	rsb, err := rt.Create(ctx, spec)

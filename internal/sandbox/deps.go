@@ -4,14 +4,18 @@ import (
 	"context"
 	"net/netip"
 
+	"github.com/sbx-dev/sbx/internal/egress"
 	"github.com/sbx-dev/sbx/internal/runtime"
 )
 
 // Network gives each sandbox its own network namespace and routed link.
 // Implementations must be idempotent in Teardown and survive a daemon restart
-// (Lookup finds what an earlier process set up).
+// (Lookup finds what an earlier process set up). A new network lets nothing
+// out until SetPolicy gives it its egress policy, which applies to new
+// connections at once and is atomic (on error the previous one holds).
 type Network interface {
 	Setup(ctx context.Context, id string) (NetInfo, error)
+	SetPolicy(ctx context.Context, id string, p egress.Policy) error
 	Lookup(id string) (NetInfo, bool)
 	Teardown(ctx context.Context, id string) error
 	List() []string
@@ -21,6 +25,7 @@ type Network interface {
 type NetInfo struct {
 	NetNSPath string
 	SandboxIP netip.Addr
+	Gateway   netip.Addr // the host side: the sandbox's resolver (invalid: none)
 }
 
 // Layers prepares and removes per-sandbox writable root filesystems.

@@ -80,6 +80,7 @@ type Manager struct {
 	templates Templates
 	log       *slog.Logger
 
+	netMu     sync.Mutex // serialises network policy updates (egress.go)
 	mu        sync.Mutex
 	sandboxes map[string]*Sandbox
 	creating  int           // creates holding a slot

@@ -233,7 +233,7 @@ func waitFor(t *testing.T, cond func() bool) {
 }
 
 func TestFailpointsLeaveNothing(t *testing.T) {
-	for _, fp := range []string{"create/before-runtime", "create/after-runtime", "create/before-init", "create/before-record"} {
+	for _, fp := range []string{"create/before-runtime", "create/after-runtime", "create/before-policy", "create/before-init", "create/before-record"} {
 		t.Run(fp, func(t *testing.T) {
 			failpoint.Set(fp)
 			defer failpoint.Set("")
@@ -250,5 +250,23 @@ func TestFailpointsLeaveNothing(t *testing.T) {
 				t.Fatalf("%d records left", len(recs))
 			}
 		})
+	}
+}
+
+// TestPolicyFailureFailsClosed: a sandbox whose egress policy cannot be
+// applied never gets its tenant (no /init) and leaves nothing behind.
+func TestPolicyFailureFailsClosed(t *testing.T) {
+	h := sandboxtest.NewHost()
+	h.FailPolicy = errors.New("nftables down")
+	st := openStore(t, t.TempDir())
+	m := newTestManager(t, h, st)
+	if _, err := m.Create(context.Background(), CreateOpts{Template: "base", Timeout: time.Minute}); err == nil {
+		t.Fatal("create succeeded without its egress policy")
+	}
+	if r := h.Residue(); r != "" {
+		t.Fatalf("residue: %s", r)
+	}
+	if recs, _ := st.List(context.Background()); len(recs) != 0 {
+		t.Fatalf("%d records left", len(recs))
 	}
 }

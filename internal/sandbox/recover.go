@@ -73,6 +73,12 @@ func (m *Manager) adopt(ctx context.Context, rec *store.Sandbox) error {
 	if _, ok := m.layers.Rootfs(rec.ID); !ok {
 		return errors.New("writable layer is gone")
 	}
+	// The kernel kept the policy while the daemon was down; applying it
+	// again gives the new process its view (the DNS filter's) and fails
+	// closed: a sandbox whose policy cannot be applied is reaped.
+	if err := m.applyPolicy(ctx, rec.ID, rec.AllowNet, rec.Network); err != nil {
+		return err
+	}
 	base := fmt.Sprintf("http://%s:%d", ni.SandboxIP, m.cfg.AgentPort)
 	hctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/sbx-dev/sbx/internal/egress"
 	"github.com/sbx-dev/sbx/internal/runtime"
 	"github.com/sbx-dev/sbx/internal/sandbox"
 )
@@ -19,11 +20,13 @@ import (
 // Host is an in-memory network, layer store, template store and runtime,
 // recording what exists so tests can assert that nothing leaks.
 type Host struct {
-	Mu        sync.Mutex
-	Nets      map[string]bool
-	Layers    map[string]bool
-	Running   map[string]bool
-	FailStart error // returned by Runtime.Create when set
+	Mu         sync.Mutex
+	Nets       map[string]bool
+	Layers     map[string]bool
+	Running    map[string]bool
+	FailStart  error                    // returned by Runtime.Create when set
+	Policies   map[string]egress.Policy // last policy set per network
+	FailPolicy error                    // returned by SetPolicy when set
 }
 
 func NewHost() *Host {
@@ -52,10 +55,26 @@ func (h *Host) Lookup(id string) (sandbox.NetInfo, bool) {
 	defer h.Mu.Unlock()
 	return sandbox.NetInfo{SandboxIP: netip.MustParseAddr("127.0.0.1")}, h.Nets[id]
 }
+func (h *Host) SetPolicy(_ context.Context, id string, p egress.Policy) error {
+	h.Mu.Lock()
+	defer h.Mu.Unlock()
+	if !h.Nets[id] {
+		return errors.New("no network " + id)
+	}
+	if h.FailPolicy != nil {
+		return h.FailPolicy
+	}
+	if h.Policies == nil {
+		h.Policies = map[string]egress.Policy{}
+	}
+	h.Policies[id] = p
+	return nil
+}
 func (h *Host) Teardown(_ context.Context, id string) error {
 	h.Mu.Lock()
 	defer h.Mu.Unlock()
 	delete(h.Nets, id)
+	delete(h.Policies, id)
 	return nil
 }
 func (h *Host) List() []string { return keys(&h.Mu, h.Nets) }

@@ -1,0 +1,90 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/sbx-dev/sbx/internal/egress"
+)
+
+// maxNetRules bounds allowOut + denyOut, so one policy stays small.
+const maxNetRules = 1000
+
+// NetworkPolicy parses a sandbox's network settings, E2B's
+// allow_internet_access and SandboxNetworkConfig (only allowOut and denyOut
+// matter here), into its egress policy. Bad rules are ErrInvalid.
+func NetworkPolicy(allowNet *bool, network json.RawMessage) (egress.Policy, error) {
+	var n struct {
+		AllowOut []string `json:"allowOut"`
+		DenyOut  []string `json:"denyOut"`
+	}
+	if len(network) > 0 {
+		if err := json.Unmarshal(network, &n); err != nil {
+			return egress.Policy{}, fmt.Errorf("%w: network: %w", ErrInvalid, err)
+		}
+	}
+	if len(n.AllowOut)+len(n.DenyOut) > maxNetRules {
+		return egress.Policy{}, fmt.Errorf("%w: more than %d network rules", ErrInvalid, maxNetRules)
+	}
+	p, err := egress.Parse(allowNet, n.AllowOut, n.DenyOut)
+	if err != nil {
+		return p, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return p, nil
+}
+
+// applyPolicy puts the policy recorded in sb's record into the kernel.
+func (m *Manager) applyPolicy(ctx context.Context, id string, allowNet *bool, network json.RawMessage) error {
+	p, err := NetworkPolicy(allowNet, network)
+	if err != nil {
+		return err
+	}
+	if err := m.network.SetPolicy(ctx, id, p); err != nil {
+		return fmt.Errorf("sandbox %s: egress policy: %w", id, err)
+	}
+	return nil
+}
+
+// UpdateNetwork replaces the egress settings of a running sandbox (E2B's
+// PUT /sandboxes/{id}/network): the kernel first, so new connections follow
+// the new policy at once, then the record (a restart re-applies it). If the
+// record cannot be written, the old policy is put back. netMu serialises
+// updates, so the kernel and the record never disagree for long.
+func (m *Manager) UpdateNetwork(ctx context.Context, id string, allowNet *bool, network json.RawMessage) error {
+	if _, err := NetworkPolicy(allowNet, network); err != nil {
+		return err
+	}
+	m.netMu.Lock()
+	defer m.netMu.Unlock()
+	old, err := m.Get(id)
+	if err != nil {
+		return err
+	}
+	if err := m.applyPolicy(ctx, id, allowNet, network); err != nil {
+		return err
+	}
+	if err := m.updateRecord(ctx, id, allowNet, network); err != nil {
+		_ = m.applyPolicy(context.WithoutCancel(ctx), id, old.AllowNet, old.Network)
+		return err
+	}
+	m.event(id, "network", "network", string(network))
+	return nil
+}
+
+// updateRecord stores the new network settings in id's record.
+func (m *Manager) updateRecord(ctx context.Context, id string, allowNet *bool, network json.RawMessage) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sb, ok := m.sandboxes[id]
+	if !ok {
+		return fmt.Errorf("%s: %w", id, ErrNotFound)
+	}
+	rec := sb.rec
+	rec.AllowNet, rec.Network = allowNet, network
+	if err := m.store.Put(ctx, &rec); err != nil {
+		return err
+	}
+	sb.rec = rec
+	return nil
+}
