@@ -27,6 +27,7 @@ type serveFlags struct {
 	cpu, memMB, diskMB, pids                                                                  int
 	maxSandboxes, maxCreating, maxQueued                                                      int
 	imageQuotaMB                                                                              int64
+	egress                                                                                    egressFlags
 }
 
 func parseServeFlags(args []string) (*serveFlags, error) {
@@ -57,6 +58,7 @@ func parseServeFlags(args []string) (*serveFlags, error) {
 	fs.IntVar(&f.maxCreating, "max-creating", 8, "max creates in flight; more wait in a queue (up to 30 s)")
 	fs.IntVar(&f.maxQueued, "max-queued", 512, "max creates waiting for a slot; more get 429 with Retry-After")
 	fs.Int64Var(&f.imageQuotaMB, "image-quota-mb", 0, "disk bound in MiB for paused sandboxes and snapshots under <data-dir>/images (0: none); past it pause and snapshot get 507")
+	f.egress.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -121,11 +123,19 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 		return err
 	}
 	defer aud.Close()
-	mgr, err := buildManager(ctx, f, st, aud, log)
+	eg, err := openEgress(&f.egress, log)
+	if err != nil {
+		return err
+	}
+	defer eg.close()
+	mgr, nw, err := buildManager(ctx, f, st, aud, eg.cfg, log)
 	if err != nil {
 		return err
 	}
 	defer mgr.Close()
+	dnsCtx, stopDNS := context.WithCancel(ctx)
+	defer stopDNS()
+	go eg.serveDNS(dnsCtx, nw, aud, log)
 	n, err := mgr.Recover(ctx)
 	if err != nil {
 		return fmt.Errorf("recover sandboxes: %w", err)

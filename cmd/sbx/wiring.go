@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/sbx-dev/sbx/internal/egress"
 	"github.com/sbx-dev/sbx/internal/layer"
 	"github.com/sbx-dev/sbx/internal/network"
 	"github.com/sbx-dev/sbx/internal/runtime/oci"
@@ -18,27 +19,28 @@ import (
 )
 
 // buildManager wires the concrete host pieces into a sandbox.Manager.
-func buildManager(_ context.Context, f *serveFlags, st *store.Store, aud sandbox.Auditor, log *slog.Logger) (*sandbox.Manager, error) {
+// The network manager is returned too: the DNS filter needs it.
+func buildManager(_ context.Context, f *serveFlags, st *store.Store, aud sandbox.Auditor, eg network.Egress, log *slog.Logger) (*sandbox.Manager, *network.Manager, error) {
 	agent, err := agentPath(f.agent)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rts := runtimes(f, log)
 	subnet, err := netip.ParsePrefix(f.subnet)
 	if err != nil {
-		return nil, fmt.Errorf("--subnet: %w", err)
+		return nil, nil, fmt.Errorf("--subnet: %w", err)
 	}
-	nw, err := network.New(network.Config{Subnet: subnet, IfPrefix: f.netPrefix, Table: f.netPrefix})
+	nw, err := network.New(network.Config{Subnet: subnet, IfPrefix: f.netPrefix, Table: f.netPrefix, Egress: eg})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ly, err := layer.New(filepath.Join(f.dataDir, "sandboxes"))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	pools, err := parsePools(f.pools, f.runtime)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cfg := sandbox.Config{
 		DefaultRuntime: f.runtime, AgentBinary: agent, UIDBase: uint32(f.uidBase),
@@ -49,7 +51,8 @@ func buildManager(_ context.Context, f *serveFlags, st *store.Store, aud sandbox
 		ImagesDir: filepath.Join(f.dataDir, "images"), ImageQuota: f.imageQuotaMB << 20,
 	}
 	tm := templates{&template.Store{Dir: f.templatesDir, UIDBase: uint32(f.uidBase)}}
-	return sandbox.New(cfg, st, rts, netAdapter{nw}, ly, tm, log)
+	mgr, err := sandbox.New(cfg, st, rts, netAdapter{nw}, ly, tm, log)
+	return mgr, nw, err
 }
 
 // runtimes opens every backend that works on this host; missing ones are
@@ -75,7 +78,15 @@ func (n netAdapter) Setup(ctx context.Context, id string) (sandbox.NetInfo, erro
 	if err != nil {
 		return sandbox.NetInfo{}, err
 	}
-	return sandbox.NetInfo{NetNSPath: l.NetNSPath, SandboxIP: l.SandboxIP}, nil
+	return netInfo(l), nil
+}
+
+func netInfo(l *network.Link) sandbox.NetInfo {
+	return sandbox.NetInfo{NetNSPath: l.NetNSPath, SandboxIP: l.SandboxIP, Gateway: l.HostIP}
+}
+
+func (n netAdapter) SetPolicy(ctx context.Context, id string, p egress.Policy) error {
+	return n.m.SetPolicy(ctx, id, p)
 }
 
 func (n netAdapter) Lookup(id string) (sandbox.NetInfo, bool) {
@@ -83,7 +94,7 @@ func (n netAdapter) Lookup(id string) (sandbox.NetInfo, bool) {
 	if !ok {
 		return sandbox.NetInfo{}, false
 	}
-	return sandbox.NetInfo{NetNSPath: l.NetNSPath, SandboxIP: l.SandboxIP}, true
+	return netInfo(l), true
 }
 
 func (n netAdapter) Teardown(ctx context.Context, id string) error { return n.m.Teardown(ctx, id) }

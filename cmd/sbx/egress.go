@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/sbx-dev/sbx/internal/egress"
+	"github.com/sbx-dev/sbx/internal/network"
+)
+
+// egressFlags are the operator's settings of the path out of sandboxes.
+type egressFlags struct {
+	dnsUpstream, open, uplinks string
+	dnsPort                    uint
+	connRate, maxConns         uint
+}
+
+func (e *egressFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&e.dnsUpstream, "dns-upstream", "", "host:port of the resolver the sandboxes' DNS filter asks (default: first nameserver of /etc/resolv.conf)")
+	fs.UintVar(&e.dnsPort, "dns-port", 0, "host port of the sandboxes' DNS filter, bound for sandbox links only (0: a free one)")
+	fs.StringVar(&e.open, "egress-open", "", "CIDRs to open although always blocked (private, link-local, ...), comma separated; never the sandbox subnet")
+	fs.StringVar(&e.uplinks, "uplink", "auto", "links sandbox traffic is masqueraded out of, where IPv4 forwarding is turned on: comma list, \"auto\" (default-route links) or \"none\"")
+	fs.UintVar(&e.connRate, "egress-conn-rate", 100, "new outbound connections per second per sandbox")
+	fs.UintVar(&e.maxConns, "egress-max-conns", 1024, "concurrent outbound connections per sandbox")
+}
+
+// egressSetup is what serve needs of the egress path before and after the
+// network manager exists.
+type egressSetup struct {
+	cfg      network.Egress
+	dns      *egress.DNSFilter
+	pc       net.PacketConn
+	ln       net.Listener
+	upstream string
+}
+
+// openEgress opens the DNS filter's sockets (their port goes into the
+// nftables redirect), parses the open ranges and turns forwarding on for
+// the uplinks. Close pc/ln on a later error (serve does, via close).
+func openEgress(f *egressFlags, log *slog.Logger) (*egressSetup, error) {
+	open, err := parsePrefixes(f.open)
+	if err != nil {
+		return nil, fmt.Errorf("--egress-open: %w", err)
+	}
+	up := f.dnsUpstream
+	if up == "" {
+		if up, err = systemResolver("/etc/resolv.conf"); err != nil {
+			return nil, fmt.Errorf("--dns-upstream: %w", err)
+		}
+	}
+	if err := enableUplinks(f.uplinks, log); err != nil {
+		return nil, err
+	}
+	pc, ln, port, err := egress.Listen("0.0.0.0", uint16(f.dnsPort))
+	if err != nil {
+		return nil, err
+	}
+	return &egressSetup{pc: pc, ln: ln, upstream: up, cfg: network.Egress{DNSPort: port, Open: open,
+		ConnRate: uint32(f.connRate), MaxConns: uint32(f.maxConns)}}, nil
+}
+
+func (e *egressSetup) close() {
+	e.pc.Close()
+	e.ln.Close()
+}
+
+// serveDNS runs the DNS filter for nw's sandboxes until ctx ends: it
+// answers by each sandbox's policy, opens resolved addresses in the
+// kernel before answering, and audits every query with the sandbox id.
+func (e *egressSetup) serveDNS(ctx context.Context, nw *network.Manager, aud auditor, log *slog.Logger) {
+	e.dns = &egress.DNSFilter{
+		Upstream: e.upstream, Lookup: nw.PolicyOf, MaxTTL: time.Hour,
+		Resolved: func(sb, name string, addrs []netip.Addr, ttl time.Duration) {
+			if err := nw.AddResolved(sb, addrs, ttl); err != nil {
+				log.Error("dns: open resolved addresses", "sandbox", sb, "name", name, "err", err)
+			}
+		},
+		Log: func(sb, name, qtype, verdict string) {
+			log.Debug("dns", "sandbox", sb, "name", name, "type", qtype, "verdict", verdict)
+			if aud != nil {
+				_ = aud.Append("dns", sb, "", map[string]string{"name": name, "type": qtype, "verdict": verdict})
+			}
+		},
+	}
+	log.Info("dns filter", "port", e.cfg.DNSPort, "upstream", e.upstream)
+	if err := e.dns.Serve(ctx, e.pc, e.ln); err != nil {
+		log.Error("dns filter stopped", "err", err)
+	}
+}
+
+// auditor is the audit log as the DNS filter uses it.
+type auditor interface {
+	Append(kind, sandbox, actor string, fields map[string]string) error
+}
+
+func enableUplinks(spec string, log *slog.Logger) error {
+	var links []string
+	switch spec {
+	case "none":
+		return nil
+	case "auto", "":
+		var err error
+		if links, err = network.DefaultRouteLinks(); err != nil {
+			return err
+		}
+	default:
+		links = strings.Split(spec, ",")
+	}
+	log.Info("egress uplinks (IPv4 forwarding on)", "links", links)
+	return network.EnableForwarding(links...)
+}
+
+func parsePrefixes(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
+}
+
+// systemResolver returns the first nameserver of a resolv.conf as ip:53.
+func systemResolver(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if fs := strings.Fields(sc.Text()); len(fs) >= 2 && fs[0] == "nameserver" {
+			if a, err := netip.ParseAddr(fs[1]); err == nil {
+				return netip.AddrPortFrom(a, 53).String(), nil
+			}
+		}
+	}
+	return "", fmt.Errorf("no nameserver in %s", path)
+}
