@@ -87,7 +87,8 @@ func startDaemon(t testing.TB, runtime, dataDir string, extra ...string) *daemon
 	addr := freeAddr(t)
 	d := &daemon{t: t, url: "http://" + addr, dataDir: dataDir, log: &bytes.Buffer{}}
 	d.args = append([]string{"serve", "--listen", addr, "--data-dir", dataDir, "--templates-dir", templates,
-		"--runtime", runtime, "--subnet", envOr("SBX_IT_SUBNET", "10.202.0.0/16"), "--net-prefix", envOr("SBX_IT_NET_PREFIX", "sbi")}, extra...)
+		"--runtime", runtime, "--subnet", envOr("SBX_IT_SUBNET", "10.202.0.0/16"), "--net-prefix", envOr("SBX_IT_NET_PREFIX", "sbi"),
+		"--uplink", "none"}, extra...) // never turn forwarding on for the host's real uplink
 	d.cmd = exec.Command(sbxBin, d.args...)
 	d.cmd.Env = append(os.Environ(), "SBX_API_KEY="+apiKey)
 	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
