@@ -5,6 +5,7 @@ import (
 	"encoding/base32"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -19,10 +20,31 @@ var egressRuntimes = []string{"runsc", "crun"}
 // link, with the internet's DNS server as upstream. Its nftables table is
 // removed after the daemon stops.
 func startEgressDaemon(t *testing.T, rt, dataDir string) *daemon {
+	lockHost(t)
 	t.Cleanup(func() { _ = exec.Command("nft", "delete", "table", "inet", "eg").Run() })
 	return startDaemon(t, rt, dataDir, "--net-prefix", "eg", "--subnet", "10.210.0.0/16",
 		"--uplink", inetLink, "--dns-upstream", inetA+":53")
 }
+
+// lockHost serialises the egress tests across concurrent go test runs on
+// the host: they use fixed names (netns eginet, table eg, 10.210/16).
+// Held until the test ends; taking it again in the same test is a no-op.
+func lockHost(t *testing.T) {
+	if locked[t.Name()] {
+		return
+	}
+	f, err := os.OpenFile("/run/sbx-egress-test.lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	locked[t.Name()] = true
+	t.Cleanup(func() { delete(locked, t.Name()); f.Close() })
+}
+
+var locked = map[string]bool{} // tests holding the lock (tests here are sequential)
 
 // probe runs every check of checks (name → shell test) at once inside sb
 // and returns which succeeded.
@@ -63,6 +85,7 @@ func TestEgressPolicy(t *testing.T) {
 }
 
 func egressPolicy(t *testing.T, rt string) {
+	lockHost(t)
 	in := newInternet(t)
 	d := startEgressDaemon(t, rt, "")
 	hostPort := hostListener(t)
@@ -191,6 +214,7 @@ func badRules(t *testing.T, d *daemon) {
 func TestEgressHoldsWhileDaemonDown(t *testing.T) {
 	for _, rt := range egressRuntimes {
 		t.Run(rt, func(t *testing.T) {
+			lockHost(t)
 			newInternet(t)
 			d := startEgressDaemon(t, rt, "")
 			open, closed := d.create(nil), d.create(map[string]any{"allow_internet_access": false})

@@ -99,3 +99,80 @@ func TestEgressPolicy(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestEgressCaps: a sandbox cannot hold more than MaxConns connections nor
+// open them faster than ConnRate (burst ConnBurst); others are unaffected.
+func TestEgressCaps(t *testing.T) {
+	cfg := testConfig(22)
+	cfg.Egress = Egress{MaxConns: 3, ConnRate: 1000}
+	m := testManager(t, cfg)
+	in := newInternet(t, 22)
+	hold := holdServer(t, in, in.a, 8081)
+	a := setup(t, m, "a22aaaaaaaaaaaaaaaaa")
+	if err := m.SetPolicy(context.Background(), a.ID, egress.Policy{}); err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	t.Cleanup(func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	opened := 0
+	for range 6 {
+		_ = inNet(t, a, func() error {
+			c, err := net.DialTimeout("tcp", hold, 500*time.Millisecond)
+			if err == nil {
+				conns, opened = append(conns, c), opened+1
+			}
+			return nil
+		})
+	}
+	if opened != 3 {
+		t.Errorf("%d concurrent connections opened, want 3 (MaxConns)", opened)
+	}
+
+	cfg2 := testConfig(23)
+	cfg2.Egress = Egress{ConnRate: 2, ConnBurst: 2}
+	m2 := testManager(t, cfg2)
+	b := setup(t, m2, "b23bbbbbbbbbbbbbbbbb")
+	if err := m2.SetPolicy(context.Background(), b.ID, egress.Policy{}); err != nil {
+		t.Fatal(err)
+	}
+	ok := 0
+	for range 10 {
+		if dialFrom(t, b, in.addr(in.b)) == nil {
+			ok++
+		}
+	}
+	if ok < 1 || ok > 6 {
+		t.Errorf("%d of 10 back-to-back connections opened at 2/s burst 2", ok)
+	}
+}
+
+// holdServer accepts connections on a:port in the internet and keeps them
+// open until cleanup.
+func holdServer(t *testing.T, in *internet, a netip.Addr, port uint16) string {
+	addr := netip.AddrPortFrom(a, port).String()
+	var ln net.Listener
+	if err := inNS(in.ns, func() (err error) { ln, err = net.Listen("tcp", addr); return err }); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	return addr
+}
