@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -167,21 +168,34 @@ func updateAtOnce(t *testing.T, d *daemon, sb *sandbox) {
 }
 
 // domains: allowOut with a name resolves only that name, upstream, and
-// opens only its addresses.
+// opens only its addresses, and only for that name (the SNI/Host guard):
+// a spoofed Host, an IP literal or --resolve to another address fail.
 func domains(t *testing.T, d *daemon, in *internet) {
 	t.Helper()
 	sb := d.create(map[string]any{"network": map[string]any{"allowOut": []string{"allowed.test"}}})
 	got := probe(t, sb, map[string]string{
-		"allowed":        "getent hosts allowed.test && " + curl("http://allowed.test/"),
-		"other-name":     "getent hosts other.test",
-		"evil-suffix":    "getent hosts evil-allowed.test",
-		"unresolved-ip":  curl("http://" + inetB + "/"),
-		"direct-to-ip-a": "sleep 2; " + curl("http://"+inetA+"/"), // resolved by "allowed"
+		"allowed":       "getent hosts allowed.test && " + curl("http://allowed.test/"),
+		"other-name":    "getent hosts other.test",
+		"evil-suffix":   "getent hosts evil-allowed.test",
+		"unresolved-ip": curl("http://" + inetB + "/"),
+		"ip-literal":    "getent hosts allowed.test >/dev/null; " + curl("http://"+inetA+"/"),
+		"host-spoof":    "getent hosts allowed.test >/dev/null; " + curl("-H 'Host: other.test' http://"+inetA+"/"),
+		"resolve-spoof": curl("--resolve allowed.test:80:" + inetB + " http://allowed.test/"),
 	})
 	expect(t, "allowOut domain", got, map[string]bool{"allowed": true, "other-name": false, "evil-suffix": false,
-		"unresolved-ip": false})
+		"unresolved-ip": false, "ip-literal": false, "host-spoof": false, "resolve-spoof": false})
 	if !in.asked("allowed.test") || in.asked("other.test") || in.asked("evil-allowed.test") {
 		t.Errorf("upstream queries %v: want allowed.test only", in.queries)
+	}
+	audit, _ := os.ReadFile(filepath.Join(d.dataDir, "audit.log"))
+	for _, want := range []string{"other.test.", "allowed.test.", `"reason":"`} {
+		found := false
+		for _, line := range strings.Split(string(audit), "\n") {
+			found = found || (strings.Contains(line, sb.ID) && strings.Contains(line, want))
+		}
+		if !found {
+			t.Errorf("audit log has no record of %s with sandbox %s", want, sb.ID)
+		}
 	}
 	if code := d.api("DELETE", "/sandboxes/"+sb.ID, nil, nil); code != 204 {
 		t.Fatalf("delete = %d", code)

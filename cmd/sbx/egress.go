@@ -19,13 +19,14 @@ import (
 // egressFlags are the operator's settings of the path out of sandboxes.
 type egressFlags struct {
 	dnsUpstream, open, uplinks string
-	dnsPort                    uint
+	dnsPort, guardPort         uint
 	connRate, maxConns         uint
 }
 
 func (e *egressFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&e.dnsUpstream, "dns-upstream", "", "host:port of the resolver the sandboxes' DNS filter asks (default: first nameserver of /etc/resolv.conf)")
 	fs.UintVar(&e.dnsPort, "dns-port", 0, "host port of the sandboxes' DNS filter, bound for sandbox links only (0: a free one)")
+	fs.UintVar(&e.guardPort, "guard-port", 0, "host port of the SNI/Host guard for domain allow-lists, bound for sandbox links only (0: a free one)")
 	fs.StringVar(&e.open, "egress-open", "", "CIDRs to open although always blocked (private, link-local, ...), comma separated; never the sandbox subnet")
 	fs.StringVar(&e.uplinks, "uplink", "auto", "links sandbox traffic is masqueraded out of, where IPv4 forwarding is turned on: comma list, \"auto\" (default-route links) or \"none\"")
 	fs.UintVar(&e.connRate, "egress-conn-rate", 100, "new outbound connections per second per sandbox")
@@ -36,10 +37,11 @@ func (e *egressFlags) register(fs *flag.FlagSet) {
 // network manager exists.
 type egressSetup struct {
 	cfg      network.Egress
-	dns      *egress.DNSFilter
 	pc       net.PacketConn
-	ln       net.Listener
+	ln       net.Listener // DNS over TCP
+	guardLn  net.Listener
 	upstream string
+	res      *egress.Resolutions // what the DNS filter answered, for the guard
 }
 
 // openEgress opens the DNS filter's sockets (their port goes into the
@@ -63,22 +65,31 @@ func openEgress(f *egressFlags, log *slog.Logger) (*egressSetup, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &egressSetup{pc: pc, ln: ln, upstream: up, cfg: network.Egress{DNSPort: port, Open: open,
-		ConnRate: uint32(f.connRate), MaxConns: uint32(f.maxConns)}}, nil
+	gl, err := net.Listen("tcp4", fmt.Sprintf("0.0.0.0:%d", f.guardPort))
+	if err != nil {
+		pc.Close()
+		ln.Close()
+		return nil, fmt.Errorf("--guard-port: %w", err)
+	}
+	return &egressSetup{pc: pc, ln: ln, guardLn: gl, upstream: up, res: &egress.Resolutions{},
+		cfg: network.Egress{DNSPort: port, GuardPort: uint16(gl.Addr().(*net.TCPAddr).Port), Open: open,
+			ConnRate: uint32(f.connRate), MaxConns: uint32(f.maxConns)}}, nil
 }
 
 func (e *egressSetup) close() {
 	e.pc.Close()
 	e.ln.Close()
+	e.guardLn.Close()
 }
 
 // serveDNS runs the DNS filter for nw's sandboxes until ctx ends: it
 // answers by each sandbox's policy, opens resolved addresses in the
 // kernel before answering, and audits every query with the sandbox id.
 func (e *egressSetup) serveDNS(ctx context.Context, nw *network.Manager, aud auditor, log *slog.Logger) {
-	e.dns = &egress.DNSFilter{
+	dns := &egress.DNSFilter{
 		Upstream: e.upstream, Lookup: nw.PolicyOf, MaxTTL: time.Hour,
 		Resolved: func(sb, name string, addrs []netip.Addr, ttl time.Duration) {
+			e.res.Add(sb, name, addrs, ttl) // the guard knows before the kernel redirects
 			if err := nw.AddResolved(sb, addrs, ttl); err != nil {
 				log.Error("dns: open resolved addresses", "sandbox", sb, "name", name, "err", err)
 			}
@@ -91,8 +102,26 @@ func (e *egressSetup) serveDNS(ctx context.Context, nw *network.Manager, aud aud
 		},
 	}
 	log.Info("dns filter", "port", e.cfg.DNSPort, "upstream", e.upstream)
-	if err := e.dns.Serve(ctx, e.pc, e.ln); err != nil {
+	if err := dns.Serve(ctx, e.pc, e.ln); err != nil {
 		log.Error("dns filter stopped", "err", err)
+	}
+}
+
+// serveGuard runs the SNI/Host guard until ctx ends: connections of
+// domain-policy sandboxes to resolved addresses (TCP 80/443) are forwarded
+// only if the name they state resolved to that address for that sandbox.
+// Refusals are logged and audited.
+func (e *egressSetup) serveGuard(ctx context.Context, nw *network.Manager, aud auditor, log *slog.Logger) {
+	g := &egress.Guard{Lookup: nw.PolicyOf, Resolved: e.res.Has, Log: log,
+		Blocked: func(sb, dst, reason string) {
+			log.Info("egress blocked", "sandbox", sb, "dst", dst, "reason", reason)
+			if aud != nil {
+				_ = aud.Append("egress", sb, "", map[string]string{"dst": dst, "verdict": "blocked", "reason": reason})
+			}
+		}}
+	log.Info("egress guard", "port", e.cfg.GuardPort)
+	if err := g.Serve(ctx, e.guardLn); err != nil {
+		log.Error("egress guard stopped", "err", err)
 	}
 }
 

@@ -128,7 +128,7 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 		return err
 	}
 	defer eg.close()
-	mgr, nw, err := buildManager(ctx, f, st, aud, eg.cfg, log)
+	mgr, nw, err := buildManager(ctx, f, st, aud, eg, log)
 	if err != nil {
 		return err
 	}
@@ -136,6 +136,7 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 	dnsCtx, stopDNS := context.WithCancel(ctx)
 	defer stopDNS()
 	go eg.serveDNS(dnsCtx, nw, aud, log)
+	go eg.serveGuard(dnsCtx, nw, aud, log)
 	n, err := mgr.Recover(ctx)
 	if err != nil {
 		return fmt.Errorf("recover sandboxes: %w", err)

@@ -20,7 +20,7 @@ import (
 
 // buildManager wires the concrete host pieces into a sandbox.Manager.
 // The network manager is returned too: the DNS filter needs it.
-func buildManager(_ context.Context, f *serveFlags, st *store.Store, aud sandbox.Auditor, eg network.Egress, log *slog.Logger) (*sandbox.Manager, *network.Manager, error) {
+func buildManager(_ context.Context, f *serveFlags, st *store.Store, aud sandbox.Auditor, eg *egressSetup, log *slog.Logger) (*sandbox.Manager, *network.Manager, error) {
 	agent, err := agentPath(f.agent)
 	if err != nil {
 		return nil, nil, err
@@ -30,7 +30,7 @@ func buildManager(_ context.Context, f *serveFlags, st *store.Store, aud sandbox
 	if err != nil {
 		return nil, nil, fmt.Errorf("--subnet: %w", err)
 	}
-	nw, err := network.New(network.Config{Subnet: subnet, IfPrefix: f.netPrefix, Table: f.netPrefix, Egress: eg})
+	nw, err := network.New(network.Config{Subnet: subnet, IfPrefix: f.netPrefix, Table: f.netPrefix, Egress: eg.cfg})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -51,7 +51,7 @@ func buildManager(_ context.Context, f *serveFlags, st *store.Store, aud sandbox
 		ImagesDir: filepath.Join(f.dataDir, "images"), ImageQuota: f.imageQuotaMB << 20,
 	}
 	tm := templates{&template.Store{Dir: f.templatesDir, UIDBase: uint32(f.uidBase)}}
-	mgr, err := sandbox.New(cfg, st, rts, netAdapter{nw}, ly, tm, log)
+	mgr, err := sandbox.New(cfg, st, rts, netAdapter{nw, eg.res.Forget}, ly, tm, log)
 	return mgr, nw, err
 }
 
@@ -70,8 +70,12 @@ func runtimes(f *serveFlags, log *slog.Logger) sandbox.Runtimes {
 	return rts
 }
 
-// netAdapter adapts network.Manager to sandbox.Network.
-type netAdapter struct{ m *network.Manager }
+// netAdapter adapts network.Manager to sandbox.Network; forget drops what
+// the egress path remembers of a sandbox (its resolutions) at teardown.
+type netAdapter struct {
+	m      *network.Manager
+	forget func(id string)
+}
 
 func (n netAdapter) Setup(ctx context.Context, id string) (sandbox.NetInfo, error) {
 	l, err := n.m.Setup(ctx, id)
@@ -97,8 +101,14 @@ func (n netAdapter) Lookup(id string) (sandbox.NetInfo, bool) {
 	return netInfo(l), true
 }
 
-func (n netAdapter) Teardown(ctx context.Context, id string) error { return n.m.Teardown(ctx, id) }
-func (n netAdapter) List() []string                                { return n.m.List() }
+func (n netAdapter) Teardown(ctx context.Context, id string) error {
+	err := n.m.Teardown(ctx, id)
+	if err == nil {
+		n.forget(id)
+	}
+	return err
+}
+func (n netAdapter) List() []string { return n.m.List() }
 
 // templates adapts template.Store to sandbox.Templates.
 type templates struct{ s *template.Store }

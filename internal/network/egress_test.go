@@ -176,3 +176,46 @@ func holdServer(t *testing.T, in *internet, a netip.Addr, port uint16) string {
 	}()
 	return addr
 }
+
+// TestGuardRedirect: with a guard port, TCP 80/443 of a domain-policy
+// sandbox to a resolved address goes to the guard on the host (here a
+// plain server); other ports and other policies are not redirected.
+func TestGuardRedirect(t *testing.T) {
+	guard, err := net.Listen("tcp4", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve(t, guard)
+	cfg := testConfig(24)
+	cfg.Egress = Egress{GuardPort: uint16(guard.Addr().(*net.TCPAddr).Port)}
+	m := testManager(t, cfg)
+	in := newInternet(t, 24)
+	a := setup(t, m, "a24aaaaaaaaaaaaaaaaa")
+	reach := func(port int) bool {
+		return retry(3, func() error { return dialFrom(t, a, netip.AddrPortFrom(in.a, uint16(port)).String()) }) == nil
+	}
+	if err := m.SetPolicy(context.Background(), a.ID, mustPolicy(t, nil, []string{"example.com"}, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if reach(80) {
+		t.Error("unresolved address redirected to the guard")
+	}
+	if err := m.AddResolved(a.ID, []netip.Addr{in.a}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if !reach(80) || !reach(443) || !reach(8080) {
+		t.Error("resolved address: 80/443 must reach the guard, 8080 the internet")
+	}
+	if err := m.SetPolicy(context.Background(), a.ID, egress.Policy{}); err != nil {
+		t.Fatal(err)
+	}
+	if reach(80) {
+		t.Error("open policy redirected to the guard")
+	}
+	if err := m.Teardown(context.Background(), a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if out := run(t, "nft", "list", "table", "inet", m.cfg.Table); strings.Contains(out, a.HostIf) {
+		t.Errorf("nft objects of %s left:\n%s", a.HostIf, out)
+	}
+}

@@ -14,13 +14,17 @@ type Egress struct {
 	// whose policy allows DNS is redirected there (to its gateway address).
 	// 0: no redirect, sandbox DNS is dropped.
 	DNSPort uint16
+	// GuardPort is the host port of the SNI/Host guard: TCP 80/443 of a
+	// sandbox whose policy has domain rules, to an address its DNS
+	// resolved, is redirected there. 0: no redirect (addresses only).
+	GuardPort uint16
 	// Open lists ranges the operator removes from egress.AlwaysBlocked. The
 	// manager's own subnet stays blocked whatever Open says.
 	Open      []netip.Prefix
 	ConnRate  uint32        // new connections per second per sandbox (default 100)
 	ConnBurst uint32        // burst of new connections (default 200)
 	MaxConns  uint32        // concurrent connections per sandbox (default 1024)
-	MinTTL    time.Duration // floor of a resolved address's lifetime (default 30 s)
+	MinTTL    time.Duration // floor of a resolved address's lifetime (default 1 min, as egress.Resolutions)
 	MaxTTL    time.Duration // ceiling of a resolved address's lifetime (default 1 h)
 }
 
@@ -35,7 +39,7 @@ func (e Egress) withDefaults() Egress {
 		e.MaxConns = 1024
 	}
 	if e.MinTTL == 0 {
-		e.MinTTL = 30 * time.Second
+		e.MinTTL = time.Minute
 	}
 	if e.MaxTTL < e.MinTTL {
 		e.MaxTTL = max(time.Hour, e.MinTTL)

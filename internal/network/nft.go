@@ -17,10 +17,12 @@ import (
 //	  iifname "sbx*" iifname . ip saddr != @addrs drop    anti-spoofing
 //	nat-pre (nat, dstnat):
 //	  iifname @dnsredir udp/tcp dport 53 redirect to :DNSPort
+//	  iifname vmap @guarded                                jump guard-L
 //	input:
 //	  iifname "sbx*" ct state established,related accept  replies to the host
 //	  iifname "sbx*" ct status dnat accept                 the DNS filter (redirected)
 //	  iifname "sbx*" drop                                  no other host service
+//	  iifname != "sbx*" udp/tcp dport DNSPort/GuardPort drop  (wildcard-bound)
 //	forward:
 //	  iifname vmap @sandboxes                              per-sandbox chain
 //	  iifname "sbx*" drop                                  fail closed
@@ -52,11 +54,18 @@ import (
 // the addresses the DNS filter resolved for allowed names, each with a
 // timeout (its TTL, bounded). L is in set dnsredir iff its policy lets it
 // use DNS. Whatever the chains do not accept falls back to the base drop.
+// With a guard (GuardPort), chain "guard-L" holds
+//
+//	ip daddr @dns-L tcp dport 80/443 redirect to :GuardPort
+//
+// and L : jump guard-L is in map guarded iff L's policy has domain rules:
+// its connections to resolved addresses go through the SNI/Host check.
 const (
 	setAddrs     = "addrs"
 	mapSandboxes = "sandboxes"
 	setBlocked   = "blocked"
 	setDNSRedir  = "dnsredir"
+	mapGuard     = "guarded"
 )
 
 // Set ids are fixed: google/nftables allocates an id for a set without one
@@ -71,6 +80,7 @@ const (
 	idAllow
 	idDeny
 	idResolved
+	idGuard
 )
 
 // ensureTable creates the table, its sets and base chains if missing and
@@ -84,7 +94,8 @@ func (m *Manager) ensureTable() error {
 	t := c.AddTable(m.table())
 	addrs, vmap := m.sets()
 	blocked, redir := m.egressSets()
-	for _, s := range []*nftables.Set{addrs, vmap, blocked, redir} {
+	guard := m.guardMap()
+	for _, s := range []*nftables.Set{addrs, vmap, blocked, redir, guard} {
 		if err := c.AddSet(s, nil); err != nil {
 			return fmt.Errorf("nftables set %s: %w", s.Name, err)
 		}
@@ -93,7 +104,7 @@ func (m *Manager) ensureTable() error {
 	if err := c.SetAddElements(blocked, intervalElements(m.blockedSpans())); err != nil {
 		return fmt.Errorf("nftables set %s: %w", setBlocked, err)
 	}
-	for _, bc := range m.baseChains(t, addrs, vmap, redir) {
+	for _, bc := range m.baseChains(t, addrs, vmap, redir, guard) {
 		ch := c.AddChain(bc.chain)
 		c.FlushChain(ch)
 		for _, r := range bc.rules {
@@ -127,6 +138,12 @@ func (m *Manager) egressSets() (blocked, redir *nftables.Set) {
 	blocked = &nftables.Set{Table: t, Name: setBlocked, ID: idBlocked, KeyType: nftables.TypeIPAddr, Interval: true}
 	redir = &nftables.Set{Table: t, Name: setDNSRedir, ID: idDNSRedir, KeyType: nftables.TypeIFName}
 	return blocked, redir
+}
+
+// guardMap is the verdict map from a link to its guard-L chain.
+func (m *Manager) guardMap() *nftables.Set {
+	return &nftables.Set{Table: m.table(), Name: mapGuard, ID: idGuard, IsMap: true, KeyByteOrder: binaryutil.NativeEndian,
+		KeyType: nftables.TypeIFName, DataType: nftables.TypeVerdict}
 }
 
 // RemoveTable deletes the table with every rule, set and per-sandbox chain

@@ -13,7 +13,7 @@ type baseChain struct {
 }
 
 // baseChains returns the base chains and their rules (see nft.go).
-func (m *Manager) baseChains(t *nftables.Table, addrs, vmap, redir *nftables.Set) []baseChain {
+func (m *Manager) baseChains(t *nftables.Table, addrs, vmap, redir, guard *nftables.Set) []baseChain {
 	accept := nftables.ChainPolicyAccept
 	hook := func(name string, h *nftables.ChainHook, p *nftables.ChainPriority) *nftables.Chain {
 		return &nftables.Chain{Name: name, Table: t, Type: nftables.ChainTypeFilter, Hooknum: h, Priority: p, Policy: &accept}
@@ -28,7 +28,7 @@ func (m *Manager) baseChains(t *nftables.Table, addrs, vmap, redir *nftables.Set
 			cat(in, nfproto(expr.CmpOpNeq), drop),
 			cat(in, nfproto(expr.CmpOpEq), notFromOwnAddr(addrs), drop),
 		}},
-		{nat("nat-pre", nftables.ChainHookPrerouting, nftables.ChainPriorityNATDest), m.dnsRedirect(redir)},
+		{nat("nat-pre", nftables.ChainHookPrerouting, nftables.ChainPriorityNATDest), append(m.dnsRedirect(redir), jumpByIif(guard))},
 		{hook("input", nftables.ChainHookInput, nftables.ChainPriorityFilter), append([][]expr.Any{
 			cat(in, established(), acc),
 			cat(in, dnatted(), acc),

@@ -10,6 +10,7 @@ import (
 
 // Names of a sandbox's egress objects (see nft.go).
 func policyChainName(ifname string) string { return "policy-" + ifname }
+func guardChainName(ifname string) string  { return "guard-" + ifname }
 
 // sandboxSets returns the allow, deny and resolved sets of host link ifname.
 func (m *Manager) sandboxSets(ifname string) (allow, deny, resolved *nftables.Set) {
@@ -65,6 +66,11 @@ func (m *Manager) batchSandbox(c *nftables.Conn, ifname string) {
 		_ = c.AddSet(s, nil)
 	}
 	t := m.table()
+	g := c.AddChain(&nftables.Chain{Name: guardChainName(ifname), Table: t})
+	c.FlushChain(g)
+	for _, r := range m.guardRules(resolved) {
+		c.AddRule(&nftables.Rule{Table: t, Chain: g, Exprs: r})
+	}
 	c.AddChain(&nftables.Chain{Name: policyChainName(ifname), Table: t})
 	ch := c.AddChain(&nftables.Chain{Name: chainName(ifname), Table: t})
 	c.FlushChain(ch)
@@ -99,15 +105,52 @@ func (m *Manager) batchPolicy(c *nftables.Conn, ifname string, p egress.Policy) 
 		return err
 	}
 	if !wantsDNS(p) || m.cfg.Egress.DNSPort == 0 {
-		return c.SetDeleteElements(redir, el)
+		if err := c.SetDeleteElements(redir, el); err != nil {
+			return err
+		}
+	}
+	jump := m.guardJump(ifname)
+	if err := c.SetAddElements(m.guardMap(), jump); err != nil {
+		return err
+	}
+	if !guarded(p) || m.cfg.Egress.GuardPort == 0 {
+		return c.SetDeleteElements(m.guardMap(), jump)
 	}
 	return nil
+}
+
+// guarded reports whether p's connections to resolved names go through the
+// SNI/Host guard: it has domain rules.
+func guarded(p egress.Policy) bool { return p.DenyAll && len(p.AllowDoms) > 0 }
+
+// guardJump is ifname's element of map guarded.
+func (m *Manager) guardJump(ifname string) []nftables.SetElement {
+	return []nftables.SetElement{{Key: ifKey(ifname),
+		VerdictData: &expr.Verdict{Kind: expr.VerdictJump, Chain: guardChainName(ifname)}}}
+}
+
+// guardRules are the rules of chain guard-L (none without a guard).
+func (m *Manager) guardRules(resolved *nftables.Set) [][]expr.Any {
+	port := m.cfg.Egress.GuardPort
+	if port == 0 {
+		return nil
+	}
+	return [][]expr.Any{
+		cat(daddrIn(resolved), dport(unix.IPPROTO_TCP, 80), redirectTo(port)),
+		cat(daddrIn(resolved), dport(unix.IPPROTO_TCP, 443), redirectTo(port)),
+	}
 }
 
 // batchDelSandbox queues the removal of ifname's egress objects (after its
 // chain lost its jump), each first added so the batch holds whatever exists.
 func (m *Manager) batchDelSandbox(c *nftables.Conn, ifname string) {
 	t := m.table()
+	jump := m.guardJump(ifname)
+	_ = c.SetAddElements(m.guardMap(), jump)
+	_ = c.SetDeleteElements(m.guardMap(), jump)
+	g := c.AddChain(&nftables.Chain{Name: guardChainName(ifname), Table: t})
+	c.FlushChain(g)
+	c.DelChain(g)
 	pol := c.AddChain(&nftables.Chain{Name: policyChainName(ifname), Table: t})
 	c.FlushChain(pol)
 	c.DelChain(pol)
@@ -135,16 +178,16 @@ func (m *Manager) dnsRedirect(redir *nftables.Set) [][]expr.Any {
 }
 
 // filterPortsOnlyForSandboxes are input rules that keep the DNS filter's
-// port (bound on the host's wildcard address) closed to anything but
-// sandbox links: iifname != "sbx*" udp/tcp dport DNSPort drop.
+// and the guard's ports (bound on the host's wildcard address) closed to
+// anything but sandbox links: iifname != "sbx*" udp/tcp dport P drop.
 func (m *Manager) filterPortsOnlyForSandboxes() [][]expr.Any {
-	port := m.cfg.Egress.DNSPort
-	if port == 0 {
-		return nil
-	}
 	notIn, drop := notPrefix(expr.MetaKeyIIFNAME, m.cfg.IfPrefix), verdict(expr.VerdictDrop)
-	return [][]expr.Any{
-		cat(notIn, dport(unix.IPPROTO_UDP, port), drop),
-		cat(notIn, dport(unix.IPPROTO_TCP, port), drop),
+	var rules [][]expr.Any
+	if port := m.cfg.Egress.DNSPort; port != 0 {
+		rules = append(rules, cat(notIn, dport(unix.IPPROTO_UDP, port), drop), cat(notIn, dport(unix.IPPROTO_TCP, port), drop))
 	}
+	if port := m.cfg.Egress.GuardPort; port != 0 {
+		rules = append(rules, cat(notIn, dport(unix.IPPROTO_TCP, port), drop))
+	}
+	return rules
 }

@@ -53,7 +53,7 @@ func (m *Manager) batchDelDead(b *chunked, live map[string]bool) error {
 	c := b.c
 	addrs, vmap := m.sets()
 	_, redir := m.egressSets()
-	for _, s := range []*nftables.Set{vmap, addrs, redir} {
+	for _, s := range []*nftables.Set{vmap, m.guardMap(), addrs, redir} {
 		els, err := c.GetSetElements(s)
 		if err != nil {
 			return fmt.Errorf("nftables list %s: %w", s.Name, err)
@@ -80,7 +80,7 @@ func (m *Manager) batchDelDeadObjects(b *chunked, live map[string]bool) error {
 	}
 	var dead []*nftables.Chain
 	for _, ch := range chains {
-		if ch.Table.Name == m.cfg.Table && m.deadObject(ch.Name, live, chainName(""), policyChainName("")) {
+		if ch.Table.Name == m.cfg.Table && m.deadObject(ch.Name, live, chainName(""), policyChainName(""), guardChainName("")) {
 			c.FlushChain(ch)
 			dead = append(dead, ch)
 			if err := b.tick(); err != nil {
