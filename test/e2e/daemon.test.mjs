@@ -103,3 +103,17 @@ test(`${runtime}: isolation from inside`, async () => {
   assert.ok(!/sbx serve|systemd|sshd/.test(ps), ps)
   await assert.rejects(sbx.commands.run('curl -sS -m 3 http://10.0.0.1/ || exit 7'), (e) => e.exitCode === 7)
 })
+
+test(`${runtime}: egress policy through the SDK (create, getInfo, updateNetwork)`, async () => {
+  const sbx = await make({ allowInternetAccess: false })
+  assert.equal((await sbx.getInfo()).allowInternetAccess, false)
+  await assert.rejects(sbx.commands.run('curl -sS -m 3 http://169.254.169.254/ || exit 7'), (e) => e.exitCode === 7)
+  assert.match((await sbx.commands.run('cat /etc/resolv.conf')).stdout, /^nameserver 10\./m)
+  await sbx.updateNetwork({ allowInternetAccess: true, allowOut: ['example.com'], denyOut: ['8.8.8.8'] })
+  const info = await sbx.getInfo()
+  assert.equal(info.allowInternetAccess, true)
+  assert.deepEqual(info.network.allowOut, ['example.com'])
+  assert.deepEqual(info.network.denyOut, ['8.8.8.8'])
+  await assert.rejects(sbx.updateNetwork({ denyOut: ['example.com'] }), /400/)
+  await assert.rejects(Sandbox.create('base', { network: { allowOut: ['not a domain!'] } }))
+})
