@@ -24,10 +24,10 @@ func mustPolicy(t *testing.T, allowNet *bool, allow, deny []string) egress.Polic
 // sandbox reaches through the masquerade; blocked ranges, the host and
 // other sandboxes stay closed whatever the policy says.
 func TestEgressPolicy(t *testing.T) {
-	m := testManager(t, testConfig(21))
-	in := newInternet(t, 21)
-	a := setup(t, m, "a21aaaaaaaaaaaaaaaaa")
-	b := setup(t, m, "b21bbbbbbbbbbbbbbbbb")
+	m := testManager(t, testConfig(41))
+	in := newInternet(t, 41)
+	a := setup(t, m, "a41aaaaaaaaaaaaaaaaa")
+	b := setup(t, m, "b41bbbbbbbbbbbbbbbbb")
 	listenIn(t, b, 4999)
 	host, err := net.Listen("tcp", "0.0.0.0:0")
 	if err != nil {
@@ -47,7 +47,7 @@ func TestEgressPolicy(t *testing.T) {
 		{"no internet", ptr(mustPolicy(t, &no, nil, nil)), false, false},
 		{"denyOut one", ptr(mustPolicy(t, nil, nil, []string{in.b.String()})), true, false},
 		{"deny all but one", ptr(mustPolicy(t, nil, []string{in.a.String() + "/32"}, []string{"0.0.0.0/0"})), true, false},
-		{"allow wins over deny", ptr(mustPolicy(t, nil, []string{"11.233.21.0/24", in.b.String()}, []string{"11.0.0.0/8"})), true, true},
+		{"allow wins over deny", ptr(mustPolicy(t, nil, []string{"11.233.41.0/24", in.b.String()}, []string{"11.0.0.0/8"})), true, true},
 		{"domains only", ptr(mustPolicy(t, nil, []string{"example.com"}, nil)), false, false},
 	}
 	for _, c := range cases {
@@ -103,12 +103,12 @@ func ptr[T any](v T) *T { return &v }
 // TestEgressCaps: a sandbox cannot hold more than MaxConns connections nor
 // open them faster than ConnRate (burst ConnBurst); others are unaffected.
 func TestEgressCaps(t *testing.T) {
-	cfg := testConfig(22)
+	cfg := testConfig(42)
 	cfg.Egress = Egress{MaxConns: 3, ConnRate: 1000}
 	m := testManager(t, cfg)
-	in := newInternet(t, 22)
+	in := newInternet(t, 42)
 	hold := holdServer(t, in, in.a, 8081)
-	a := setup(t, m, "a22aaaaaaaaaaaaaaaaa")
+	a := setup(t, m, "a42aaaaaaaaaaaaaaaaa")
 	if err := m.SetPolicy(context.Background(), a.ID, egress.Policy{}); err != nil {
 		t.Fatal(err)
 	}
@@ -132,10 +132,10 @@ func TestEgressCaps(t *testing.T) {
 		t.Errorf("%d concurrent connections opened, want 3 (MaxConns)", opened)
 	}
 
-	cfg2 := testConfig(23)
+	cfg2 := testConfig(43)
 	cfg2.Egress = Egress{ConnRate: 2, ConnBurst: 2}
 	m2 := testManager(t, cfg2)
-	b := setup(t, m2, "b23bbbbbbbbbbbbbbbbb")
+	b := setup(t, m2, "b43bbbbbbbbbbbbbbbbb")
 	if err := m2.SetPolicy(context.Background(), b.ID, egress.Policy{}); err != nil {
 		t.Fatal(err)
 	}
@@ -186,11 +186,11 @@ func TestGuardRedirect(t *testing.T) {
 		t.Fatal(err)
 	}
 	serve(t, guard)
-	cfg := testConfig(24)
+	cfg := testConfig(44)
 	cfg.Egress = Egress{GuardPort: uint16(guard.Addr().(*net.TCPAddr).Port)}
 	m := testManager(t, cfg)
-	in := newInternet(t, 24)
-	a := setup(t, m, "a24aaaaaaaaaaaaaaaaa")
+	in := newInternet(t, 44)
+	a := setup(t, m, "a44aaaaaaaaaaaaaaaaa")
 	reach := func(port int) bool {
 		return retry(3, func() error { return dialFrom(t, a, netip.AddrPortFrom(in.a, uint16(port)).String()) }) == nil
 	}

@@ -145,10 +145,10 @@ func (m *Manager) guardRules(resolved *nftables.Set) [][]expr.Any {
 // chain lost its jump), each first added so the batch holds whatever exists.
 func (m *Manager) batchDelSandbox(c *nftables.Conn, ifname string) {
 	t := m.table()
+	g := c.AddChain(&nftables.Chain{Name: guardChainName(ifname), Table: t}) // before a jump to it
 	jump := m.guardJump(ifname)
 	_ = c.SetAddElements(m.guardMap(), jump)
 	_ = c.SetDeleteElements(m.guardMap(), jump)
-	g := c.AddChain(&nftables.Chain{Name: guardChainName(ifname), Table: t})
 	c.FlushChain(g)
 	c.DelChain(g)
 	pol := c.AddChain(&nftables.Chain{Name: policyChainName(ifname), Table: t})
