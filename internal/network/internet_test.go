@@ -23,7 +23,7 @@ type internet struct {
 	link       string
 }
 
-func newInternet(t *testing.T, n int) *internet {
+func newInternet(t testing.TB, n int) *internet {
 	t.Helper()
 	path := filepath.Join("/run/netns", fmt.Sprintf("egt%02d", n))
 	removeNS(path)
@@ -52,7 +52,7 @@ func newInternet(t *testing.T, n int) *internet {
 }
 
 // configure addresses eth0 inside and starts the servers.
-func (in *internet) configure(t *testing.T) {
+func (in *internet) configure(t testing.TB) {
 	h, err := netlink.NewHandleAt(in.ns)
 	if err != nil {
 		t.Fatal(err)

@@ -58,6 +58,12 @@ func TestRestartAtScale(t *testing.T) {
 	if got := chains(); got != n-100 {
 		t.Fatalf("%d per-sandbox chains after GC, want %d", got, n-100)
 	}
+	table := run(t, "nft", "list", "table", "inet", cfg.Table)
+	for _, l := range links[:100] { // every egress object too: sets, policy and guard chains
+		if strings.Contains(table, l.HostIf) {
+			t.Fatalf("objects of vanished link %s left after GC:\n%s", l.HostIf, table)
+		}
+	}
 	for _, id := range m2.List() {
 		if err := m2.Teardown(context.Background(), id); err != nil {
 			t.Fatal(err)
