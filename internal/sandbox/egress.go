@@ -46,40 +46,45 @@ func (m *Manager) applyPolicy(ctx context.Context, id string, allowNet *bool, ne
 	return nil
 }
 
-// UpdateNetwork replaces the egress settings of a running sandbox (E2B's
-// PUT /sandboxes/{id}/network): the kernel first, so new connections follow
-// the new policy at once, then the record (a restart re-applies it). If the
-// record cannot be written, the old policy is put back. netMu serialises
-// updates, so the kernel and the record never disagree for long.
+// UpdateNetwork replaces the egress settings of a sandbox (E2B's PUT
+// /sandboxes/{id}/network). For a running one the kernel goes first, so new
+// connections follow the new policy at once, then the record (a restart
+// re-applies it); if the record cannot be written the old policy is put
+// back. A paused one has no network: its record changes and resume applies
+// it. The sandbox's operation lock serialises this with pause, resume and
+// other updates.
 func (m *Manager) UpdateNetwork(ctx context.Context, id string, allowNet *bool, network json.RawMessage) error {
 	if _, err := NetworkPolicy(allowNet, network); err != nil {
 		return err
 	}
-	m.netMu.Lock()
-	defer m.netMu.Unlock()
-	old, err := m.Get(id)
+	sb, unlock, err := m.lockOp(id)
 	if err != nil {
 		return err
 	}
-	if err := m.applyPolicy(ctx, id, allowNet, network); err != nil {
-		return err
+	defer unlock()
+	m.mu.Lock()
+	old := sb.rec
+	m.mu.Unlock()
+	running := old.State == "running"
+	if running {
+		if err := m.applyPolicy(ctx, id, allowNet, network); err != nil {
+			return err
+		}
 	}
-	if err := m.updateRecord(ctx, id, allowNet, network); err != nil {
-		_ = m.applyPolicy(context.WithoutCancel(ctx), id, old.AllowNet, old.Network)
+	if err := m.updateRecord(ctx, sb, allowNet, network); err != nil {
+		if running {
+			_ = m.applyPolicy(context.WithoutCancel(ctx), id, old.AllowNet, old.Network)
+		}
 		return err
 	}
 	m.event(id, "network", "network", string(network))
 	return nil
 }
 
-// updateRecord stores the new network settings in id's record.
-func (m *Manager) updateRecord(ctx context.Context, id string, allowNet *bool, network json.RawMessage) error {
+// updateRecord stores the new network settings in sb's record.
+func (m *Manager) updateRecord(ctx context.Context, sb *Sandbox, allowNet *bool, network json.RawMessage) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	sb, ok := m.sandboxes[id]
-	if !ok {
-		return fmt.Errorf("%s: %w", id, ErrNotFound)
-	}
 	rec := sb.rec
 	rec.AllowNet, rec.Network = allowNet, network
 	if err := m.store.Put(ctx, &rec); err != nil {

@@ -80,7 +80,6 @@ type Manager struct {
 	templates Templates
 	log       *slog.Logger
 
-	netMu     sync.Mutex // serialises network policy updates (egress.go)
 	mu        sync.Mutex
 	sandboxes map[string]*Sandbox
 	creating  int           // creates holding a slot

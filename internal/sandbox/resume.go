@@ -145,9 +145,16 @@ func (m *Manager) buildFrom(ctx context.Context, rec *store.Sandbox, tmpl Templa
 		return nil, err
 	}
 	rec.SandboxIP = ni.SandboxIP.String()
+	// The restored processes run at once: their egress policy first.
+	if err := m.applyPolicy(ctx, rec.ID, rec.AllowNet, rec.Network); err != nil {
+		return nil, err
+	}
 	res := Resources{CPUCount: rec.CPUCount, MemoryMB: rec.MemoryMB, DiskSizeMB: rec.DiskSizeMB, Pids: m.cfg.Defaults.Pids}
 	rootfs, err := m.layers.PrepareFrom(ctx, rec.ID, lower, int64(res.DiskSizeMB)<<20, owner, filepath.Join(dir, upperDir))
 	if err != nil {
+		return nil, err
+	}
+	if err := writeResolvConf(rootfs, ni.Gateway); err != nil { // the new link's gateway
 		return nil, err
 	}
 	spec := m.spec(rec, rootfs, ni, res, caps)
