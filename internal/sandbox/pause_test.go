@@ -134,3 +134,36 @@ func TestPauseRaces(t *testing.T) {
 		t.Fatalf("%d paused images left", len(ents))
 	}
 }
+
+// TestNetworkUpdateWhilePaused: a paused sandbox's network settings change
+// in its record only; resume applies them before its processes run.
+func TestNetworkUpdateWhilePaused(t *testing.T) {
+	ctx := context.Background()
+	h := sandboxtest.NewHost()
+	st := openStore(t, t.TempDir())
+	images := t.TempDir()
+	m := newTestManager(t, h, st, func(c *Config) { c.ImagesDir = images })
+	in, err := m.Create(ctx, CreateOpts{Template: "base", Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Pause(ctx, in.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	no := false
+	if err := m.UpdateNetwork(ctx, in.ID, &no, nil); err != nil {
+		t.Fatalf("update while paused: %v", err)
+	}
+	if _, _, err := m.Connect(ctx, in.ID, time.Minute, false); err != nil {
+		t.Fatal(err)
+	}
+	h.Mu.Lock()
+	p := h.Policies[in.ID]
+	h.Mu.Unlock()
+	if !p.DenyAll {
+		t.Fatalf("policy after resume = %+v, want deny-all", p)
+	}
+	if got, _ := m.Get(in.ID); got.AllowNet == nil || *got.AllowNet {
+		t.Fatalf("record after resume: allowInternetAccess %v", got.AllowNet)
+	}
+}
