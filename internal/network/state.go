@@ -50,7 +50,7 @@ func (m *Manager) List() []string {
 // rescan rebuilds links, stray and the pool from the host's links: a link
 // is ours if its name is the prefix plus the hash of its alias.
 func (m *Manager) rescan() error {
-	links, err := netlink.LinkList()
+	links, err := retryDump(netlink.LinkList)
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func (m *Manager) rescan() error {
 // adopt returns the Link of a host link whose address is the host side of a
 // free slot of the pool, reserving the slot; nil otherwise. m.mu is held.
 func (m *Manager) adopt(link netlink.Link) *Link {
-	addrs, _ := netlink.AddrList(link, netlink.FAMILY_V4)
+	addrs, _ := retryDump(func() ([]netlink.Addr, error) { return netlink.AddrList(link, netlink.FAMILY_V4) })
 	for _, ad := range addrs {
 		a, ok := netip.AddrFromSlice(ad.IP.To4())
 		if ones, _ := ad.Mask.Size(); !ok || ones != 30 {

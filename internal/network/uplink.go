@@ -9,7 +9,7 @@ import (
 // DefaultRouteLinks returns the names of the links the host's IPv4 default
 // routes go out of: the uplinks sandbox traffic is masqueraded through.
 func DefaultRouteLinks() ([]string, error) {
-	routes, err := netlink.RouteList(nil, netlink.FAMILY_V4)
+	routes, err := retryDump(func() ([]netlink.Route, error) { return netlink.RouteList(nil, netlink.FAMILY_V4) })
 	if err != nil {
 		return nil, fmt.Errorf("list routes: %w", err)
 	}
