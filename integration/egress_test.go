@@ -239,6 +239,7 @@ func TestEgressHoldsWhileDaemonDown(t *testing.T) {
 			time.Sleep(9 * time.Second)
 			d2 := startEgressDaemon(t, rt, d.dataDir)
 			open.d, closed.d = d2, d2
+			t.Cleanup(func() { d2.deleteQuiet(open.ID); d2.deleteQuiet(closed.ID) }) // before d2 stops
 			if rc := strings.TrimSpace(mustRun(t, open, "cat /tmp/rc")); rc != "0" {
 				t.Errorf("open sandbox, daemon down: curl exit %q", rc)
 			}
@@ -247,7 +248,7 @@ func TestEgressHoldsWhileDaemonDown(t *testing.T) {
 			}
 			expect(t, "re-adopted deny-all", probe(t, closed, map[string]string{"dns": "getent hosts x.test"}), map[string]bool{"dns": false})
 			expect(t, "re-adopted open", probe(t, open, map[string]string{"dns": "getent hosts allowed.test"}), map[string]bool{"dns": true})
-			for _, sb := range []*sandbox{open, closed} { // before d2 stops (cleanups run last first)
+			for _, sb := range []*sandbox{open, closed} {
 				d2.api("DELETE", "/sandboxes/"+sb.ID, nil, nil)
 				noNftResidue(t, sb.ID)
 			}
