@@ -299,3 +299,35 @@ func noNftResidue(t *testing.T, id string) {
 		t.Errorf("nftables objects of %s (%s) left:\n%s", id, link, out)
 	}
 }
+
+// TestEgressAcrossPause (runsc): a paused sandbox's policy is updated in its
+// record; resume applies it, on the new link, before the restored
+// processes run, and the resolver follows the new gateway.
+func TestEgressAcrossPause(t *testing.T) {
+	lockHost(t)
+	newInternet(t)
+	d := startEgressDaemon(t, "runsc", "")
+	sb := d.create(map[string]any{"network": map[string]any{"allowOut": []string{"allowed.test"}}})
+	checks := map[string]string{
+		"allowed": "getent hosts allowed.test && " + curl("http://allowed.test/"),
+		"ip-b":    curl("http://" + inetB + "/"),
+		"other":   "getent hosts other.test",
+	}
+	expect(t, "before pause", probe(t, sb, checks), map[string]bool{"allowed": true, "ip-b": false, "other": false})
+	if code := d.api("POST", "/sandboxes/"+sb.ID+"/pause", nil, nil); code != 204 {
+		t.Fatalf("pause: %d\n%s", code, tail(d.log.String(), 2000))
+	}
+	if code := d.api("PUT", "/sandboxes/"+sb.ID+"/network", map[string]any{"allowOut": []string{"other.test"}}, nil); code != 204 {
+		t.Fatalf("PUT network while paused: %d", code)
+	}
+	if code := d.api("POST", "/v2/sandboxes/"+sb.ID+"/connect", map[string]any{"timeout": 60}, nil); code != 201 {
+		t.Fatalf("resume: %d\n%s", code, tail(d.log.String(), 2000))
+	}
+	checks["other"] = "getent hosts other.test && " + curl("http://other.test/")
+	expect(t, "after resume", probe(t, sb, checks), map[string]bool{"allowed": false, "ip-b": false, "other": true}) // an IP literal is no name
+	if code := d.api("DELETE", "/sandboxes/"+sb.ID, nil, nil); code != 204 {
+		t.Fatalf("delete = %d", code)
+	}
+	noResidue(t, d, sb.ID)
+	noNftResidue(t, sb.ID)
+}
