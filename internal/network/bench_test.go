@@ -55,8 +55,9 @@ func BenchmarkSetupWith100Live(b *testing.B) {
 	}
 }
 
-// BenchmarkSetPolicy measures one atomic policy replacement (100 allowOut
-// and 100 denyOut CIDRs, plus a domain) on a live sandbox.
+// BenchmarkSetPolicy measures one atomic policy replacement on a live
+// sandbox: E2B's default (internet minus the blocked ranges), and 100
+// allowOut plus 100 denyOut CIDRs and a domain.
 func BenchmarkSetPolicy(b *testing.B) {
 	m := testManager(b, testConfig(45))
 	l := setup(b, m, "bench-policy")
@@ -65,14 +66,18 @@ func BenchmarkSetPolicy(b *testing.B) {
 		allow = append(allow, fmt.Sprintf("11.%d.0.0/16", i))
 		deny = append(deny, fmt.Sprintf("12.%d.1.0/24", i))
 	}
-	p, err := egress.Parse(nil, append(allow, "example.com"), deny)
+	big, err := egress.Parse(nil, append(allow, "example.com"), deny)
 	if err != nil {
 		b.Fatal(err)
 	}
-	for b.Loop() {
-		if err := m.SetPolicy(context.Background(), l.ID, p); err != nil {
-			b.Fatal(err)
-		}
+	for name, p := range map[string]egress.Policy{"default": {}, "200-rules": big} {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if err := m.SetPolicy(context.Background(), l.ID, p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
@@ -98,4 +103,25 @@ func BenchmarkEgressConnect(b *testing.B) {
 	}); err != nil {
 		b.Fatal(err)
 	}
+}
+
+// BenchmarkFirstPolicy measures the create path's SetPolicy: E2B's default
+// policy applied to a fresh network (additions only), reported as
+// policy-ms; Setup and Teardown are not counted.
+func BenchmarkFirstPolicy(b *testing.B) {
+	m := testManager(b, testConfig(47))
+	ctx := context.Background()
+	var took time.Duration
+	for i := 0; b.Loop(); i++ {
+		l := setup(b, m, fmt.Sprintf("first%d", i))
+		t0 := time.Now()
+		if err := m.SetPolicy(ctx, l.ID, egress.Policy{}); err != nil {
+			b.Fatal(err)
+		}
+		took += time.Since(t0)
+		if err := m.Teardown(ctx, l.ID); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(took.Microseconds())/1000/float64(b.N), "policy-ms")
 }

@@ -33,7 +33,10 @@ func (m *Manager) SetPolicy(ctx context.Context, id string, p egress.Policy) err
 	if err != nil {
 		return fmt.Errorf("nftables: %w", err)
 	}
-	if err := m.batchPolicy(c, l.HostIf, p); err != nil {
+	m.mu.Lock()
+	fresh := m.fresh[id]
+	m.mu.Unlock()
+	if err := m.batchPolicy(c, l.HostIf, p, fresh); err != nil {
 		return fmt.Errorf("egress policy of %s: %w", id, err)
 	}
 	if err := c.Flush(); err != nil {
@@ -41,6 +44,7 @@ func (m *Manager) SetPolicy(ctx context.Context, id string, p egress.Policy) err
 	}
 	m.mu.Lock()
 	m.policies[id] = p
+	delete(m.fresh, id)
 	m.mu.Unlock()
 	return nil
 }

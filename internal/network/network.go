@@ -74,6 +74,9 @@ type Manager struct {
 	// policies holds the egress policy applied to each network by
 	// SetPolicy; a network without one is fenced (deny all, no DNS).
 	policies map[string]egress.Policy
+	// fresh holds networks set up by this manager that never had a policy:
+	// their egress sets are known empty (SetPolicy then only adds).
+	fresh map[string]bool
 }
 
 // New ensures the nftables table and its base chains (keeping the
@@ -87,7 +90,7 @@ func New(cfg Config) (*Manager, error) {
 		return nil, err
 	}
 	m := &Manager{cfg: cfg, links: map[string]*Link{}, stray: map[string]bool{}, pool: newPool(cfg.Subnet),
-		policies: map[string]egress.Policy{}}
+		policies: map[string]egress.Policy{}, fresh: map[string]bool{}}
 	if err := os.MkdirAll(cfg.NetNSDir, 0o755); err != nil {
 		return nil, fmt.Errorf("network: %w", err)
 	}

@@ -44,11 +44,12 @@ import (
 //	ct state new ct count over MaxConns drop
 //	jump policy-L
 //
-// and "policy-L" holds the sandbox's egress policy, rewritten atomically by
-// SetPolicy (empty, so deny-all, until then):
+// and "policy-L" holds fixed rules over the sandbox's egress policy, which
+// lives in sets SetPolicy changes atomically (all empty, so deny-all, until
+// then):
 //
 //	ip daddr @allow-L accept; ip daddr @dns-L accept; ip daddr @deny-L drop
-//	accept                                                unless deny-all
+//	iifname @open accept                                 L is in open unless deny-all
 //
 // allow-L and deny-L are interval sets of the policy's CIDRs; dns-L holds
 // the addresses the DNS filter resolved for allowed names, each with a
@@ -66,6 +67,7 @@ const (
 	setBlocked   = "blocked"
 	setDNSRedir  = "dnsredir"
 	mapGuard     = "guarded"
+	setOpen      = "open"
 )
 
 // Set ids are fixed: google/nftables allocates an id for a set without one
@@ -81,6 +83,7 @@ const (
 	idDeny
 	idResolved
 	idGuard
+	idOpen
 )
 
 // ensureTable creates the table, its sets and base chains if missing and
@@ -95,7 +98,7 @@ func (m *Manager) ensureTable() error {
 	addrs, vmap := m.sets()
 	blocked, redir := m.egressSets()
 	guard := m.guardMap()
-	for _, s := range []*nftables.Set{addrs, vmap, blocked, redir, guard} {
+	for _, s := range []*nftables.Set{addrs, vmap, blocked, redir, guard, m.openSet()} {
 		if err := c.AddSet(s, nil); err != nil {
 			return fmt.Errorf("nftables set %s: %w", s.Name, err)
 		}
@@ -138,6 +141,11 @@ func (m *Manager) egressSets() (blocked, redir *nftables.Set) {
 	blocked = &nftables.Set{Table: t, Name: setBlocked, ID: idBlocked, KeyType: nftables.TypeIPAddr, Interval: true}
 	redir = &nftables.Set{Table: t, Name: setDNSRedir, ID: idDNSRedir, KeyType: nftables.TypeIFName}
 	return blocked, redir
+}
+
+// openSet holds the links whose policy is not deny-all.
+func (m *Manager) openSet() *nftables.Set {
+	return &nftables.Set{Table: m.table(), Name: setOpen, ID: idOpen, KeyType: nftables.TypeIFName}
 }
 
 // guardMap is the verdict map from a link to its guard-L chain.

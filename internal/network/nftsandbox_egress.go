@@ -42,15 +42,15 @@ func (m *Manager) fixedRules(ifname string) [][]expr.Any {
 	}
 }
 
-// policyRules are the rules of chain policy-L for p.
-func (m *Manager) policyRules(ifname string, p egress.Policy) [][]expr.Any {
+// policyRules are the fixed rules of chain policy-L: the policy itself is
+// in sets (allow-L, dns-L, deny-L, and L in set open unless deny-all), so
+// applying one is element changes only (fast: no chain is rewritten).
+func (m *Manager) policyRules(ifname string) [][]expr.Any {
 	allow, deny, resolved := m.sandboxSets(ifname)
+	open := m.openSet()
 	drop, acc := verdict(expr.VerdictDrop), verdict(expr.VerdictAccept)
-	rules := [][]expr.Any{cat(daddrIn(allow), acc), cat(daddrIn(resolved), acc), cat(daddrIn(deny), drop)}
-	if !p.DenyAll {
-		rules = append(rules, acc)
-	}
-	return rules
+	return [][]expr.Any{cat(daddrIn(allow), acc), cat(daddrIn(resolved), acc), cat(daddrIn(deny), drop),
+		cat(iifIn(open), acc)}
 }
 
 // wantsDNS reports whether p lets the sandbox use the DNS filter at all:
@@ -71,7 +71,11 @@ func (m *Manager) batchSandbox(c *nftables.Conn, ifname string) {
 	for _, r := range m.guardRules(resolved) {
 		c.AddRule(&nftables.Rule{Table: t, Chain: g, Exprs: r})
 	}
-	c.AddChain(&nftables.Chain{Name: policyChainName(ifname), Table: t})
+	pol := c.AddChain(&nftables.Chain{Name: policyChainName(ifname), Table: t})
+	c.FlushChain(pol)
+	for _, r := range m.policyRules(ifname) {
+		c.AddRule(&nftables.Rule{Table: t, Chain: pol, Exprs: r})
+	}
 	ch := c.AddChain(&nftables.Chain{Name: chainName(ifname), Table: t})
 	c.FlushChain(ch)
 	for _, r := range m.fixedRules(ifname) {
@@ -80,12 +84,16 @@ func (m *Manager) batchSandbox(c *nftables.Conn, ifname string) {
 }
 
 // batchPolicy queues the atomic replacement of ifname's policy by p: its
-// sets and policy chain are rewritten, its resolved addresses forgotten,
-// and its DNS redirect switched.
-func (m *Manager) batchPolicy(c *nftables.Conn, ifname string, p egress.Policy) error {
+// allow/deny sets are refilled, its resolved addresses forgotten, and its
+// membership of sets open, dnsredir and guarded switched. For a fresh link
+// (no policy ever applied: its sets are empty and it is in none) only
+// additions are queued: removals cost the kernel an RCU grace period.
+func (m *Manager) batchPolicy(c *nftables.Conn, ifname string, p egress.Policy, fresh bool) error {
 	allow, deny, resolved := m.sandboxSets(ifname)
-	for _, s := range []*nftables.Set{allow, deny, resolved} {
-		c.FlushSet(s)
+	if !fresh {
+		for _, s := range []*nftables.Set{allow, deny, resolved} {
+			c.FlushSet(s)
+		}
 	}
 	if err := c.SetAddElements(allow, intervalElements(spansOf(p.AllowNets))); err != nil {
 		return err
@@ -93,28 +101,36 @@ func (m *Manager) batchPolicy(c *nftables.Conn, ifname string, p egress.Policy) 
 	if err := c.SetAddElements(deny, intervalElements(spansOf(p.DenyNets))); err != nil {
 		return err
 	}
-	t := m.table()
-	ch := &nftables.Chain{Name: policyChainName(ifname), Table: t}
-	c.FlushChain(ch)
-	for _, r := range m.policyRules(ifname, p) {
-		c.AddRule(&nftables.Rule{Table: t, Chain: ch, Exprs: r})
-	}
 	_, redir := m.egressSets()
 	el := []nftables.SetElement{{Key: ifKey(ifname)}}
-	if err := c.SetAddElements(redir, el); err != nil {
-		return err
-	}
-	if !wantsDNS(p) || m.cfg.Egress.DNSPort == 0 {
-		if err := c.SetDeleteElements(redir, el); err != nil {
+	for _, x := range []struct {
+		set  *nftables.Set
+		el   []nftables.SetElement
+		want bool
+	}{
+		{m.openSet(), el, !p.DenyAll},
+		{redir, el, wantsDNS(p) && m.cfg.Egress.DNSPort != 0},
+		{m.guardMap(), m.guardJump(ifname), guarded(p) && m.cfg.Egress.GuardPort != 0},
+	} {
+		if err := switchElement(c, x.set, x.el, x.want, fresh); err != nil {
 			return err
 		}
 	}
-	jump := m.guardJump(ifname)
-	if err := c.SetAddElements(m.guardMap(), jump); err != nil {
+	return nil
+}
+
+// switchElement queues el in or out of set (add, then delete if unwanted,
+// so the batch holds whatever exists); nothing for an unwanted element of
+// a fresh link.
+func switchElement(c *nftables.Conn, set *nftables.Set, el []nftables.SetElement, want, fresh bool) error {
+	if !want && fresh {
+		return nil
+	}
+	if err := c.SetAddElements(set, el); err != nil {
 		return err
 	}
-	if !guarded(p) || m.cfg.Egress.GuardPort == 0 {
-		return c.SetDeleteElements(m.guardMap(), jump)
+	if !want {
+		return c.SetDeleteElements(set, el)
 	}
 	return nil
 }
@@ -161,8 +177,10 @@ func (m *Manager) batchDelSandbox(c *nftables.Conn, ifname string) {
 	}
 	_, redir := m.egressSets()
 	el := []nftables.SetElement{{Key: ifKey(ifname)}}
-	_ = c.SetAddElements(redir, el)
-	_ = c.SetDeleteElements(redir, el)
+	for _, s := range []*nftables.Set{redir, m.openSet()} {
+		_ = c.SetAddElements(s, el)
+		_ = c.SetDeleteElements(s, el)
+	}
 }
 
 // dnsRedirect are the rules of nat-pre.

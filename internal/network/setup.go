@@ -54,6 +54,7 @@ func (m *Manager) setup(id string) (*Link, error) {
 	}
 	m.mu.Lock()
 	m.links[id] = l
+	m.fresh[id] = true
 	m.mu.Unlock()
 	return l, nil
 }

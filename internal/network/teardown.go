@@ -85,4 +85,5 @@ func (m *Manager) forget(id string) {
 	delete(m.links, id)
 	delete(m.stray, id)
 	delete(m.policies, id)
+	delete(m.fresh, id)
 }
