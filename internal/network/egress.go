@@ -97,9 +97,9 @@ func (m *Manager) AddResolved(id string, addrs []netip.Addr, ttl time.Duration) 
 		return fmt.Errorf("nftables: %w", err)
 	}
 	_, _, resolved := m.sandboxSets(l.HostIf)
-	// add, delete, add: one batch that renews an element's timeout.
-	_ = c.SetAddElements(resolved, els)
-	_ = c.SetDeleteElements(resolved, els)
+	// Adding an element that exists renews its timeout (kernel ≥ 6.10; an
+	// older one keeps the first lifetime). No removal: that would cost an
+	// RCU grace period on every DNS answer.
 	_ = c.SetAddElements(resolved, els)
 	if err := c.Flush(); err != nil {
 		return fmt.Errorf("resolved addresses of %s: nftables: %w", id, err)

@@ -84,6 +84,12 @@ func TestEgressPolicy(t *testing.T) {
 	if !reach(in.addr(in.b)) || reach(in.addr(in.a)) {
 		t.Error("resolved address: want only in.b reachable")
 	}
+	if err := m.AddResolved(a.ID, []netip.Addr{in.b}, 50*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if set := run(t, "nft", "list", "set", "inet", m.cfg.Table, "dns-"+a.HostIf); !strings.Contains(set, "timeout 50m") {
+		t.Errorf("a renewed resolution keeps its old lifetime:\n%s", set)
+	}
 	if id, p, ok := m.PolicyOf(a.SandboxIP); !ok || id != a.ID || !p.DenyAll {
 		t.Errorf("PolicyOf = %q %+v %v", id, p, ok)
 	}
