@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -29,8 +30,29 @@ type daemon struct {
 	url     string
 	dataDir string
 	cmd     *exec.Cmd
-	log     *bytes.Buffer
+	log     *syncBuffer
 	args    []string
+	// netPrefix names its links, netns files and nftables table.
+	netPrefix string
+}
+
+// syncBuffer is a bytes.Buffer safe for the daemon's output goroutines and
+// the test reading it concurrently.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // requirements skips (or fails under CI) when the host cannot run the suite.
@@ -72,6 +94,13 @@ func requirements(t testing.TB, runtimes ...string) (sbxBin, templates string) {
 // startDaemon runs sbx serve with a fresh data dir (or dataDir if given).
 func startDaemon(t testing.TB, runtime, dataDir string, extra ...string) *daemon {
 	t.Helper()
+	return startDaemonEnv(t, runtime, dataDir, nil, extra...)
+}
+
+// startDaemonEnv is startDaemon with extra environment variables (e.g.
+// SBX_FAILPOINTS, PATH) for the daemon process.
+func startDaemonEnv(t testing.TB, runtime, dataDir string, env []string, extra ...string) *daemon {
+	t.Helper()
 	sbxBin, templates := requirements(t, runtime)
 	if dataDir == "" {
 		dataDir = t.TempDir()
@@ -85,11 +114,12 @@ func startDaemon(t testing.TB, runtime, dataDir string, extra ...string) *daemon
 		})
 	}
 	addr := freeAddr(t)
-	d := &daemon{t: t, url: "http://" + addr, dataDir: dataDir, log: &bytes.Buffer{}}
+	d := &daemon{t: t, url: "http://" + addr, dataDir: dataDir, log: &syncBuffer{}}
+	d.netPrefix = envOr("SBX_IT_NET_PREFIX", "sbi")
 	d.args = append([]string{"serve", "--listen", addr, "--data-dir", dataDir, "--templates-dir", templates,
-		"--runtime", runtime, "--subnet", envOr("SBX_IT_SUBNET", "10.202.0.0/16"), "--net-prefix", envOr("SBX_IT_NET_PREFIX", "sbi")}, extra...)
+		"--runtime", runtime, "--subnet", envOr("SBX_IT_SUBNET", "10.202.0.0/16"), "--net-prefix", d.netPrefix}, extra...)
 	d.cmd = exec.Command(sbxBin, d.args...)
-	d.cmd.Env = append(os.Environ(), "SBX_API_KEY="+apiKey)
+	d.cmd.Env = append(append(os.Environ(), "SBX_API_KEY="+apiKey), env...)
 	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
 	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -225,46 +255,69 @@ func (s *sandbox) run(user, cmd string, timeout time.Duration) (string, int) {
 }
 
 func (s *sandbox) runErr(user, cmd string, timeout time.Duration) (string, int, error) {
-	msg, _ := json.Marshal(map[string]any{"process": map[string]any{"cmd": "/bin/bash", "args": []string{"-l", "-c", cmd}}, "stdin": false})
+	var out strings.Builder
+	code, err := s.exec(procReq{user: user, cmd: cmd, timeout: timeout}, &out)
+	return out.String(), code, err
+}
+
+// procReq is one process start through the daemon's proxy.
+type procReq struct {
+	user, cmd, cwd string
+	env            map[string]string
+	timeout        time.Duration // the process's lifetime (Connect-Timeout-Ms)
+}
+
+// exec starts p in the sandbox via the agent's Connect API (JSON,
+// server-streaming envelopes), copies stdout+stderr to out and returns the
+// exit code.
+func (s *sandbox) exec(p procReq, out io.Writer) (int, error) {
+	proc := map[string]any{"cmd": "/bin/bash", "args": []string{"-l", "-c", p.cmd}}
+	if p.cwd != "" {
+		proc["cwd"] = p.cwd
+	}
+	if p.env != nil {
+		proc["envs"] = p.env
+	}
+	msg, _ := json.Marshal(map[string]any{"process": proc, "stdin": false})
 	env := append([]byte{0, 0, 0, 0, 0}, msg...)
 	env[1], env[2], env[3], env[4] = byte(len(msg)>>24), byte(len(msg)>>16), byte(len(msg)>>8), byte(len(msg))
-	ctx, cancel := context.WithTimeout(context.Background(), timeout+10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), p.timeout+10*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "POST", s.d.url+"/process.Process/Start", bytes.NewReader(env))
 	req.Header.Set("Content-Type", "application/connect+json")
 	req.Header.Set("Connect-Protocol-Version", "1")
-	req.Header.Set("Connect-Timeout-Ms", fmt.Sprint(timeout.Milliseconds()))
+	req.Header.Set("Connect-Timeout-Ms", fmt.Sprint(p.timeout.Milliseconds()))
 	req.Header.Set("E2b-Sandbox-Id", s.ID)
 	req.Header.Set("E2b-Sandbox-Port", "49983")
 	req.Header.Set("X-Access-Token", s.Token)
-	if user != "" {
-		req.SetBasicAuth(user, "")
+	if p.user != "" {
+		req.SetBasicAuth(p.user, "")
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return "", -1, err
+		return -1, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
 		b, _ := io.ReadAll(resp.Body)
-		return "", -1, fmt.Errorf("status %d: %s", resp.StatusCode, b)
+		return -1, fmt.Errorf("status %d: %s", resp.StatusCode, b)
 	}
-	return readEvents(resp.Body)
+	return readEventsTo(resp.Body, out)
 }
 
-// readEvents decodes Connect envelopes until the end-stream frame.
-func readEvents(r io.Reader) (string, int, error) {
-	var out strings.Builder
+// readEventsTo decodes Connect envelopes until the end-stream frame, copying
+// output to out.
+func readEventsTo(r io.Reader, out io.Writer) (int, error) {
 	code := -1
 	for {
 		hdr := make([]byte, 5)
 		if _, err := io.ReadFull(r, hdr); err != nil {
-			return out.String(), code, fmt.Errorf("stream ended without end-stream frame: %w", err)
+			return code, fmt.Errorf("stream ended without end-stream frame: %w", err)
 		}
 		n := int(hdr[1])<<24 | int(hdr[2])<<16 | int(hdr[3])<<8 | int(hdr[4])
 		body := make([]byte, n)
 		if _, err := io.ReadFull(r, body); err != nil {
-			return out.String(), code, err
+			return code, err
 		}
 		if hdr[0]&2 != 0 {
 			var end struct {
@@ -272,9 +325,9 @@ func readEvents(r io.Reader) (string, int, error) {
 			}
 			_ = json.Unmarshal(body, &end)
 			if end.Error != nil {
-				return out.String(), code, fmt.Errorf("%s: %s", end.Error.Code, end.Error.Message)
+				return code, fmt.Errorf("%s: %s", end.Error.Code, end.Error.Message)
 			}
-			return out.String(), code, nil
+			return code, nil
 		}
 		var ev struct {
 			Event struct {
@@ -285,11 +338,11 @@ func readEvents(r io.Reader) (string, int, error) {
 			} `json:"event"`
 		}
 		if err := json.Unmarshal(body, &ev); err != nil {
-			return out.String(), code, err
+			return code, err
 		}
 		if d := ev.Event.Data; d != nil {
-			out.Write(d.Stdout)
-			out.Write(d.Stderr)
+			_, _ = out.Write(d.Stdout)
+			_, _ = out.Write(d.Stderr)
 		}
 		if e := ev.Event.End; e != nil {
 			code = e.ExitCode
