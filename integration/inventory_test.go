@@ -78,6 +78,11 @@ func (d *daemon) inventory(known ...string) inventory {
 		}
 	}
 	d.processesInto(inv, ids)
+	for k := range inv {
+		if strings.HasSuffix(k, "/null-netns") {
+			delete(inv, k) // runsc's node-wide empty netns pin, made at the first start, kept by design
+		}
+	}
 	return inv
 }
 
