@@ -37,7 +37,7 @@ func New(mgr *sandbox.Manager, keys *Keys, audit Auditor, log *slog.Logger) *Ser
 
 func (s *Server) routes() {
 	h := func(pattern string, fn http.HandlerFunc) { s.mux.Handle(pattern, s.auth(fn)) }
-	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	s.mux.HandleFunc("GET /health", s.health)
 	h("POST /v2/sandboxes", s.create)
 	h("POST /sandboxes", s.create)
 	h("GET /v2/sandboxes", s.list)

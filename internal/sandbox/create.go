@@ -140,6 +140,9 @@ func (m *Manager) resolve(o CreateOpts) (Template, string, Resources, error) {
 	if rtName == "" {
 		rtName = m.cfg.DefaultRuntime
 	}
+	if reason, ok := m.cfg.Unavailable[rtName]; ok {
+		return Template{}, "", Resources{}, fmt.Errorf("%w: runtime %q is not working on this node: %s", ErrUnavailable, rtName, reason)
+	}
 	if _, ok := m.runtimes[rtName]; !ok {
 		return Template{}, "", Resources{}, fmt.Errorf("%w: runtime %q is not available on this node (have %v)", ErrInvalid, rtName, m.RuntimeNames())
 	}

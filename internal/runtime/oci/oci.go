@@ -93,7 +93,18 @@ func (r *Runtime) probe() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.Timeout)
 	defer cancel()
-	if out, err := exec.CommandContext(ctx, r.cfg.Binary, "--version").CombinedOutput(); err != nil {
+	return r.Probe(ctx)
+}
+
+// Probe checks that the runtime binary still runs (`<binary> --version`)
+// within ctx; a missing, failing or hanging binary is ErrUnavailable. The
+// daemon's health check calls it.
+func (r *Runtime) Probe(ctx context.Context) error {
+	cmd := exec.CommandContext(ctx, r.cfg.Binary, "--version")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%w: %s --version: %w: %s", runtime.ErrUnavailable, r.cfg.Binary, err, bytes.TrimSpace(out))
 	}
 	return nil

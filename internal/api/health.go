@@ -1,0 +1,38 @@
+package api
+
+import (
+	"net/http"
+	"sort"
+)
+
+// healthReport is the body of GET /health.
+type healthReport struct {
+	// Status is "ok", "degraded" (some runtime does not work: creates on it
+	// get 503, the others work) or "unavailable" (the default runtime does
+	// not work; answered with 503).
+	Status   string            `json:"status"`
+	Runtimes map[string]string `json:"runtimes"` // name → "ok" or the error
+	Degraded []string          `json:"degraded,omitempty"`
+}
+
+// health answers GET /health (unauthenticated; probes are cached by the
+// manager, so it cannot be used to fork runtime binaries at will).
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	rep := healthReport{Status: "ok", Runtimes: map[string]string{}}
+	for name, err := range s.mgr.Health(r.Context()) {
+		if err == nil {
+			rep.Runtimes[name] = "ok"
+			continue
+		}
+		rep.Runtimes[name] = err.Error()
+		rep.Degraded = append(rep.Degraded, name)
+		rep.Status = "degraded"
+	}
+	sort.Strings(rep.Degraded)
+	status := http.StatusOK
+	if rep.Runtimes[s.mgr.Config().DefaultRuntime] != "ok" {
+		rep.Status, status = "unavailable", http.StatusServiceUnavailable
+		w.Header().Set("Retry-After", "5")
+	}
+	writeJSON(w, status, rep)
+}

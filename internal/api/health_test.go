@@ -1,0 +1,33 @@
+package api_test
+
+import (
+	"testing"
+
+	"github.com/sbx-dev/sbx/internal/sandbox"
+)
+
+func TestHealth(t *testing.T) {
+	srv, _ := newServer(t)
+	code, rep := do(t, srv, "GET", "/health", "", map[string]string{"X-API-Key": ""})
+	if code != 200 || rep["status"] != "ok" || rep["runtimes"].(map[string]any)["fake"] != "ok" {
+		t.Fatalf("health = %d %v", code, rep)
+	}
+}
+
+// A runtime that failed to open makes the node degraded; creates asking for
+// it get 503 with Retry-After, creates on the others still work.
+func TestHealthDegradedRuntime(t *testing.T) {
+	srv, _ := newServerWith(t, func(c *sandbox.Config) {
+		c.Unavailable = map[string]string{"crun": "crun binary not found"}
+	})
+	code, rep := do(t, srv, "GET", "/health", "", map[string]string{"X-API-Key": ""})
+	if code != 200 || rep["status"] != "degraded" || rep["runtimes"].(map[string]any)["crun"] != "crun binary not found" {
+		t.Fatalf("health = %d %v", code, rep)
+	}
+	if code, e := do(t, srv, "POST", "/v2/sandboxes", `{"templateID":"base","runtime":"crun"}`, nil); code != 503 {
+		t.Fatalf("create on the broken runtime = %d %v, want 503", code, e)
+	}
+	if code, _ := do(t, srv, "POST", "/v2/sandboxes", `{"templateID":"base"}`, nil); code != 201 {
+		t.Fatalf("create on the default runtime = %d", code)
+	}
+}
