@@ -1,6 +1,10 @@
 package api_test
 
 import (
+	"fmt"
+	"net/http"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/sbx-dev/sbx/internal/sandbox"
@@ -29,5 +33,25 @@ func TestHealthDegradedRuntime(t *testing.T) {
 	}
 	if code, _ := do(t, srv, "POST", "/v2/sandboxes", `{"templateID":"base"}`, nil); code != 201 {
 		t.Fatalf("create on the default runtime = %d", code)
+	}
+}
+
+// A create that fails because the daemon's disk is full answers 507 with
+// Retry-After, and leaves nothing behind.
+func TestCreateDiskFull(t *testing.T) {
+	srv, h := newServer(t)
+	h.FailStart = fmt.Errorf("write bundle: %w", syscall.ENOSPC)
+	req, _ := http.NewRequest("POST", srv.URL+"/v2/sandboxes", strings.NewReader(`{"templateID":"base"}`))
+	req.Header.Set("X-API-Key", testKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 507 || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("create on a full disk = %d (Retry-After %q), want 507 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	if r := h.Residue(); r != "" {
+		t.Fatal(r)
 	}
 }

@@ -37,6 +37,11 @@ const agentMount = "/.sbx/sbx-agent"
 // Create makes a new running sandbox with its agent initialised. On any error
 // everything created so far is released and no record remains.
 func (m *Manager) Create(ctx context.Context, o CreateOpts) (Info, error) {
+	in, err := m.create(ctx, o)
+	return in, storageErr(err)
+}
+
+func (m *Manager) create(ctx context.Context, o CreateOpts) (Info, error) {
 	if snap, ok := m.snapshotFor(ctx, o.Template); ok {
 		return m.createFromSnapshot(ctx, snap, o)
 	}
