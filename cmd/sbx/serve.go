@@ -161,12 +161,7 @@ func listenAndServe(ctx context.Context, f *serveFlags, mgr *sandbox.Manager, ke
 			apiSrv.ServeHTTP(w, r)
 		}
 	})
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10, // larger headers get 431
-	}
+	srv := newHTTPServer(h, defaultLimits)
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
 		return err

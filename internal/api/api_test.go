@@ -26,6 +26,15 @@ func newServer(t *testing.T) (*httptest.Server, *sandboxtest.Host) {
 // newServerWith is newServer with the manager's config adjusted by edit.
 func newServerWith(t *testing.T, edit func(*sandbox.Config)) (*httptest.Server, *sandboxtest.Host) {
 	t.Helper()
+	a, h := newAPI(t, edit)
+	srv := httptest.NewServer(a)
+	t.Cleanup(srv.Close)
+	return srv, h
+}
+
+// newAPI is the API handler over a fake host, not yet served.
+func newAPI(t *testing.T, edit func(*sandbox.Config)) (*api.Server, *sandboxtest.Host) {
+	t.Helper()
 	h := sandboxtest.NewHost()
 	st, err := store.Open(t.TempDir())
 	if err != nil {
@@ -50,9 +59,7 @@ func newServerWith(t *testing.T, edit func(*sandbox.Config)) (*httptest.Server, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(api.New(m, keys, nil, log))
-	t.Cleanup(srv.Close)
-	return srv, h
+	return api.New(m, keys, nil, log), h
 }
 
 func do(t *testing.T, srv *httptest.Server, method, path, body string, hdr map[string]string) (int, map[string]any) {
