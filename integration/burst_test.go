@@ -11,11 +11,11 @@ import (
 )
 
 // TestCreateBurst sends 40 concurrent creates to a real daemon admitting 4
-// at a time: each answer is 201 or 429/503 with Retry-After and an error
+// at a time and queueing 8 more: each answer is 201 or 429/503 with Retry-After and an error
 // body, the daemon stays healthy, every created sandbox works, and after
 // deleting them the host inventory is back at its baseline.
 func TestCreateBurst(t *testing.T) {
-	d := startDaemon(t, "crun", "", "--max-creating", "4")
+	d := startDaemon(t, "crun", "", "--max-creating", "4", "--max-queued", "8")
 	base := d.inventory()
 	var mu sync.Mutex
 	statuses := map[int]int{}

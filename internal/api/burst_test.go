@@ -15,13 +15,15 @@ import (
 // take with 429 or 503, a JSON error and Retry-After; the rest are created;
 // the daemon stays healthy and, once they are killed, nothing is left.
 func TestThousandConcurrentCreates(t *testing.T) {
-	for _, lim := range []struct{ creating, sandboxes int }{{16, 200}, {1000, 100}} {
-		t.Run("", func(t *testing.T) { burst(t, lim.creating, lim.sandboxes) })
+	for _, lim := range []struct{ creating, queued, sandboxes int }{{16, 0, 200}, {8, 64, 1000}, {1000, 0, 100}} {
+		t.Run("", func(t *testing.T) { burst(t, lim.creating, lim.queued, lim.sandboxes) })
 	}
 }
 
-func burst(t *testing.T, maxCreating, maxSandboxes int) {
-	srv, h := newServerWith(t, func(c *sandbox.Config) { c.MaxCreating, c.MaxSandboxes = maxCreating, maxSandboxes })
+func burst(t *testing.T, maxCreating, maxQueued, maxSandboxes int) {
+	srv, h := newServerWith(t, func(c *sandbox.Config) {
+		c.MaxCreating, c.MaxQueued, c.MaxSandboxes = maxCreating, maxQueued, maxSandboxes
+	})
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1000}}
 	var mu sync.Mutex
 	statuses := map[int]int{}
