@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -98,7 +99,8 @@ func (d *daemon) waitKilled() {
 }
 
 // TestCrashWhileRunning kills the daemon while a sandbox runs: the sandbox
-// keeps running through the downtime, is re-adopted on restart, and its
+// keeps running through the downtime, still cannot reach the host (its
+// kernel rules hold without the daemon), is re-adopted on restart, and its
 // deadline (which falls after the restart) is still enforced.
 func TestCrashWhileRunning(t *testing.T) {
 	forEachRuntime(t, func(t *testing.T, rt string) {
@@ -108,6 +110,7 @@ func TestCrashWhileRunning(t *testing.T) {
 		if _, code := sb.run("", "(setsid sh -c 'while :; do date +%s >> /tmp/beat; sleep 0.5; done' >/dev/null 2>&1 &)", 20*time.Second); code != 0 {
 			t.Fatal("heartbeat did not start")
 		}
+		startReachProbe(t, sb, hostAddrs(d))
 		d.stop(syscall.SIGKILL)
 		down := time.Now()
 		time.Sleep(3 * time.Second)
@@ -117,7 +120,56 @@ func TestCrashWhileRunning(t *testing.T) {
 		if n := atoi(strings.TrimSpace(out)); n < 2 {
 			t.Errorf("sandbox did not run while the daemon was down: %d beats after the crash", n)
 		}
+		checkReachProbe(t, sb, down)
 		waitGone(t, sb, 30*time.Second)
 		d2.backToBaseline(t, base, sb.ID)
 	})
+}
+
+// reachProbe tries, every 0.5 s, TCP connections from the sandbox to the
+// host's addresses (sshd, the daemon's port), its gateway and the cloud
+// metadata address, logging "<unix time> open|closed <target>".
+const reachProbe = `
+import os, socket, struct, time
+t = [a for a in os.environ["HOST_ADDRS"].split(",") if a] + ["169.254.169.254:80"]
+for line in open("/proc/net/route").readlines()[1:]:
+    f = line.split()
+    if f[1] == "00000000":
+        gw = socket.inet_ntoa(struct.pack("<I", int(f[2], 16)))
+        t += [gw + ":22", gw + ":80", gw + ":3000"]
+while True:
+    for a in t:
+        h, _, p = a.rpartition(":")
+        s = socket.socket()
+        s.settimeout(0.3)
+        try:
+            s.connect((h, int(p)))
+            r = "open"
+        except OSError:
+            r = "closed"
+        s.close()
+        with open("/tmp/reach", "a") as f:
+            f.write("%d %s %s\n" % (time.time(), r, a))
+    time.sleep(0.5)
+`
+
+func startReachProbe(t *testing.T, sb *sandbox, addrs string) {
+	b64 := base64.StdEncoding.EncodeToString([]byte(reachProbe))
+	cmd := "echo " + b64 + " | base64 -d > /tmp/reach.py && (HOST_ADDRS=" + addrs + " setsid python3 /tmp/reach.py >/dev/null 2>&1 &)"
+	if out, code := sb.run("", cmd, 20*time.Second); code != 0 {
+		t.Fatalf("reach probe: %d %q", code, out)
+	}
+}
+
+// checkReachProbe fails if any connection succeeded, and if none was tried
+// while the daemon was down (from down on).
+func checkReachProbe(t *testing.T, sb *sandbox, down time.Time) {
+	out, _ := sb.run("", "awk -v t="+itoa(down.Unix())+" '$1 >= t' /tmp/reach | sort | uniq -c | sort -rn | head -3; grep -c open /tmp/reach || true", 20*time.Second)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if lines[len(lines)-1] != "0" {
+		t.Errorf("the sandbox reached the host: %q", out)
+	}
+	if len(lines) < 2 {
+		t.Errorf("no connection tried while the daemon was down: %q", out)
+	}
 }
