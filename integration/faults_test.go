@@ -86,10 +86,8 @@ func (d *daemon) tryAPI(method, path string, body any) (int, error) {
 // waitKilled waits for the daemon to die of SIGKILL (a failpoint "kill").
 func (d *daemon) waitKilled() {
 	d.t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- d.cmd.Wait() }()
 	select {
-	case <-done:
+	case <-d.exited:
 	case <-time.After(30 * time.Second):
 		d.t.Fatalf("daemon still running after its failpoint:\n%s", tail(d.log.String(), 3000))
 	}

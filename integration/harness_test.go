@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -34,6 +35,9 @@ type daemon struct {
 	args    []string
 	// netPrefix names its links, netns files and nftables table.
 	netPrefix string
+	// exited is closed once the daemon process has exited (cmd.Wait has
+	// returned; cmd.ProcessState may be read after it).
+	exited chan struct{}
 }
 
 // syncBuffer is a bytes.Buffer safe for the daemon's output goroutines and
@@ -113,8 +117,26 @@ func startDaemonEnv(t testing.TB, runtime, dataDir string, env []string, extra .
 			_ = syscall.Unmount(filepath.Join(dataDir, "runtime", "runsc", "null-netns"), syscall.MNT_DETACH)
 		})
 	}
+	// The free port can be taken by another process before the daemon
+	// binds it (a shared host): start again on a fresh one.
+	for attempt := 0; ; attempt++ {
+		d := launchDaemon(t, sbxBin, templates, runtime, dataDir, env, extra)
+		err := d.waitHealthy()
+		if err == nil {
+			return d
+		}
+		if attempt < 2 && strings.Contains(d.log.String(), "address already in use") {
+			continue
+		}
+		t.Fatalf("%v:\n%s", err, d.log)
+	}
+}
+
+// launchDaemon starts one sbx serve process on a fresh port.
+func launchDaemon(t testing.TB, sbxBin, templates, runtime, dataDir string, env, extra []string) *daemon {
+	t.Helper()
 	addr := freeAddr(t)
-	d := &daemon{t: t, url: "http://" + addr, dataDir: dataDir, log: &syncBuffer{}}
+	d := &daemon{t: t, url: "http://" + addr, dataDir: dataDir, log: &syncBuffer{}, exited: make(chan struct{})}
 	d.netPrefix = envOr("SBX_IT_NET_PREFIX", "sbi")
 	d.args = append([]string{"serve", "--listen", addr, "--data-dir", dataDir, "--templates-dir", templates,
 		"--runtime", runtime, "--subnet", envOr("SBX_IT_SUBNET", "10.202.0.0/16"), "--net-prefix", d.netPrefix}, extra...)
@@ -124,8 +146,8 @@ func startDaemonEnv(t testing.TB, runtime, dataDir string, env []string, extra .
 	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	go func() { _ = d.cmd.Wait(); close(d.exited) }()
 	t.Cleanup(func() { d.stop(syscall.SIGTERM) })
-	d.waitHealthy()
 	return d
 }
 
@@ -147,32 +169,38 @@ func freeAddr(t testing.TB) string {
 	return l.Addr().String()
 }
 
-func (d *daemon) waitHealthy() {
-	d.t.Helper()
+// waitHealthy waits up to 30 s for the daemon to answer, failing early if
+// it exits.
+func (d *daemon) waitHealthy() error {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
+		select {
+		case <-d.exited:
+			return fmt.Errorf("daemon exited at start (%v)", d.cmd.ProcessState)
+		default:
+		}
 		if resp, err := http.Get(d.url + "/health"); err == nil {
 			resp.Body.Close()
-			return
+			return nil
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	d.t.Fatalf("daemon did not start:\n%s", d.log)
+	return errors.New("daemon did not answer within 30 s")
 }
 
 // stop signals the daemon and waits for it (SIGKILL simulates a crash).
 func (d *daemon) stop(sig syscall.Signal) {
-	if d.cmd.Process == nil || d.cmd.ProcessState != nil {
+	select {
+	case <-d.exited:
 		return
+	default:
 	}
 	_ = d.cmd.Process.Signal(sig)
-	done := make(chan struct{})
-	go func() { _ = d.cmd.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-d.exited:
 	case <-time.After(15 * time.Second):
 		_ = d.cmd.Process.Kill()
-		<-done
+		<-d.exited
 	}
 	if d.t.Failed() {
 		d.t.Logf("daemon log:\n%s", tail(d.log.String(), 4000))

@@ -127,10 +127,7 @@ func (d *daemon) mountsInto(inv inventory, ids map[string]bool) {
 // processesInto adds host processes (other than the daemon) whose command
 // line names the data dir or one of ids.
 func (d *daemon) processesInto(inv inventory, ids map[string]bool) {
-	self := 0
-	if d.cmd != nil && d.cmd.Process != nil && d.cmd.ProcessState == nil {
-		self = d.cmd.Process.Pid
-	}
+	self := d.cmd.Process.Pid // after it exited, the pid is nobody's or not the daemon's
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range procs {
 		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
