@@ -104,7 +104,7 @@ func TestCrashWhileRunning(t *testing.T) {
 	forEachRuntime(t, func(t *testing.T, rt string) {
 		d := startDaemon(t, rt, "")
 		base := d.inventory()
-		sb := d.create(map[string]any{"timeout": 20})
+		sb := d.create(map[string]any{"timeout": 30})
 		if _, code := sb.run("", "(setsid sh -c 'while :; do date +%s >> /tmp/beat; sleep 0.5; done' >/dev/null 2>&1 &)", 20*time.Second); code != 0 {
 			t.Fatal("heartbeat did not start")
 		}
@@ -119,7 +119,7 @@ func TestCrashWhileRunning(t *testing.T) {
 			t.Errorf("sandbox did not run while the daemon was down: %d beats after the crash", n)
 		}
 		checkReachProbe(t, sb, down)
-		waitGone(t, sb, 30*time.Second)
+		waitGone(t, sb, 45*time.Second)
 		d2.backToBaseline(t, base, sb.ID)
 	})
 }
