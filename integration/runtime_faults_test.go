@@ -94,7 +94,9 @@ func TestRuntimeBinaryFaults(t *testing.T) {
 			if code != 503 || !strings.Contains(msg, "crun") {
 				t.Errorf("create on a %s crun = %d %v, want 503 naming crun", mode, code, e)
 			}
-			if took > 30*time.Second {
+			// hang: one --runtime-timeout (3 s); the cleanup, which would
+			// hang too, runs behind the answer.
+			if took > 10*time.Second {
 				t.Errorf("create on a %s crun took %v", mode, took)
 			}
 			t.Logf("%s crun: create → %d in %v: %s", mode, code, took, truncate(msg, 200))

@@ -88,6 +88,12 @@ func (m *Manager) coldStart(ctx context.Context, tmpl Template, rtName string, r
 		return nil, fmt.Errorf("create %s: %w", rec.ID, err)
 	}
 	sb, err := m.start(ctx, &rec, tmpl, res)
+	if errors.Is(err, runtime.ErrTimeout) {
+		// A hung runtime hangs its cleanup too: answer now, reap behind
+		// (the record says "creating" until then; a restart reaps it too).
+		go m.reap(context.WithoutCancel(ctx), rec.ID, rec.Runtime)
+		return nil, err
+	}
 	if err != nil {
 		m.reap(context.WithoutCancel(ctx), rec.ID, rec.Runtime)
 		return nil, err

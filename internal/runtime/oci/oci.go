@@ -163,9 +163,18 @@ func (r *Runtime) run(ctx context.Context, id string, args ...string) ([]byte, e
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return out, fmt.Errorf("%s %s: %w: %s", r.kind, args[0], err, strings.TrimSpace(stderr.String()))
+		return out, fmt.Errorf("%s %s: %w: %s", r.kind, args[0], timedOut(ctx, err), strings.TrimSpace(stderr.String()))
 	}
 	return out, nil
+}
+
+// timedOut adds runtime.ErrTimeout to err when ctx (the command's bound)
+// expired.
+func timedOut(ctx context.Context, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %w", runtime.ErrTimeout, err)
+	}
+	return err
 }
 
 // state is the subset of `<runtime> state` we use.

@@ -11,6 +11,7 @@ import (
 	"os"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/sbx-dev/sbx/internal/runtime"
 	"github.com/sbx-dev/sbx/internal/sandbox"
@@ -24,6 +25,8 @@ type Host struct {
 	Layers    map[string]bool
 	Running   map[string]bool
 	FailStart error // returned by Runtime.Create when set
+	// RemoveDelay slows every layer Remove (a cleanup stuck on the host).
+	RemoveDelay time.Duration
 }
 
 func NewHost() *Host {
@@ -78,6 +81,10 @@ func (l Layers) Rootfs(id string) (string, bool) {
 	return "/layers/" + id, l.h.Layers[id]
 }
 func (l Layers) Remove(id string) error {
+	l.h.Mu.Lock()
+	d := l.h.RemoveDelay
+	l.h.Mu.Unlock()
+	time.Sleep(d)
 	l.h.Mu.Lock()
 	defer l.h.Mu.Unlock()
 	delete(l.h.Layers, id)
