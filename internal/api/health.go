@@ -12,7 +12,11 @@ type healthReport struct {
 	// not work; answered with 503).
 	Status   string            `json:"status"`
 	Runtimes map[string]string `json:"runtimes"` // name → "ok" or the error
-	Degraded []string          `json:"degraded,omitempty"`
+	// Degraded lists runtimes that worked at start and fail now.
+	Degraded []string `json:"degraded,omitempty"`
+	// Unavailable lists runtimes that could not be opened at start (e.g. not
+	// installed): creates on them get 503, but the node is not degraded.
+	Unavailable []string `json:"unavailable,omitempty"`
 }
 
 // health answers GET /health (unauthenticated; probes are cached by the
@@ -20,15 +24,20 @@ type healthReport struct {
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	rep := healthReport{Status: "ok", Runtimes: map[string]string{}}
 	for name, err := range s.mgr.Health(r.Context()) {
-		if err == nil {
+		switch _, atStart := s.mgr.Config().Unavailable[name]; {
+		case err == nil:
 			rep.Runtimes[name] = "ok"
-			continue
+		case atStart:
+			rep.Runtimes[name] = err.Error()
+			rep.Unavailable = append(rep.Unavailable, name)
+		default:
+			rep.Runtimes[name] = err.Error()
+			rep.Degraded = append(rep.Degraded, name)
+			rep.Status = "degraded"
 		}
-		rep.Runtimes[name] = err.Error()
-		rep.Degraded = append(rep.Degraded, name)
-		rep.Status = "degraded"
 	}
 	sort.Strings(rep.Degraded)
+	sort.Strings(rep.Unavailable)
 	status := http.StatusOK
 	if rep.Runtimes[s.mgr.Config().DefaultRuntime] != "ok" {
 		rep.Status, status = "unavailable", http.StatusServiceUnavailable

@@ -18,14 +18,16 @@ func TestHealth(t *testing.T) {
 	}
 }
 
-// A runtime that failed to open makes the node degraded; creates asking for
-// it get 503 with Retry-After, creates on the others still work.
-func TestHealthDegradedRuntime(t *testing.T) {
+// A runtime that failed to open at start is listed as unavailable (not
+// installed is no degradation); creates asking for it get 503 with
+// Retry-After, creates on the others still work.
+func TestHealthUnavailableRuntime(t *testing.T) {
 	srv, _ := newServerWith(t, func(c *sandbox.Config) {
 		c.Unavailable = map[string]string{"crun": "crun binary not found"}
 	})
 	code, rep := do(t, srv, "GET", "/health", "", map[string]string{"X-API-Key": ""})
-	if code != 200 || rep["status"] != "degraded" || rep["runtimes"].(map[string]any)["crun"] != "crun binary not found" {
+	if code != 200 || rep["status"] != "ok" || rep["runtimes"].(map[string]any)["crun"] != "crun binary not found" ||
+		fmt.Sprint(rep["unavailable"]) != "[crun]" {
 		t.Fatalf("health = %d %v", code, rep)
 	}
 	if code, e := do(t, srv, "POST", "/v2/sandboxes", `{"templateID":"base","runtime":"crun"}`, nil); code != 503 {

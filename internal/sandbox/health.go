@@ -36,7 +36,9 @@ func (m *Manager) Health(ctx context.Context) map[string]error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.last == nil || time.Since(h.at) > healthTTL {
-		h.last, h.at = m.probeRuntimes(ctx), time.Now()
+		// A caller that goes away must not cache its cancellation as a
+		// failing runtime.
+		h.last, h.at = m.probeRuntimes(context.WithoutCancel(ctx)), time.Now()
 	}
 	out := make(map[string]error, len(h.last))
 	for k, v := range h.last {
