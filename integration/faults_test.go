@@ -25,19 +25,17 @@ var (
 func TestCrashAtEveryStep(t *testing.T) {
 	for _, rt := range []string{"crun", "runsc"} {
 		t.Run(rt, func(t *testing.T) {
-			dataDir := ""
+			requirements(t, rt)
+			dataDir := newDataDir(t) // outlives the steps, which share it
 			for _, step := range append(append([]string{}, createSteps...), deleteSteps...) {
-				t.Run(strings.ReplaceAll(step, "/", "-"), func(t *testing.T) {
-					dataDir = crashAt(t, rt, dataDir, step)
-				})
+				t.Run(strings.ReplaceAll(step, "/", "-"), func(t *testing.T) { crashAt(t, rt, dataDir, step) })
 			}
 		})
 	}
 }
 
-// crashAt runs one crash-and-restart round on dataDir ("" = fresh) and
-// returns the data dir for the next round.
-func crashAt(t *testing.T, rt, dataDir, step string) string {
+// crashAt runs one crash-and-restart round on dataDir.
+func crashAt(t *testing.T, rt, dataDir, step string) {
 	d := startDaemonEnv(t, rt, dataDir, []string{"SBX_FAILPOINTS=" + step + "=kill"})
 	base := d.inventory()
 	var known []string
@@ -66,7 +64,6 @@ func crashAt(t *testing.T, rt, dataDir, step string) string {
 	}
 	d2.backToBaseline(t, base, sb.ID)
 	d2.stop(syscall.SIGTERM)
-	return d.dataDir
 }
 
 // tryAPI is api without failing the test on a transport error.

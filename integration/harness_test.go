@@ -107,15 +107,7 @@ func startDaemonEnv(t testing.TB, runtime, dataDir string, env []string, extra .
 	t.Helper()
 	sbxBin, templates := requirements(t, runtime)
 	if dataDir == "" {
-		dataDir = t.TempDir()
-		// Sandbox root on userns runtimes is an unprivileged host uid that
-		// must traverse to its rootfs: open the test dirs' parents (0711).
-		for p := filepath.Dir(dataDir); strings.HasPrefix(p, os.TempDir()+"/"); p = filepath.Dir(p) {
-			_ = os.Chmod(p, 0o711)
-		}
-		t.Cleanup(func() {
-			_ = syscall.Unmount(filepath.Join(dataDir, "runtime", "runsc", "null-netns"), syscall.MNT_DETACH)
-		})
+		dataDir = newDataDir(t)
 	}
 	// The free port can be taken by another process before the daemon
 	// binds it (a shared host): start again on a fresh one.
@@ -130,6 +122,21 @@ func startDaemonEnv(t testing.TB, runtime, dataDir string, env []string, extra .
 		}
 		t.Fatalf("%v:\n%s", err, d.log)
 	}
+}
+
+// newDataDir is a daemon data dir that lives as long as t: daemons started
+// on it later (restarts) must be stopped before t ends.
+func newDataDir(t testing.TB) string {
+	dataDir := t.TempDir()
+	// Sandbox root on userns runtimes is an unprivileged host uid that must
+	// traverse to its rootfs: open the test dirs' parents (0711).
+	for p := filepath.Dir(dataDir); strings.HasPrefix(p, os.TempDir()+"/"); p = filepath.Dir(p) {
+		_ = os.Chmod(p, 0o711)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Unmount(filepath.Join(dataDir, "runtime", "runsc", "null-netns"), syscall.MNT_DETACH)
+	})
+	return dataDir
 }
 
 // launchDaemon starts one sbx serve process on a fresh port.
