@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -16,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -29,8 +31,32 @@ type daemon struct {
 	url     string
 	dataDir string
 	cmd     *exec.Cmd
-	log     *bytes.Buffer
+	log     *syncBuffer
 	args    []string
+	// netPrefix names its links, netns files and nftables table.
+	netPrefix string
+	// exited is closed once the daemon process has exited (cmd.Wait has
+	// returned; cmd.ProcessState may be read after it).
+	exited chan struct{}
+}
+
+// syncBuffer is a bytes.Buffer safe for the daemon's output goroutines and
+// the test reading it concurrently.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // requirements skips (or fails under CI) when the host cannot run the suite.
@@ -72,31 +98,64 @@ func requirements(t testing.TB, runtimes ...string) (sbxBin, templates string) {
 // startDaemon runs sbx serve with a fresh data dir (or dataDir if given).
 func startDaemon(t testing.TB, runtime, dataDir string, extra ...string) *daemon {
 	t.Helper()
+	return startDaemonEnv(t, runtime, dataDir, nil, extra...)
+}
+
+// startDaemonEnv is startDaemon with extra environment variables (e.g.
+// SBX_FAILPOINTS, PATH) for the daemon process.
+func startDaemonEnv(t testing.TB, runtime, dataDir string, env []string, extra ...string) *daemon {
+	t.Helper()
 	sbxBin, templates := requirements(t, runtime)
 	if dataDir == "" {
-		dataDir = t.TempDir()
-		// Sandbox root on userns runtimes is an unprivileged host uid that
-		// must traverse to its rootfs: open the test dirs' parents (0711).
-		for p := filepath.Dir(dataDir); strings.HasPrefix(p, os.TempDir()+"/"); p = filepath.Dir(p) {
-			_ = os.Chmod(p, 0o711)
-		}
-		t.Cleanup(func() {
-			_ = syscall.Unmount(filepath.Join(dataDir, "runtime", "runsc", "null-netns"), syscall.MNT_DETACH)
-		})
+		dataDir = newDataDir(t)
 	}
+	// The free port can be taken by another process before the daemon
+	// binds it (a shared host): start again on a fresh one.
+	for attempt := 0; ; attempt++ {
+		d := launchDaemon(t, sbxBin, templates, runtime, dataDir, env, extra)
+		err := d.waitHealthy()
+		if err == nil {
+			return d
+		}
+		if attempt < 2 && strings.Contains(d.log.String(), "address already in use") {
+			continue
+		}
+		t.Fatalf("%v:\n%s", err, d.log)
+	}
+}
+
+// newDataDir is a daemon data dir that lives as long as t: daemons started
+// on it later (restarts) must be stopped before t ends.
+func newDataDir(t testing.TB) string {
+	dataDir := t.TempDir()
+	// Sandbox root on userns runtimes is an unprivileged host uid that must
+	// traverse to its rootfs: open the test dirs' parents (0711).
+	for p := filepath.Dir(dataDir); strings.HasPrefix(p, os.TempDir()+"/"); p = filepath.Dir(p) {
+		_ = os.Chmod(p, 0o711)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Unmount(filepath.Join(dataDir, "runtime", "runsc", "null-netns"), syscall.MNT_DETACH)
+	})
+	return dataDir
+}
+
+// launchDaemon starts one sbx serve process on a fresh port.
+func launchDaemon(t testing.TB, sbxBin, templates, runtime, dataDir string, env, extra []string) *daemon {
+	t.Helper()
 	addr := freeAddr(t)
-	d := &daemon{t: t, url: "http://" + addr, dataDir: dataDir, log: &bytes.Buffer{}}
+	d := &daemon{t: t, url: "http://" + addr, dataDir: dataDir, log: &syncBuffer{}, exited: make(chan struct{})}
+	d.netPrefix = envOr("SBX_IT_NET_PREFIX", "sbi")
 	d.args = append([]string{"serve", "--listen", addr, "--data-dir", dataDir, "--templates-dir", templates,
-		"--runtime", runtime, "--subnet", envOr("SBX_IT_SUBNET", "10.202.0.0/16"), "--net-prefix", envOr("SBX_IT_NET_PREFIX", "sbi"),
+		"--runtime", runtime, "--subnet", envOr("SBX_IT_SUBNET", "10.202.0.0/16"), "--net-prefix", d.netPrefix,
 		"--uplink", "none"}, extra...) // never turn forwarding on for the host's real uplink
 	d.cmd = exec.Command(sbxBin, d.args...)
-	d.cmd.Env = append(os.Environ(), "SBX_API_KEY="+apiKey)
+	d.cmd.Env = append(append(os.Environ(), "SBX_API_KEY="+apiKey), env...)
 	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
 	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	go func() { _ = d.cmd.Wait(); close(d.exited) }()
 	t.Cleanup(func() { d.stop(syscall.SIGTERM) })
-	d.waitHealthy()
 	return d
 }
 
@@ -118,32 +177,38 @@ func freeAddr(t testing.TB) string {
 	return l.Addr().String()
 }
 
-func (d *daemon) waitHealthy() {
-	d.t.Helper()
+// waitHealthy waits up to 30 s for the daemon to answer, failing early if
+// it exits.
+func (d *daemon) waitHealthy() error {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
+		select {
+		case <-d.exited:
+			return fmt.Errorf("daemon exited at start (%v)", d.cmd.ProcessState)
+		default:
+		}
 		if resp, err := http.Get(d.url + "/health"); err == nil {
 			resp.Body.Close()
-			return
+			return nil
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	d.t.Fatalf("daemon did not start:\n%s", d.log)
+	return errors.New("daemon did not answer within 30 s")
 }
 
 // stop signals the daemon and waits for it (SIGKILL simulates a crash).
 func (d *daemon) stop(sig syscall.Signal) {
-	if d.cmd.Process == nil || d.cmd.ProcessState != nil {
+	select {
+	case <-d.exited:
 		return
+	default:
 	}
 	_ = d.cmd.Process.Signal(sig)
-	done := make(chan struct{})
-	go func() { _ = d.cmd.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-d.exited:
 	case <-time.After(15 * time.Second):
 		_ = d.cmd.Process.Kill()
-		<-done
+		<-d.exited
 	}
 	if d.t.Failed() {
 		d.t.Logf("daemon log:\n%s", tail(d.log.String(), 4000))
@@ -226,46 +291,69 @@ func (s *sandbox) run(user, cmd string, timeout time.Duration) (string, int) {
 }
 
 func (s *sandbox) runErr(user, cmd string, timeout time.Duration) (string, int, error) {
-	msg, _ := json.Marshal(map[string]any{"process": map[string]any{"cmd": "/bin/bash", "args": []string{"-l", "-c", cmd}}, "stdin": false})
+	var out strings.Builder
+	code, err := s.exec(procReq{user: user, cmd: cmd, timeout: timeout}, &out)
+	return out.String(), code, err
+}
+
+// procReq is one process start through the daemon's proxy.
+type procReq struct {
+	user, cmd, cwd string
+	env            map[string]string
+	timeout        time.Duration // the process's lifetime (Connect-Timeout-Ms)
+}
+
+// exec starts p in the sandbox via the agent's Connect API (JSON,
+// server-streaming envelopes), copies stdout+stderr to out and returns the
+// exit code.
+func (s *sandbox) exec(p procReq, out io.Writer) (int, error) {
+	proc := map[string]any{"cmd": "/bin/bash", "args": []string{"-l", "-c", p.cmd}}
+	if p.cwd != "" {
+		proc["cwd"] = p.cwd
+	}
+	if p.env != nil {
+		proc["envs"] = p.env
+	}
+	msg, _ := json.Marshal(map[string]any{"process": proc, "stdin": false})
 	env := append([]byte{0, 0, 0, 0, 0}, msg...)
 	env[1], env[2], env[3], env[4] = byte(len(msg)>>24), byte(len(msg)>>16), byte(len(msg)>>8), byte(len(msg))
-	ctx, cancel := context.WithTimeout(context.Background(), timeout+10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), p.timeout+10*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "POST", s.d.url+"/process.Process/Start", bytes.NewReader(env))
 	req.Header.Set("Content-Type", "application/connect+json")
 	req.Header.Set("Connect-Protocol-Version", "1")
-	req.Header.Set("Connect-Timeout-Ms", fmt.Sprint(timeout.Milliseconds()))
+	req.Header.Set("Connect-Timeout-Ms", fmt.Sprint(p.timeout.Milliseconds()))
 	req.Header.Set("E2b-Sandbox-Id", s.ID)
 	req.Header.Set("E2b-Sandbox-Port", "49983")
 	req.Header.Set("X-Access-Token", s.Token)
-	if user != "" {
-		req.SetBasicAuth(user, "")
+	if p.user != "" {
+		req.SetBasicAuth(p.user, "")
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return "", -1, err
+		return -1, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
 		b, _ := io.ReadAll(resp.Body)
-		return "", -1, fmt.Errorf("status %d: %s", resp.StatusCode, b)
+		return -1, fmt.Errorf("status %d: %s", resp.StatusCode, b)
 	}
-	return readEvents(resp.Body)
+	return readEventsTo(resp.Body, out)
 }
 
-// readEvents decodes Connect envelopes until the end-stream frame.
-func readEvents(r io.Reader) (string, int, error) {
-	var out strings.Builder
+// readEventsTo decodes Connect envelopes until the end-stream frame, copying
+// output to out.
+func readEventsTo(r io.Reader, out io.Writer) (int, error) {
 	code := -1
 	for {
 		hdr := make([]byte, 5)
 		if _, err := io.ReadFull(r, hdr); err != nil {
-			return out.String(), code, fmt.Errorf("stream ended without end-stream frame: %w", err)
+			return code, fmt.Errorf("stream ended without end-stream frame: %w", err)
 		}
 		n := int(hdr[1])<<24 | int(hdr[2])<<16 | int(hdr[3])<<8 | int(hdr[4])
 		body := make([]byte, n)
 		if _, err := io.ReadFull(r, body); err != nil {
-			return out.String(), code, err
+			return code, err
 		}
 		if hdr[0]&2 != 0 {
 			var end struct {
@@ -273,9 +361,9 @@ func readEvents(r io.Reader) (string, int, error) {
 			}
 			_ = json.Unmarshal(body, &end)
 			if end.Error != nil {
-				return out.String(), code, fmt.Errorf("%s: %s", end.Error.Code, end.Error.Message)
+				return code, fmt.Errorf("%s: %s", end.Error.Code, end.Error.Message)
 			}
-			return out.String(), code, nil
+			return code, nil
 		}
 		var ev struct {
 			Event struct {
@@ -286,11 +374,11 @@ func readEvents(r io.Reader) (string, int, error) {
 			} `json:"event"`
 		}
 		if err := json.Unmarshal(body, &ev); err != nil {
-			return out.String(), code, err
+			return code, err
 		}
 		if d := ev.Event.Data; d != nil {
-			out.Write(d.Stdout)
-			out.Write(d.Stderr)
+			_, _ = out.Write(d.Stdout)
+			_, _ = out.Write(d.Stderr)
 		}
 		if e := ev.Event.End; e != nil {
 			code = e.ExitCode

@@ -23,7 +23,7 @@ import (
 type serveFlags struct {
 	listen, dataDir, templatesDir, runtime, agent, domain, subnet, netPrefix, logLevel, pools string
 	uidBase                                                                                   uint
-	defaultTimeout, maxTimeout                                                                time.Duration
+	defaultTimeout, maxTimeout, runtimeTimeout                                                time.Duration
 	cpu, memMB, diskMB, pids                                                                  int
 	maxSandboxes, maxCreating, maxQueued                                                      int
 	imageQuotaMB                                                                              int64
@@ -50,6 +50,7 @@ func parseServeFlags(args []string) (*serveFlags, error) {
 	fs.UintVar(&f.uidBase, "uid-base", 100000, "first host uid of the range sandbox root maps to (crun, runc)")
 	fs.DurationVar(&f.defaultTimeout, "default-timeout", 300*time.Second, "sandbox timeout when the request sets none")
 	fs.DurationVar(&f.maxTimeout, "max-timeout", 24*time.Hour, "largest sandbox timeout a request may ask for")
+	fs.DurationVar(&f.runtimeTimeout, "runtime-timeout", 30*time.Second, "bound on each runtime binary command (create, state, delete); a hung runtime fails creates after this")
 	fs.IntVar(&f.cpu, "cpu", 1, "default CPUs per sandbox (requests may set cpuCount up to 4x)")
 	fs.IntVar(&f.memMB, "memory-mb", 512, "default memory per sandbox in MiB (requests may set memoryMB up to 8x)")
 	fs.IntVar(&f.diskMB, "disk-mb", 1024, "default writable-layer size per sandbox in MiB (requests may set diskSizeMB up to 8x)")
@@ -171,12 +172,7 @@ func listenAndServe(ctx context.Context, f *serveFlags, mgr *sandbox.Manager, ke
 			apiSrv.ServeHTTP(w, r)
 		}
 	})
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10, // larger headers get 431
-	}
+	srv := newHTTPServer(h, defaultLimits)
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
 		return err

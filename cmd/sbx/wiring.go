@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/netip"
 	"path/filepath"
-	"time"
 
 	"github.com/sbx-dev/sbx/internal/egress"
 	"github.com/sbx-dev/sbx/internal/layer"
@@ -25,7 +24,7 @@ func buildManager(_ context.Context, f *serveFlags, st *store.Store, aud sandbox
 	if err != nil {
 		return nil, nil, err
 	}
-	rts := runtimes(f, log)
+	rts, unavailable := runtimes(f, log)
 	subnet, err := netip.ParsePrefix(f.subnet)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--subnet: %w", err)
@@ -49,6 +48,7 @@ func buildManager(_ context.Context, f *serveFlags, st *store.Store, aud sandbox
 		Max:          sandbox.Resources{CPUCount: 4 * f.cpu, MemoryMB: 8 * f.memMB, DiskSizeMB: 8 * f.diskMB},
 		MaxSandboxes: f.maxSandboxes, MaxCreating: f.maxCreating, MaxQueued: f.maxQueued, Domain: f.domain, Pools: pools, Audit: aud,
 		ImagesDir: filepath.Join(f.dataDir, "images"), ImageQuota: f.imageQuotaMB << 20,
+		Unavailable: unavailable,
 	}
 	tm := templates{&template.Store{Dir: f.templatesDir, UIDBase: uint32(f.uidBase)}}
 	mgr, err := sandbox.New(cfg, st, rts, netAdapter{nw, eg.res.Forget}, ly, tm, log)
@@ -56,18 +56,21 @@ func buildManager(_ context.Context, f *serveFlags, st *store.Store, aud sandbox
 }
 
 // runtimes opens every backend that works on this host; missing ones are
-// logged, and the manager refuses to start if the default is among them.
-func runtimes(f *serveFlags, log *slog.Logger) sandbox.Runtimes {
-	rts := sandbox.Runtimes{}
+// logged and returned with the reason (creates asking for them get 503,
+// /health reports them), and the manager refuses to start if the default is
+// among them.
+func runtimes(f *serveFlags, log *slog.Logger) (sandbox.Runtimes, map[string]string) {
+	rts, unavailable := sandbox.Runtimes{}, map[string]string{}
 	for _, kind := range []string{"runsc", "crun", "runc"} {
-		rt, err := oci.New(kind, oci.Config{StateDir: filepath.Join(f.dataDir, "runtime"), Timeout: 30 * time.Second})
+		rt, err := oci.New(kind, oci.Config{StateDir: filepath.Join(f.dataDir, "runtime"), Timeout: f.runtimeTimeout})
 		if err != nil {
 			log.Warn("runtime unavailable", "runtime", kind, "err", err)
+			unavailable[kind] = err.Error()
 			continue
 		}
 		rts[kind] = rt
 	}
-	return rts
+	return rts, unavailable
 }
 
 // netAdapter adapts network.Manager to sandbox.Network; forget drops what

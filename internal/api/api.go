@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/sbx-dev/sbx/internal/sandbox"
 )
@@ -25,19 +26,23 @@ type Server struct {
 	audit Auditor // may be nil
 	// AuditPath is the audit log file read by the logs endpoints ("" = none).
 	AuditPath string
+	// BodyTimeout bounds reading a request's body and WriteTimeout writing
+	// its response (slow clients); New sets the defaults.
+	BodyTimeout, WriteTimeout time.Duration
 }
 
 // New returns the API handler. keys authenticates X-API-Key; audit (may be
 // nil) receives one record per authenticated call.
 func New(mgr *sandbox.Manager, keys *Keys, audit Auditor, log *slog.Logger) *Server {
-	s := &Server{mgr: mgr, keys: keys, log: log, mux: http.NewServeMux(), audit: audit}
+	s := &Server{mgr: mgr, keys: keys, log: log, mux: http.NewServeMux(), audit: audit,
+		BodyTimeout: 30 * time.Second, WriteTimeout: 5 * time.Minute}
 	s.routes()
 	return s
 }
 
 func (s *Server) routes() {
 	h := func(pattern string, fn http.HandlerFunc) { s.mux.Handle(pattern, s.auth(fn)) }
-	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	s.mux.HandleFunc("GET /health", s.health)
 	h("POST /v2/sandboxes", s.create)
 	h("POST /sandboxes", s.create)
 	h("GET /v2/sandboxes", s.list)
@@ -65,8 +70,18 @@ func (s *Server) routes() {
 	})
 }
 
-// ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+// ServeHTTP implements http.Handler. API requests are small: a client that
+// trickles its body or never reads the answer is cut off (the daemon's
+// server has no whole-request timeouts, since sandbox traffic streams). The
+// write deadline is cleared afterwards: the connection may carry a long
+// sandbox stream next.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(s.BodyTimeout))
+	_ = rc.SetWriteDeadline(time.Now().Add(s.WriteTimeout))
+	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
+	s.mux.ServeHTTP(w, r)
+}
 
 // auth requires a valid X-API-Key and audits the call (key id, never the key).
 func (s *Server) auth(next http.HandlerFunc) http.Handler {

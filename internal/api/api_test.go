@@ -20,6 +20,21 @@ const testKey = "e2b_0123456789abcdef0123456789abcdef01234567"
 
 func newServer(t *testing.T) (*httptest.Server, *sandboxtest.Host) {
 	t.Helper()
+	return newServerWith(t, nil)
+}
+
+// newServerWith is newServer with the manager's config adjusted by edit.
+func newServerWith(t *testing.T, edit func(*sandbox.Config)) (*httptest.Server, *sandboxtest.Host) {
+	t.Helper()
+	a, h := newAPI(t, edit)
+	srv := httptest.NewServer(a)
+	t.Cleanup(srv.Close)
+	return srv, h
+}
+
+// newAPI is the API handler over a fake host, not yet served.
+func newAPI(t *testing.T, edit func(*sandbox.Config)) (*api.Server, *sandboxtest.Host) {
+	t.Helper()
 	h := sandboxtest.NewHost()
 	st, err := store.Open(t.TempDir())
 	if err != nil {
@@ -30,6 +45,9 @@ func newServer(t *testing.T) (*httptest.Server, *sandboxtest.Host) {
 		DefaultTimeout: time.Minute, MaxTimeout: time.Hour,
 		Defaults: sandbox.Resources{CPUCount: 1, MemoryMB: 256, DiskSizeMB: 256, Pids: 100},
 		Max:      sandbox.Resources{CPUCount: 4, MemoryMB: 2048, DiskSizeMB: 2048}}
+	if edit != nil {
+		edit(&cfg)
+	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	m, err := sandbox.New(cfg, st, sandbox.Runtimes{"fake": sandboxtest.NewRuntime(h)}, h,
 		sandboxtest.NewLayers(h), sandboxtest.Templates{}, log)
@@ -41,9 +59,7 @@ func newServer(t *testing.T) (*httptest.Server, *sandboxtest.Host) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(api.New(m, keys, nil, log))
-	t.Cleanup(srv.Close)
-	return srv, h
+	return api.New(m, keys, nil, log), h
 }
 
 func do(t *testing.T, srv *httptest.Server, method, path, body string, hdr map[string]string) (int, map[string]any) {

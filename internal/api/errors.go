@@ -16,7 +16,8 @@ type apiError struct {
 
 // WriteError writes {code, message} with status.
 func WriteError(w http.ResponseWriter, status int, msg string) {
-	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
+	switch status {
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable, http.StatusInsufficientStorage:
 		w.Header().Set("Retry-After", "1")
 	}
 	writeJSON(w, status, apiError{Code: status, Message: msg})
@@ -37,6 +38,8 @@ func statusOf(err error) int {
 		return http.StatusInsufficientStorage
 	case errors.Is(err, sandbox.ErrNotImpl):
 		return http.StatusNotImplemented
+	case errors.Is(err, sandbox.ErrNoSpace):
+		return http.StatusInsufficientStorage
 	case errors.Is(err, sandbox.ErrUnavailable):
 		return http.StatusServiceUnavailable
 	}

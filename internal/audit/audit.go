@@ -42,7 +42,8 @@ type Record struct {
 // Log appends records. It is safe for concurrent use; mu guards every field.
 type Log struct {
 	mu     sync.Mutex
-	f      *os.File
+	f      appendFile
+	size   int64 // bytes of whole records in f
 	seq    uint64
 	last   string
 	dirty  bool
@@ -61,7 +62,20 @@ func Open(path string) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open audit log: %w", err)
 	}
-	return &Log{f: f, seq: seq, last: last}, nil
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("open audit log: %w", err)
+	}
+	return &Log{f: f, size: st.Size(), seq: seq, last: last}, nil
+}
+
+// appendFile is what Log needs of its file (an *os.File opened O_APPEND).
+type appendFile interface {
+	Write(p []byte) (int, error)
+	Truncate(size int64) error
+	Sync() error
+	Close() error
 }
 
 // Append writes one record. Errors are returned but callers usually log them:
@@ -78,8 +92,14 @@ func (l *Log) Append(kind, sandbox, actor string, fields map[string]string) erro
 		return err
 	}
 	if _, err := l.f.Write(line); err != nil {
+		// A short write (disk full) must not leave half a record: the next
+		// append would glue onto it and break the chain for good.
+		if terr := l.f.Truncate(l.size); terr != nil {
+			err = errors.Join(err, fmt.Errorf("drop partial record: %w", terr))
+		}
 		return fmt.Errorf("write audit record: %w", err)
 	}
+	l.size += int64(len(line))
 	l.seq, l.last = r.Seq, hash
 	l.scheduleSyncLocked()
 	return nil

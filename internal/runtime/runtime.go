@@ -21,6 +21,10 @@ var ErrNotFound = errors.New("runtime: sandbox not found")
 // host (binary missing, unsupported kernel feature).
 var ErrUnavailable = errors.New("runtime: backend unavailable")
 
+// ErrTimeout is returned (wrapped) when a runtime command did not finish in
+// its time bound: the binary hangs, and cleaning up with it will too.
+var ErrTimeout = errors.New("runtime: command timed out")
+
 // Capabilities describes what a backend can do beyond the core lifecycle.
 type Capabilities struct {
 	Checkpoint bool // memory checkpoint/restore (pause with memory, fork)
@@ -72,7 +76,9 @@ type Runtime interface {
 	Name() string
 	Capabilities() Capabilities
 	// Create creates and starts the sandbox's init process. On error nothing
-	// created by the backend is left behind.
+	// created by the backend is left behind, except after ErrTimeout (the
+	// binary hangs, and so would its cleanup): then the caller must Delete
+	// what Load finds, when it can.
 	Create(ctx context.Context, spec Spec) (Sandbox, error)
 	// Load re-adopts a sandbox created earlier (e.g. before a daemon restart).
 	// It returns an error wrapping ErrNotFound if the backend has no such sandbox.

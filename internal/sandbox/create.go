@@ -37,6 +37,11 @@ const agentMount = "/.sbx/sbx-agent"
 // Create makes a new running sandbox with its agent initialised. On any error
 // everything created so far is released and no record remains.
 func (m *Manager) Create(ctx context.Context, o CreateOpts) (Info, error) {
+	in, err := m.create(ctx, o)
+	return in, storageErr(err)
+}
+
+func (m *Manager) create(ctx context.Context, o CreateOpts) (Info, error) {
 	if snap, ok := m.snapshotFor(ctx, o.Template); ok {
 		return m.createFromSnapshot(ctx, snap, o)
 	}
@@ -83,6 +88,12 @@ func (m *Manager) coldStart(ctx context.Context, tmpl Template, rtName string, r
 		return nil, fmt.Errorf("create %s: %w", rec.ID, err)
 	}
 	sb, err := m.start(ctx, &rec, tmpl, res)
+	if errors.Is(err, runtime.ErrTimeout) {
+		// A hung runtime hangs its cleanup too: answer now, reap behind
+		// (the record says "creating" until then; a restart reaps it too).
+		go m.reap(context.WithoutCancel(ctx), rec.ID, rec.Runtime)
+		return nil, err
+	}
 	if err != nil {
 		m.reap(context.WithoutCancel(ctx), rec.ID, rec.Runtime)
 		return nil, err
@@ -150,6 +161,9 @@ func (m *Manager) resolve(o CreateOpts) (Template, string, Resources, error) {
 	}
 	if rtName == "" {
 		rtName = m.cfg.DefaultRuntime
+	}
+	if reason, ok := m.cfg.Unavailable[rtName]; ok {
+		return Template{}, "", Resources{}, fmt.Errorf("%w: runtime %q is not working on this node: %s", ErrUnavailable, rtName, reason)
 	}
 	if _, ok := m.runtimes[rtName]; !ok {
 		return Template{}, "", Resources{}, fmt.Errorf("%w: runtime %q is not available on this node (have %v)", ErrInvalid, rtName, m.RuntimeNames())

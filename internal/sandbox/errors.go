@@ -1,6 +1,12 @@
 package sandbox
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"syscall"
+
+	"github.com/sbx-dev/sbx/internal/store"
+)
 
 // Error kinds of the manager. Callers test them with errors.Is; the API layer
 // turns them into HTTP statuses in one place.
@@ -12,4 +18,13 @@ var (
 	ErrBusy        = errors.New("too many requests") // admission control; retry later
 	ErrNotImpl     = errors.New("not supported")
 	ErrQuota       = errors.New("storage quota exceeded") // paused images and snapshots
+	ErrNoSpace     = errors.New("insufficient storage")   // the daemon's disk is full; retry later
 )
+
+// storageErr adds ErrNoSpace to err when a disk-full condition caused it.
+func storageErr(err error) error {
+	if err != nil && !errors.Is(err, ErrNoSpace) && (errors.Is(err, store.ErrFull) || errors.Is(err, syscall.ENOSPC)) {
+		return fmt.Errorf("%w: %w", ErrNoSpace, err)
+	}
+	return err
+}

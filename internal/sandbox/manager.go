@@ -38,6 +38,10 @@ type Config struct {
 	// ImageQuota bounds the disk used by paused images and snapshots in
 	// bytes; 0 means no bound. Past it, pause and snapshot get ErrQuota.
 	ImageQuota int64
+	// Unavailable lists runtimes this node knows but could not open, with
+	// the reason: creates asking for them get ErrUnavailable (503), and
+	// Health reports them.
+	Unavailable map[string]string
 }
 
 // Auditor records lifecycle events (implemented by *audit.Log).
@@ -88,6 +92,8 @@ type Manager struct {
 	closed    bool
 	tombs     map[string]time.Time // recently ended ids, see tombstone.go
 	pools     map[PoolKey]*pool
+
+	health healthCache // has its own lock, see health.go
 }
 
 // Sandbox is the manager's live view of one sandbox.

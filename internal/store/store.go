@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -18,6 +19,22 @@ import (
 
 // ErrNotFound is returned (wrapped) for an unknown record.
 var ErrNotFound = errors.New("store: not found")
+
+// ErrFull is returned (wrapped) when a write fails because the disk holding
+// the database is full (SQLITE_FULL or ENOSPC). Nothing was written.
+var ErrFull = errors.New("store: disk full")
+
+// sqliteFull is SQLite's result code for "database or disk is full".
+const sqliteFull = 13
+
+// classify wraps ErrFull around err when it is a disk-full error.
+func classify(err error) error {
+	var coded interface{ Code() int }
+	if errors.Is(err, syscall.ENOSPC) || errors.As(err, &coded) && coded.Code()&0xff == sqliteFull {
+		return fmt.Errorf("%w: %w", ErrFull, err)
+	}
+	return err
+}
 
 // Store is the SQLite state of one node. It is safe for concurrent use.
 type Store struct {
@@ -67,7 +84,7 @@ func (s *Store) Put(ctx context.Context, r *Sandbox) error {
 		 started_at=excluded.started_at, end_at=excluded.end_at, doc=excluded.doc`,
 		r.ID, r.State, r.TemplateID, r.StartedAt.UnixNano(), r.EndAt.UnixNano(), doc)
 	if err != nil {
-		return fmt.Errorf("store sandbox %s: %w", r.ID, err)
+		return fmt.Errorf("store sandbox %s: %w", r.ID, classify(err))
 	}
 	return nil
 }

@@ -49,6 +49,9 @@ func TestRuntimeBinaryFailures(t *testing.T) {
 			if d := time.Since(start); d > 3*time.Second {
 				t.Fatalf("Load took %s", d)
 			}
+			if errors.Is(err, runtime.ErrTimeout) != (tc.name == "hangs") {
+				t.Fatalf("Load = %v: ErrTimeout must mark exactly the timed-out command", err)
+			}
 		})
 	}
 }

@@ -93,7 +93,18 @@ func (r *Runtime) probe() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.Timeout)
 	defer cancel()
-	if out, err := exec.CommandContext(ctx, r.cfg.Binary, "--version").CombinedOutput(); err != nil {
+	return r.Probe(ctx)
+}
+
+// Probe checks that the runtime binary still runs (`<binary> --version`)
+// within ctx; a missing, failing or hanging binary is ErrUnavailable. The
+// daemon's health check calls it.
+func (r *Runtime) Probe(ctx context.Context) error {
+	cmd := exec.CommandContext(ctx, r.cfg.Binary, "--version")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%w: %s --version: %w: %s", runtime.ErrUnavailable, r.cfg.Binary, err, bytes.TrimSpace(out))
 	}
 	return nil
@@ -152,9 +163,18 @@ func (r *Runtime) run(ctx context.Context, id string, args ...string) ([]byte, e
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return out, fmt.Errorf("%s %s: %w: %s", r.kind, args[0], err, strings.TrimSpace(stderr.String()))
+		return out, fmt.Errorf("%s %s: %w: %s", r.kind, args[0], timedOut(ctx, err), strings.TrimSpace(stderr.String()))
 	}
 	return out, nil
+}
+
+// timedOut adds runtime.ErrTimeout to err when ctx (the command's bound)
+// expired.
+func timedOut(ctx context.Context, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %w", runtime.ErrTimeout, err)
+	}
+	return err
 }
 
 // state is the subset of `<runtime> state` we use.

@@ -44,7 +44,9 @@ func (r *Runtime) start(ctx context.Context, s runtime.Spec, cmd []string) (_ ru
 	}
 	sb := &Sandbox{r: r, id: s.ID}
 	defer func() {
-		if err != nil {
+		// After a timeout the binary hangs and so would its delete: the
+		// caller deletes (runtime.Runtime.Create's contract).
+		if err != nil && !errors.Is(err, runtime.ErrTimeout) {
 			_ = sb.Delete(context.WithoutCancel(ctx))
 		}
 	}()
@@ -123,7 +125,7 @@ func (r *Runtime) launch(ctx context.Context, id, bundle string, sub []string) e
 		if len(tail) > 2000 {
 			tail = tail[len(tail)-2000:]
 		}
-		return fmt.Errorf("%s %s: %w: %s", r.kind, sub[0], err, bytes.TrimSpace(tail))
+		return fmt.Errorf("%s %s: %w: %s", r.kind, sub[0], timedOut(ctx, err), bytes.TrimSpace(tail))
 	}
 	return nil
 }

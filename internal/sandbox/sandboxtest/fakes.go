@@ -11,6 +11,7 @@ import (
 	"os"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/sbx-dev/sbx/internal/egress"
 	"github.com/sbx-dev/sbx/internal/runtime"
@@ -27,6 +28,8 @@ type Host struct {
 	FailStart  error                    // returned by Runtime.Create when set
 	Policies   map[string]egress.Policy // last policy set per network
 	FailPolicy error                    // returned by SetPolicy when set
+	// RemoveDelay slows every layer Remove (a cleanup stuck on the host).
+	RemoveDelay time.Duration
 }
 
 func NewHost() *Host {
@@ -97,6 +100,10 @@ func (l Layers) Rootfs(id string) (string, bool) {
 	return "/layers/" + id, l.h.Layers[id]
 }
 func (l Layers) Remove(id string) error {
+	l.h.Mu.Lock()
+	d := l.h.RemoveDelay
+	l.h.Mu.Unlock()
+	time.Sleep(d)
 	l.h.Mu.Lock()
 	defer l.h.Mu.Unlock()
 	delete(l.h.Layers, id)

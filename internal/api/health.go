@@ -1,0 +1,47 @@
+package api
+
+import (
+	"net/http"
+	"sort"
+)
+
+// healthReport is the body of GET /health.
+type healthReport struct {
+	// Status is "ok", "degraded" (some runtime does not work: creates on it
+	// get 503, the others work) or "unavailable" (the default runtime does
+	// not work; answered with 503).
+	Status   string            `json:"status"`
+	Runtimes map[string]string `json:"runtimes"` // name → "ok" or the error
+	// Degraded lists runtimes that worked at start and fail now.
+	Degraded []string `json:"degraded,omitempty"`
+	// Unavailable lists runtimes that could not be opened at start (e.g. not
+	// installed): creates on them get 503, but the node is not degraded.
+	Unavailable []string `json:"unavailable,omitempty"`
+}
+
+// health answers GET /health (unauthenticated; probes are cached by the
+// manager, so it cannot be used to fork runtime binaries at will).
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	rep := healthReport{Status: "ok", Runtimes: map[string]string{}}
+	for name, err := range s.mgr.Health(r.Context()) {
+		switch _, atStart := s.mgr.Config().Unavailable[name]; {
+		case err == nil:
+			rep.Runtimes[name] = "ok"
+		case atStart:
+			rep.Runtimes[name] = err.Error()
+			rep.Unavailable = append(rep.Unavailable, name)
+		default:
+			rep.Runtimes[name] = err.Error()
+			rep.Degraded = append(rep.Degraded, name)
+			rep.Status = "degraded"
+		}
+	}
+	sort.Strings(rep.Degraded)
+	sort.Strings(rep.Unavailable)
+	status := http.StatusOK
+	if rep.Runtimes[s.mgr.Config().DefaultRuntime] != "ok" {
+		rep.Status, status = "unavailable", http.StatusServiceUnavailable
+		w.Header().Set("Retry-After", "5")
+	}
+	writeJSON(w, status, rep)
+}
