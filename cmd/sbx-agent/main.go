@@ -47,6 +47,7 @@ func run(args []string) error {
 		return fmt.Errorf("invalid --port %d", *port)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	reserveThreads(reservedThreads)
 	// Orphans of the sandbox's processes are re-parented to the agent (it is
 	// PID 1, or becomes a subreaper) and reaped by it.
 	if err := process.EnableSubreaper(); err != nil {

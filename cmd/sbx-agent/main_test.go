@@ -110,3 +110,19 @@ func TestFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestReserveThreads: the reserved threads exist after the call and stay.
+func TestReserveThreads(t *testing.T) {
+	count := func() int {
+		ents, err := os.ReadDir("/proc/self/task")
+		if err != nil {
+			t.Skip("no /proc/self/task")
+		}
+		return len(ents)
+	}
+	before := count()
+	reserveThreads(8)
+	if after := count(); after < before+4 {
+		t.Fatalf("threads: %d before, %d after reserving 8", before, after)
+	}
+}
