@@ -46,8 +46,8 @@ log "agent end-to-end (official e2b SDK, debug mode)"
 SBX_AGENT_BIN="$PWD/bin/sbx-agent" test/e2e/agent/run.sh
 
 for rt in $RUNTIMES; do
-  log "daemon end-to-end on $rt (official e2b SDK)"
-  test/e2e/daemon/run.sh "$rt"
+  log "daemon end-to-end on $rt (official e2b SDK), exposed ports included"
+  test/e2e/daemon/run.sh "$rt" test/e2e/daemon.test.mjs test/e2e/ports.test.mjs
 done
 
 case " $RUNTIMES " in *" runsc "*)
