@@ -22,7 +22,7 @@ import (
 //	  iifname "sbx*" ct state established,related accept  replies to the host
 //	  iifname "sbx*" ct status dnat accept                 the DNS filter (redirected)
 //	  iifname "sbx*" drop                                  no other host service
-//	  iifname != "sbx*" udp/tcp dport DNSPort/GuardPort drop  (wildcard-bound)
+//	  iifname != "sbx*" iiftype != loopback udp/tcp dport DNSPort/GuardPort drop
 //	forward:
 //	  iifname vmap @sandboxes                              per-sandbox chain
 //	  iifname "sbx*" drop                                  fail closed

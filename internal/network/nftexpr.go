@@ -22,6 +22,14 @@ func notPrefix(key expr.MetaKey, prefix string) []expr.Any {
 	}
 }
 
+// notLoopback is "meta iiftype != loopback".
+func notLoopback() []expr.Any {
+	return []expr.Any{
+		&expr.Meta{Key: expr.MetaKeyIIFTYPE, Register: 1},
+		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: binaryutil.NativeEndian.PutUint16(unix.ARPHRD_LOOPBACK)},
+	}
+}
+
 // fromSubnet is "ip saddr p" (IPv4 only).
 func fromSubnet(p netip.Prefix) []expr.Any {
 	m := uint32(0xffffffff) << (32 - p.Bits())

@@ -198,8 +198,13 @@ func (m *Manager) dnsRedirect(redir *nftables.Set) [][]expr.Any {
 // filterPortsOnlyForSandboxes are input rules that keep the DNS filter's
 // and the guard's ports (bound on the host's wildcard address) closed to
 // anything but sandbox links: iifname != "sbx*" udp/tcp dport P drop.
+//
+// Loopback is exempt: the listeners refuse sources that are not sandboxes
+// anyway, and the table outlives the daemon — a stale rule for a port the
+// kernel later hands to another local program must not cut that program
+// off from its local clients.
 func (m *Manager) filterPortsOnlyForSandboxes() [][]expr.Any {
-	notIn, drop := notPrefix(expr.MetaKeyIIFNAME, m.cfg.IfPrefix), verdict(expr.VerdictDrop)
+	notIn, drop := cat(notPrefix(expr.MetaKeyIIFNAME, m.cfg.IfPrefix), notLoopback()), verdict(expr.VerdictDrop)
 	var rules [][]expr.Any
 	if port := m.cfg.Egress.DNSPort; port != 0 {
 		rules = append(rules, cat(notIn, dport(unix.IPPROTO_UDP, port), drop), cat(notIn, dport(unix.IPPROTO_TCP, port), drop))

@@ -31,6 +31,8 @@ cleanup() {
   fi
   # runsc keeps a bind-mounted null netns under its root
   umount -l "$data/runtime/runsc/null-netns" 2>/dev/null || true
+  # the daemon's nftables table outlives it by design; a test's must not
+  [ "${KEEP:-}" = 1 ] || nft delete table inet "${SBX_E2E_NET_PREFIX:-sbe}" 2>/dev/null || true
   [ "${KEEP:-}" = 1 ] || rm -rf "$data" || true
 }
 trap cleanup EXIT
