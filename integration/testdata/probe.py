@@ -284,7 +284,9 @@ def p_host_sockets():
     targets = [a for a in os.environ.get("HOST_ADDRS", "").split(",") if a]
     gw = gateway()
     if gw:
-        targets += ["%s:%d" % (gw, p) for p in (22, 53, 80, 2375, 3000, 6443, 10250)]
+        # 53 is left out: the gateway's port 53 is the sandbox's own DNS
+        # resolver (the daemon's filter, redirected), reachable by design.
+        targets += ["%s:%d" % (gw, p) for p in (22, 80, 2375, 3000, 6443, 10250)]
     targets += ["169.254.169.254:80"]
     import threading
     reached = []
