@@ -61,7 +61,7 @@ func writeErr(w http.ResponseWriter, status int, msg string) {
 
 // setup starts an upstream standing in for both sandboxes' agents (the proxy
 // dials AgentAddr's host at the routed port) and returns a front server.
-func setup(t *testing.T) (front *httptest.Server, a, b sandbox.Info) {
+func setup(t testing.TB) (front *httptest.Server, a, b sandbox.Info) {
 	return setupWith(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Upstream-Path", r.URL.Path)
 		w.WriteHeader(http.StatusOK)
@@ -69,7 +69,7 @@ func setup(t *testing.T) (front *httptest.Server, a, b sandbox.Info) {
 }
 
 // setupWith is setup with the given upstream handler.
-func setupWith(t *testing.T, h http.Handler) (front *httptest.Server, a, b sandbox.Info) {
+func setupWith(t testing.TB, h http.Handler) (front *httptest.Server, a, b sandbox.Info) {
 	up := httptest.NewServer(h)
 	t.Cleanup(up.Close)
 	host, port, _ := net.SplitHostPort(up.Listener.Addr().String())
