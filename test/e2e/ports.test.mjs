@@ -94,15 +94,15 @@ test(`${runtime}: getHost(port) reaches a WebSocket server in the sandbox`, asyn
   await sbx.commands.run('python3 /home/user/ws.py', { background: true, timeoutMs: 0, onStderr: (d) => (errs += d) })
   await listening(sbx, 8001)
   const key = crypto.randomBytes(16).toString('base64')
-  const socket = await new Promise((resolve, reject) => {
+  const [socket, head] = await new Promise((resolve, reject) => {
     const req = http.request({
       host: origin.hostname, port: origin.port, path: '/',
       headers: { Host: sbx.getHost(8001), Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Key': key, 'Sec-WebSocket-Version': '13' },
     })
-    req.on('upgrade', (res, sock) => {
+    req.on('upgrade', (res, sock, head) => {
       const want = crypto.createHash('sha1').update(key + '258EAFA5-E914-47DA-95CA-C5AB0DC85B11').digest('base64')
       assert.equal(res.headers['sec-websocket-accept'], want)
-      resolve(sock)
+      resolve([sock, head]) // head: the first frame when it came with the 101
     })
     req.on('response', (res) => {
       let body = ''
@@ -113,7 +113,7 @@ test(`${runtime}: getHost(port) reaches a WebSocket server in the sandbox`, asyn
     req.end()
   })
   const frames = []
-  let buf = Buffer.alloc(0)
+  let buf = Buffer.from(head)
   const next = () => new Promise((resolve) => {
     const take = () => {
       if (buf.length >= 2 && buf.length >= 2 + (buf[1] & 0x7f)) {
