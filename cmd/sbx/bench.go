@@ -138,7 +138,7 @@ func burst(ctx context.Context, c *client.Client, f benchFlags) *phase {
 		go func() {
 			defer wg.Done()
 			t0 := time.Now()
-			sb, err := c.Create(ctx, client.CreateRequest{TemplateID: f.template, Runtime: f.runtime, Timeout: 2 * time.Minute})
+			sb, err := c.Create(ctx, f.createRequest(2*time.Minute))
 			if err == nil {
 				ids <- sb.SandboxID
 				_, err = c.Sandbox(sb).Run(ctx, client.RunRequest{Cmd: f.cmd}, io.Discard, io.Discard)
@@ -156,10 +156,15 @@ func burst(ctx context.Context, c *client.Client, f benchFlags) *phase {
 	return p
 }
 
+// createRequest is the create every bench phase sends.
+func (f benchFlags) createRequest(timeout time.Duration) client.CreateRequest {
+	return client.CreateRequest{TemplateID: f.template, Runtime: f.runtime, Timeout: timeout}
+}
+
 // ttiOnce measures one create → first command output → kill.
 func ttiOnce(ctx context.Context, c *client.Client, f benchFlags, create, exec, kill, tti *phase) {
 	t0 := time.Now()
-	sb, err := c.Create(ctx, client.CreateRequest{TemplateID: f.template, Runtime: f.runtime, Timeout: 2 * time.Minute})
+	sb, err := c.Create(ctx, f.createRequest(2*time.Minute))
 	create.add(time.Since(t0), err)
 	if err != nil {
 		tti.add(0, err)
@@ -177,7 +182,7 @@ func ttiOnce(ctx context.Context, c *client.Client, f benchFlags, create, exec, 
 // live measures round trips and file I/O in one sandbox.
 func live(ctx context.Context, c *client.Client, f benchFlags) []*phase {
 	rtt, files := &phase{Name: "command round trip"}, &phase{Name: "1 MiB write+read"}
-	sb, err := c.Create(ctx, client.CreateRequest{TemplateID: f.template, Runtime: f.runtime, Timeout: 2 * time.Minute})
+	sb, err := c.Create(ctx, f.createRequest(2*time.Minute))
 	if err != nil {
 		rtt.add(0, err)
 		return []*phase{rtt}

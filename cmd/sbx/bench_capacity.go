@@ -73,7 +73,7 @@ func startIdle(ctx context.Context, c *client.Client, f benchFlags, n int, cp *c
 		go func() {
 			defer wg.Done()
 			for next() {
-				sb, err := c.Create(ctx, client.CreateRequest{TemplateID: f.template, Runtime: f.runtime, Timeout: time.Hour})
+				sb, err := c.Create(ctx, f.createRequest(time.Hour))
 				mu.Lock()
 				switch {
 				case err != nil && !failed:
