@@ -8,6 +8,8 @@ import (
 
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/sbx-dev/sbx/internal/osthread"
 )
 
 // newNamedNS creates a network namespace bind-mounted at path, with IPv6
@@ -21,10 +23,8 @@ func newNamedNS(path string) (netns.NsHandle, error) {
 	}
 	f.Close()
 	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread dies in the new netns
-		errc <- unshareAndMount(path)
-	}()
+	// The thread is never unlocked: it dies in the new netns.
+	osthread.Go(func() { errc <- unshareAndMount(path) })
 	if err := <-errc; err != nil {
 		removeNS(path)
 		return -1, err
