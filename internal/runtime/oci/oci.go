@@ -37,6 +37,11 @@ type Runtime struct {
 	root   string // runtime --root
 	hybrid bool   // cgroup v1 controllers with a cgroup2 mount (crun workaround)
 	v2     bool   // pure cgroup v2 host
+	// starter starts crun commands on a hybrid host (mntns.go); nil
+	// otherwise: commands start from any thread.
+	starter *nsStarter
+	binID   string   // the binary's build (bpfcache.go)
+	filters bpfCache // crun: compiled seccomp filters by profile
 }
 
 // New returns the backend kind ("runsc", "crun", "runc").
@@ -50,11 +55,17 @@ func New(kind string, cfg Config) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.Binary = bin
+	if cfg.Binary, err = filepath.Abs(bin); err != nil {
+		return nil, err
+	}
+	// Commands may start with "/" as their working directory (mntns.go).
+	if cfg.StateDir, err = filepath.Abs(cfg.StateDir); err != nil {
+		return nil, err
+	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 30 * time.Second
 	}
-	r := &Runtime{kind: kind, cfg: cfg, root: filepath.Join(cfg.StateDir, kind)}
+	r := &Runtime{kind: kind, cfg: cfg, root: filepath.Join(cfg.StateDir, kind), binID: binaryID(cfg.Binary)}
 	r.v2, r.hybrid = cgroupMode()
 	if err := r.probe(); err != nil {
 		return nil, err
@@ -84,11 +95,11 @@ func findBinary(kind, given string) (string, error) {
 }
 
 // probe checks that the binary runs (`--version`, bounded by the timeout)
-// and, for crun on a hybrid host, that unshare(1) is there for the workaround.
-func (r *Runtime) probe() error {
+// and, for crun on a hybrid host, makes the starter of its commands.
+func (r *Runtime) probe() (err error) {
 	if r.kind == "crun" && r.hybrid {
-		if _, err := exec.LookPath("unshare"); err != nil {
-			return fmt.Errorf("%w: crun on a hybrid cgroup host needs unshare(1): %w", runtime.ErrUnavailable, err)
+		if r.starter, err = hybridStarter(); err != nil {
+			return fmt.Errorf("%w: crun on a hybrid cgroup host: %w", runtime.ErrUnavailable, err)
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.Timeout)
@@ -133,18 +144,10 @@ func (r *Runtime) globalFlags(id string) []string {
 	return f
 }
 
-// command builds an invocation of the runtime binary. crun on a hybrid host
-// runs in a private mount namespace without the cgroup2 mount, because crun
-// refuses hybrid mode.
+// command builds an invocation of the runtime binary; start it with
+// r.start.
 func (r *Runtime) command(ctx context.Context, id string, args ...string) *exec.Cmd {
-	argv := append(r.globalFlags(id), args...)
-	var cmd *exec.Cmd
-	if r.kind == "crun" && r.hybrid {
-		script := `umount -l /sys/fs/cgroup/unified 2>/dev/null; exec "$0" "$@"`
-		cmd = exec.CommandContext(ctx, "unshare", append([]string{"--mount", "--propagation", "slave", "sh", "-c", script, r.cfg.Binary}, argv...)...)
-	} else {
-		cmd = exec.CommandContext(ctx, r.cfg.Binary, argv...)
-	}
+	cmd := exec.CommandContext(ctx, r.cfg.Binary, append(r.globalFlags(id), args...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // not in our process group
 	// On timeout the whole session goes: a hung runtime's helpers must not
 	// hold the output pipes (WaitDelay bounds that anyway) or linger.
@@ -153,19 +156,31 @@ func (r *Runtime) command(ctx context.Context, id string, args ...string) *exec.
 	return cmd
 }
 
+// runCmd starts cmd and waits for it (cmd.Run). crun on a hybrid host starts
+// in a private mount namespace without the cgroup2 mount (mntns.go).
+func (r *Runtime) runCmd(cmd *exec.Cmd) error {
+	if r.starter == nil {
+		return cmd.Run()
+	}
+	if err := r.starter.start(cmd); err != nil {
+		return err
+	}
+	return cmd.Wait()
+}
+
 // run executes a runtime command with the backend's timeout and returns its
 // output; stderr is part of the error.
 func (r *Runtime) run(ctx context.Context, id string, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
 	cmd := r.command(ctx, id, args...)
+	var stdout bytes.Buffer
 	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return out, fmt.Errorf("%s %s: %w: %s", r.kind, args[0], timedOut(ctx, err), strings.TrimSpace(stderr.String()))
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := r.runCmd(cmd); err != nil {
+		return stdout.Bytes(), fmt.Errorf("%s %s: %w: %s", r.kind, args[0], timedOut(ctx, err), strings.TrimSpace(stderr.String()))
 	}
-	return out, nil
+	return stdout.Bytes(), nil
 }
 
 // timedOut adds runtime.ErrTimeout to err when ctx (the command's bound)

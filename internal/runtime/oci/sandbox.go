@@ -51,7 +51,10 @@ func (r *Runtime) start(ctx context.Context, s runtime.Spec, cmd []string) (_ ru
 		}
 	}()
 	b := r.bundle(s.ID)
-	cfg, err := json.Marshal(buildSpec(r.kind, s))
+	spec := buildSpec(r.kind, s)
+	key := r.filterKey(spec)
+	cached := r.useCachedFilter(spec, key)
+	cfg, err := json.Marshal(spec)
 	if err != nil {
 		return nil, fmt.Errorf("oci: spec: %w", err)
 	}
@@ -60,6 +63,9 @@ func (r *Runtime) start(ctx context.Context, s runtime.Spec, cmd []string) (_ ru
 	}
 	if err := r.launch(ctx, s.ID, b, cmd); err != nil {
 		return nil, err
+	}
+	if key != "" && !cached {
+		r.learnFilter(key, s.ID)
 	}
 	if sb.pid, err = readPid(filepath.Join(b, "pid")); err != nil {
 		return nil, fmt.Errorf("%s: %w", r.kind, err)
@@ -120,7 +126,7 @@ func (r *Runtime) launch(ctx context.Context, id, bundle string, sub []string) e
 	args := append(append([]string{}, sub...), "--bundle", bundle, "--pid-file", filepath.Join(bundle, "pid"), id)
 	cmd := r.command(ctx, id, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Run(); err != nil {
+	if err := r.runCmd(cmd); err != nil {
 		tail, _ := os.ReadFile(filepath.Join(bundle, "console.log"))
 		if len(tail) > 2000 {
 			tail = tail[len(tail)-2000:]

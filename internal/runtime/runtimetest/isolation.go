@@ -30,7 +30,16 @@ echo "keyctl: $(python3 -c 'import ctypes; l=ctypes.CDLL(None, use_errno=True); 
 echo END
 } > /var/tmp/probe 2>&1; exec sleep 1000`
 
+// testIsolation runs the probe in two sandboxes of one backend instance:
+// the second start may reuse what the first prepared (crun: the compiled
+// seccomp filter) and must be as confined.
 func testIsolation(t *testing.T, fx *Fixture, rt runtime.Runtime) {
+	for _, name := range []string{"first", "second"} {
+		t.Run(name, func(t *testing.T) { probeIsolation(t, fx, rt) })
+	}
+}
+
+func probeIsolation(t *testing.T, fx *Fixture, rt runtime.Runtime) {
 	ctx := context.Background()
 	s, rootfs := fx.spec(t, rt, probe, runtime.Limits{})
 	sb, err := rt.Create(ctx, s)
