@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
 )
 
 // crun compiles the seccomp profile with libseccomp on every `crun run`:
@@ -38,13 +39,14 @@ type bpfCache struct {
 	m  map[string]string
 }
 
-// binaryID identifies the runtime binary's build: path, size and mtime.
+// binaryID identifies the file at path: inode, size and times (a package
+// upgrade renames a new file into place: another inode).
 func binaryID(path string) string {
-	st, err := os.Stat(path)
-	if err != nil {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
 		return path
 	}
-	return fmt.Sprintf("%s:%d:%d", path, st.Size(), st.ModTime().UnixNano())
+	return fmt.Sprintf("%s:%d:%d:%d:%d:%d", path, st.Dev, st.Ino, st.Size, st.Mtim.Nano(), st.Ctim.Nano())
 }
 
 // filterKey is the cache key of sp's seccomp profile ("" when it has none).

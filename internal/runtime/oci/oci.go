@@ -40,8 +40,9 @@ type Runtime struct {
 	// starter starts crun commands on a hybrid host (mntns.go); nil
 	// otherwise: commands start from any thread.
 	starter *nsStarter
-	binID   string   // the binary's build (bpfcache.go)
-	filters bpfCache // crun: compiled seccomp filters by profile
+	binID   string        // the binary's build (bpfcache.go)
+	sealed  *sealedBinary // crun, runc: what commands execute (sealed.go)
+	filters bpfCache      // crun: compiled seccomp filters by profile
 }
 
 // New returns the backend kind ("runsc", "crun", "runc").
@@ -67,6 +68,9 @@ func New(kind string, cfg Config) (*Runtime, error) {
 	}
 	r := &Runtime{kind: kind, cfg: cfg, root: filepath.Join(cfg.StateDir, kind), binID: binaryID(cfg.Binary)}
 	r.v2, r.hybrid = cgroupMode()
+	if kind != "runsc" {
+		r.sealed = &sealedBinary{path: cfg.Binary}
+	}
 	if err := r.probe(); err != nil {
 		return nil, err
 	}
@@ -147,7 +151,12 @@ func (r *Runtime) globalFlags(id string) []string {
 // command builds an invocation of the runtime binary; start it with
 // r.start.
 func (r *Runtime) command(ctx context.Context, id string, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, r.cfg.Binary, append(r.globalFlags(id), args...)...)
+	bin := r.cfg.Binary
+	if r.sealed != nil {
+		bin = r.sealed.execPath()
+	}
+	cmd := exec.CommandContext(ctx, bin, append(r.globalFlags(id), args...)...)
+	cmd.Args[0] = r.cfg.Binary                           // what ps shows
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // not in our process group
 	// On timeout the whole session goes: a hung runtime's helpers must not
 	// hold the output pipes (WaitDelay bounds that anyway) or linger.

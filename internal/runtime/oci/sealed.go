@@ -1,0 +1,84 @@
+package oci
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// crun and runc protect the host binary from a container that would write
+// to it through /proc/<pid>/exe (CVE-2019-5736) by copying themselves into a
+// sealed memfd and re-executing that copy on every run: a bind mount or a
+// temporary file, a second exec and a second round of dynamic linking, a
+// good part of what crun costs per create. They skip it when they already
+// run from a memfd sealed against writes, growth, shrinking and new seals.
+// The backend keeps such a copy of the binary and executes it
+// (/proc/self/fd/N), so the protection holds with one exec per command.
+
+// fullSeals are the seals crun and runc check for.
+const fullSeals = unix.F_SEAL_SEAL | unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_WRITE
+
+// sealedBinary is an immutable in-memory copy of a runtime binary, renewed
+// when the file on disk changes (an upgrade takes effect at the next
+// command). Copies are never closed: a command being started may still be
+// resolving /proc/self/fd/N of an older one, and a reused fd number there
+// would run another file.
+type sealedBinary struct {
+	path string
+	mu   sync.Mutex // guards id and cur
+	id   string     // binaryID of the file cur was copied from
+	cur  *os.File
+}
+
+// execPath returns the path to execute for s.path: its sealed copy, made or
+// renewed as needed. If no copy can be made it returns s.path (the runtime
+// then clones itself, as without sbx).
+func (s *sealedBinary) execPath() string {
+	id := binaryID(s.path)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur == nil || id != s.id {
+		f, err := sealedCopy(s.path)
+		if err != nil {
+			return s.path
+		}
+		s.cur, s.id = f, id
+	}
+	return fmt.Sprintf("/proc/self/fd/%d", s.cur.Fd())
+}
+
+// sealedCopy copies the file at path into a memfd and seals it. Only ELF
+// binaries are copied: a script's interpreter would reopen /proc/self/fd/N
+// after the exec closed it.
+func sealedCopy(path string) (*os.File, error) {
+	src, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	magic := make([]byte, 4)
+	if _, err := io.ReadFull(src, magic); err != nil || string(magic) != "\x7fELF" {
+		return nil, fmt.Errorf("%s: not an ELF binary", path)
+	}
+	if _, err := src.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	fd, err := unix.MemfdCreate("sbx:"+filepath.Base(path), unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return nil, fmt.Errorf("memfd: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), path)
+	if _, err := io.Copy(f, src); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("copy %s: %w", path, err)
+	}
+	if _, err := unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, fullSeals); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("seal copy of %s: %w", path, err)
+	}
+	return f, nil
+}
