@@ -134,7 +134,8 @@ func newDataDir(t testing.TB) string {
 		_ = os.Chmod(p, 0o711)
 	}
 	t.Cleanup(func() {
-		_ = syscall.Unmount(filepath.Join(dataDir, "runtime", "runsc", "null-netns"), syscall.MNT_DETACH)
+		_ = syscall.Unmount(filepath.Join(dataDir, "run", "runtime", "runsc", "null-netns"), syscall.MNT_DETACH)
+		_ = syscall.Unmount(filepath.Join(dataDir, "run"), syscall.MNT_DETACH) // the daemon's tmpfs
 	})
 	return dataDir
 }

@@ -20,9 +20,9 @@ import (
 type inventory map[string]bool
 
 // stateDirs are the data dir's per-sandbox directories: writable layers,
-// runtime --root dirs and OCI bundles.
-var stateDirs = []string{"sandboxes", "runtime/runsc", "runtime/crun", "runtime/runc",
-	"runtime/bundles-runsc", "runtime/bundles-crun", "runtime/bundles-runc"}
+// runtime --root dirs and OCI bundles, all in the daemon's run dir.
+var stateDirs = []string{"run/sandboxes", "run/runtime/runsc", "run/runtime/crun", "run/runtime/runc",
+	"run/runtime/bundles-runsc", "run/runtime/bundles-crun", "run/runtime/bundles-runc"}
 
 var logID = regexp.MustCompile(`sandbox=([a-z0-9]{20})\b`)
 

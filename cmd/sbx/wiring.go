@@ -24,7 +24,11 @@ func buildManager(_ context.Context, f *serveFlags, st *store.Store, aud sandbox
 	if err != nil {
 		return nil, nil, err
 	}
-	rts, unavailable := runtimes(f, log)
+	run, err := mountRunDir(f.dataDir, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	rts, unavailable := runtimes(f, run, log)
 	subnet, err := netip.ParsePrefix(f.subnet)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--subnet: %w", err)
@@ -33,7 +37,7 @@ func buildManager(_ context.Context, f *serveFlags, st *store.Store, aud sandbox
 	if err != nil {
 		return nil, nil, err
 	}
-	ly, err := layer.New(filepath.Join(f.dataDir, "sandboxes"))
+	ly, err := layer.New(filepath.Join(run, "sandboxes"))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -59,10 +63,10 @@ func buildManager(_ context.Context, f *serveFlags, st *store.Store, aud sandbox
 // logged and returned with the reason (creates asking for them get 503,
 // /health reports them), and the manager refuses to start if the default is
 // among them.
-func runtimes(f *serveFlags, log *slog.Logger) (sandbox.Runtimes, map[string]string) {
+func runtimes(f *serveFlags, runDir string, log *slog.Logger) (sandbox.Runtimes, map[string]string) {
 	rts, unavailable := sandbox.Runtimes{}, map[string]string{}
 	for _, kind := range []string{"runsc", "crun", "runc"} {
-		rt, err := oci.New(kind, oci.Config{StateDir: filepath.Join(f.dataDir, "runtime"), Timeout: f.runtimeTimeout})
+		rt, err := oci.New(kind, oci.Config{StateDir: filepath.Join(runDir, "runtime"), Timeout: f.runtimeTimeout})
 		if err != nil {
 			log.Warn("runtime unavailable", "runtime", kind, "err", err)
 			unavailable[kind] = err.Error()

@@ -29,8 +29,10 @@ cleanup() {
     kill "$cur" 2>/dev/null || true
     for _ in $(seq 150); do kill -0 "$cur" 2>/dev/null || break; sleep 0.1; done
   fi
-  # runsc keeps a bind-mounted null netns under its root
-  umount -l "$data/runtime/runsc/null-netns" 2>/dev/null || true
+  # runsc keeps a bind-mounted null netns under its root; the run dir is
+  # the daemon's tmpfs (it outlives the daemon by design, a test's must not)
+  umount -l "$data/run/runtime/runsc/null-netns" 2>/dev/null || true
+  [ "${KEEP:-}" = 1 ] || umount -l "$data/run" 2>/dev/null || true
   # the daemon's nftables table outlives it by design; a test's must not
   [ "${KEEP:-}" = 1 ] || nft delete table inet "${SBX_E2E_NET_PREFIX:-sbe}" 2>/dev/null || true
   [ "${KEEP:-}" = 1 ] || rm -rf "$data" || true
