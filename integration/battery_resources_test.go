@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,6 +34,7 @@ var resourceAttacks = []resourceAttack{
 	{"stdout-flood", nil, stdoutFlood},
 	{"fd-exhaustion", nil, fdExhaustion},
 	{"exec-flood", nil, execFlood},
+	{"console-flood", nil, consoleFlood},
 }
 
 // pidsCurrent reads the sandbox's host pids cgroup (-1 when absent).
@@ -332,5 +334,25 @@ func execFlood(t *testing.T, sb *sandbox, rt string) {
 	}
 	if out, _ := sb.run("", "echo alive", 20*time.Second); out != "alive\n" {
 		t.Errorf("sandbox unusable after an exec flood: %q", out)
+	}
+}
+
+// consoleFlood: root in the sandbox writes into the agent's stdout and
+// stderr through /proc/1/fd/1 and /proc/1/fd/2. The runtime opened them on
+// the sandbox's console log, a host file; the agent points them at
+// /dev/null once it listens, so the host file must not grow.
+func consoleFlood(t *testing.T, sb *sandbox, rt string) {
+	log := filepath.Join(sb.d.dataDir, "run", "runtime", "bundles-"+rt, sb.ID, "console.log")
+	before, err := os.Stat(log)
+	if err != nil {
+		t.Fatalf("console log: %v", err)
+	}
+	out, _ := sb.run("root", "for fd in 1 2; do dd if=/dev/zero of=/proc/1/fd/$fd bs=1M count=8 oflag=append conv=notrunc 2>&1 | tail -n1; done", time.Minute)
+	after, err := os.Stat(log)
+	if err != nil {
+		t.Fatalf("console log: %v", err)
+	}
+	if after.Size() > before.Size()+4096 {
+		t.Errorf("the sandbox wrote %d bytes into its host console log (%s)", after.Size()-before.Size(), out)
 	}
 }

@@ -72,8 +72,15 @@ func run(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	l, err := net.Listen("tcp", srv.Addr())
+	if err != nil {
+		return err
+	}
+	if err := detachConsole(); err != nil {
+		return fmt.Errorf("detach from the console log: %w", err)
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
+	go func() { errc <- srv.Serve(l) }()
 	select {
 	case err := <-errc:
 		return err

@@ -132,6 +132,9 @@ func NewServer(cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// Addr is the address the server is configured to listen on.
+func (s *Server) Addr() string { return s.cfg.Addr }
+
 // Handler returns the server's routes behind the access-token check.
 func (s *Server) Handler() http.Handler { return s.handler }
 
