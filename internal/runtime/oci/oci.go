@@ -69,7 +69,7 @@ func New(kind string, cfg Config) (*Runtime, error) {
 	r := &Runtime{kind: kind, cfg: cfg, root: filepath.Join(cfg.StateDir, kind), binID: binaryID(cfg.Binary)}
 	r.v2, r.hybrid = cgroupMode()
 	if kind != "runsc" {
-		r.sealed = &sealedBinary{path: cfg.Binary}
+		r.sealed = &sealedBinary{path: cfg.Binary, links: filepath.Join(cfg.StateDir, ".exe")}
 	}
 	if err := r.probe(); err != nil {
 		return nil, err

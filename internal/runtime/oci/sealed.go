@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -17,7 +18,10 @@ import (
 // good part of what crun costs per create. They skip it when they already
 // run from a memfd sealed against writes, growth, shrinking and new seals.
 // The backend keeps such a copy of the binary and executes it
-// (/proc/self/fd/N), so the protection holds with one exec per command.
+// through a symlink <StateDir>/.exe/N/<name> → /proc/self/fd/N, so the
+// protection holds with one exec per command and the process is still
+// called crun (a process's name is the last element of the path it was
+// executed by: /proc/self/fd/N would name it "N").
 
 // fullSeals are the seals crun and runc check for.
 const fullSeals = unix.F_SEAL_SEAL | unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_WRITE
@@ -28,10 +32,12 @@ const fullSeals = unix.F_SEAL_SEAL | unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | uni
 // resolving /proc/self/fd/N of an older one, and a reused fd number there
 // would run another file.
 type sealedBinary struct {
-	path string
-	mu   sync.Mutex // guards id and cur
-	id   string     // binaryID of the file cur was copied from
-	cur  *os.File
+	path  string
+	links string     // directory of the symlinks to the copies
+	mu    sync.Mutex // guards id, cur and exe
+	id    string     // binaryID of the file cur was copied from
+	cur   *os.File
+	exe   string // what to execute for cur
 }
 
 // execPath returns the path to execute for s.path: its sealed copy, made or
@@ -46,9 +52,27 @@ func (s *sealedBinary) execPath() string {
 		if err != nil {
 			return s.path
 		}
-		s.cur, s.id = f, id
+		s.cur, s.id, s.exe = f, id, s.link(f)
 	}
-	return fmt.Sprintf("/proc/self/fd/%d", s.cur.Fd())
+	return s.exe
+}
+
+// link makes the symlink to f's descriptor named like the binary and
+// returns its path, or the descriptor's path if it cannot.
+func (s *sealedBinary) link(f *os.File) string {
+	fdPath := fmt.Sprintf("/proc/self/fd/%d", f.Fd())
+	if s.links == "" {
+		return fdPath
+	}
+	l := filepath.Join(s.links, strconv.Itoa(int(f.Fd())), filepath.Base(s.path))
+	if err := os.MkdirAll(filepath.Dir(l), 0o700); err != nil {
+		return fdPath
+	}
+	_ = os.Remove(l) // an earlier daemon's, for its own descriptor N
+	if err := os.Symlink(fdPath, l); err != nil {
+		return fdPath
+	}
+	return l
 }
 
 // sealedCopy copies the file at path into a memfd and seals it. Only ELF

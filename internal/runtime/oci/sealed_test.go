@@ -9,10 +9,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestSealedBinary: the path to execute is a fully sealed memfd copy (what
-// crun and runc accept as already cloned; the conformance suites run them
-// from it), the copy cannot be written, and a change of the file on disk
-// is picked up by the next command.
+// TestSealedBinary: the path to execute, named like the binary, leads to a
+// fully sealed memfd copy (what crun and runc accept as already cloned; the
+// conformance suites run them from it), the copy cannot be written, and a
+// change of the file on disk is picked up by the next command.
 func TestSealedBinary(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "tool")
 	write := func(body string) {
@@ -23,11 +23,17 @@ func TestSealedBinary(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s := &sealedBinary{path: bin}
+	s := &sealedBinary{path: bin, links: t.TempDir()}
 	run := func() string {
 		p := s.execPath()
 		if p == bin {
 			t.Fatal("no sealed copy")
+		}
+		if filepath.Base(p) != "tool" {
+			t.Fatalf("executed as %s: the process would not be called tool", p)
+		}
+		if target, err := os.Readlink(p); err != nil || !strings.HasPrefix(target, "/proc/self/fd/") {
+			t.Fatalf("%s → %q, %v", p, target, err)
 		}
 		f, err := os.OpenFile(p, os.O_RDWR, 0)
 		if err == nil {
