@@ -22,8 +22,8 @@ import (
 // annotation run.oci.seccomp_bpf_data, with which crun loads those bytes
 // instead of compiling: the filter is still libseccomp's, compiled by crun
 // from the same profile, as crun's own cache does in later versions. The key
-// covers the profile and the crun binary (a crun or libseccomp upgrade under
-// a running daemon compiles afresh); the cache lives in memory only.
+// covers the profile and the crun binary on disk (a crun upgrade under a
+// running daemon compiles afresh); the cache lives in memory only.
 
 // bpfAnnotation makes crun ignore linux.seccomp and load the base64 filter.
 const bpfAnnotation = "run.oci.seccomp_bpf_data"
@@ -59,7 +59,7 @@ func (r *Runtime) filterKey(sp *specs.Spec) string {
 		return ""
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00", r.binID)
+	fmt.Fprintf(h, "%s\x00", binaryID(r.cfg.Binary))
 	h.Write(b)
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -63,7 +63,7 @@ func TestCrunFilterCache(t *testing.T) {
 // only crun gets one.
 func TestFilterKey(t *testing.T) {
 	sp := func(kind string) *specs.Spec { return &specs.Spec{Linux: &specs.Linux{Seccomp: Seccomp(kind)}} }
-	crun := &Runtime{kind: "crun", binID: "a"}
+	crun := &Runtime{kind: "crun", cfg: Config{Binary: "/nonexistent/a"}}
 	k := crun.filterKey(sp("crun"))
 	if k == "" || k != crun.filterKey(sp("crun")) {
 		t.Fatalf("key %q not stable", k)
@@ -71,7 +71,7 @@ func TestFilterKey(t *testing.T) {
 	if k == crun.filterKey(sp("runsc")) {
 		t.Error("another profile, same key")
 	}
-	if k == (&Runtime{kind: "crun", binID: "b"}).filterKey(sp("crun")) {
+	if k == (&Runtime{kind: "crun", cfg: Config{Binary: "/nonexistent/b"}}).filterKey(sp("crun")) {
 		t.Error("another binary, same key")
 	}
 	if (&Runtime{kind: "runc"}).filterKey(sp("runc")) != "" || crun.filterKey(&specs.Spec{Linux: &specs.Linux{}}) != "" {

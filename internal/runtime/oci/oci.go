@@ -40,7 +40,6 @@ type Runtime struct {
 	// starter starts crun commands on a hybrid host (mntns.go); nil
 	// otherwise: commands start from any thread.
 	starter *nsStarter
-	binID   string        // the binary's build (bpfcache.go)
 	sealed  *sealedBinary // crun, runc: what commands execute (sealed.go)
 	filters bpfCache      // crun: compiled seccomp filters by profile
 }
@@ -66,7 +65,7 @@ func New(kind string, cfg Config) (*Runtime, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 30 * time.Second
 	}
-	r := &Runtime{kind: kind, cfg: cfg, root: filepath.Join(cfg.StateDir, kind), binID: binaryID(cfg.Binary)}
+	r := &Runtime{kind: kind, cfg: cfg, root: filepath.Join(cfg.StateDir, kind)}
 	r.v2, r.hybrid = cgroupMode()
 	if kind != "runsc" {
 		r.sealed = &sealedBinary{path: cfg.Binary, links: filepath.Join(cfg.StateDir, ".exe")}
@@ -148,8 +147,8 @@ func (r *Runtime) globalFlags(id string) []string {
 	return f
 }
 
-// command builds an invocation of the runtime binary; start it with
-// r.start.
+// command builds an invocation of the runtime binary; run it with
+// r.runCmd.
 func (r *Runtime) command(ctx context.Context, id string, args ...string) *exec.Cmd {
 	bin := r.cfg.Binary
 	if r.sealed != nil {
