@@ -26,6 +26,11 @@ const runDirOptions = "size=512m,mode=0711"
 // directory again, like /run. If the mount fails the directory is used as it
 // is, on the data dir's file system, with a warning.
 func mountRunDir(dataDir string, log *slog.Logger) (string, error) {
+	if legacyLayout(dataDir) {
+		log.Warn("data dir holds sandboxes of the layout before <data-dir>/run: keeping it (creates cost more CPU) until none is left",
+			"data-dir", dataDir)
+		return dataDir, nil
+	}
 	dir := filepath.Join(dataDir, runDirName)
 	if err := os.MkdirAll(dir, 0o711); err != nil {
 		return "", err
@@ -50,4 +55,29 @@ func isMountPoint(dir string) (bool, error) {
 		return false, fmt.Errorf("run dir: %w", err)
 	}
 	return st.Dev != parent.Dev, nil
+}
+
+// legacyDirs are the per-sandbox directories of the layout before the run
+// dir, children before parents.
+var legacyDirs = []string{"sandboxes", "runtime/runsc", "runtime/crun", "runtime/runc",
+	"runtime/bundles-runsc", "runtime/bundles-crun", "runtime/bundles-runc", "runtime"}
+
+// legacyLayout reports whether dataDir still holds sandboxes in the layout
+// before the run dir (<data-dir>/runtime and <data-dir>/sandboxes); those
+// must be re-adopted where they are. Empty leftovers of it are removed
+// (runsc's null netns pin first), so the next start uses the run dir.
+func legacyLayout(dataDir string) bool {
+	pin := filepath.Join(dataDir, "runtime", "runsc", "null-netns")
+	if err := syscall.Unmount(pin, syscall.MNT_DETACH); err == nil || err == syscall.EINVAL {
+		_ = os.Remove(pin)
+	}
+	for _, d := range legacyDirs {
+		_ = os.Remove(filepath.Join(dataDir, d)) // only empty directories go
+	}
+	for _, d := range []string{"sandboxes", "runtime"} {
+		if _, err := os.Lstat(filepath.Join(dataDir, d)); err == nil {
+			return true
+		}
+	}
+	return false
 }
