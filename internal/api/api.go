@@ -139,17 +139,3 @@ func truncate(s string, n int) string {
 	}
 	return s
 }
-
-func (s *Server) notSupported(msg string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		id, ok := sandboxID(w, r)
-		if !ok {
-			return
-		}
-		if _, err := s.mgr.Get(id); err != nil {
-			writeErr(w, err)
-			return
-		}
-		WriteError(w, http.StatusNotImplemented, msg)
-	}
-}

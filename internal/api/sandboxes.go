@@ -221,15 +221,6 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, status, s.sandboxResp(in))
 }
 
-func firstErr(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
-}
-
 func (s *Server) templates(w http.ResponseWriter, r *http.Request) {
 	ts, err := s.mgr.Templates().List()
 	if err != nil {
