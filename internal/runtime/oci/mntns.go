@@ -1,6 +1,7 @@
 package oci
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -93,9 +94,26 @@ func enterPrivateNS(host int) error {
 	return nil
 }
 
-// start starts cmd from the locked thread (cmd.Start's contract otherwise).
-func (s *nsStarter) start(cmd *exec.Cmd) error {
+// start starts cmd from the locked thread (cmd.Start's contract otherwise),
+// giving up when ctx ends first; a start that completes after that is
+// killed and reaped behind the caller's back.
+func (s *nsStarter) start(ctx context.Context, cmd *exec.Cmd) error {
 	done := make(chan error, 1)
-	s.reqs <- nsReq{cmd, done}
-	return <-done
+	select {
+	case s.reqs <- nsReq{cmd, done}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		go func() {
+			if <-done == nil {
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+			}
+		}()
+		return ctx.Err()
+	}
 }

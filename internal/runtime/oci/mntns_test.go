@@ -1,11 +1,15 @@
 package oci
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -38,7 +42,7 @@ func TestNSStarter(t *testing.T) {
 		cmd := exec.Command("sh", "-c", script, "sh", dir)
 		var out strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := s.start(cmd); err != nil {
+		if err := s.start(context.Background(), cmd); err != nil {
 			t.Fatal(err)
 		}
 		if err := cmd.Wait(); err != nil {
@@ -63,4 +67,41 @@ func mountedAt(t *testing.T, mountinfo, path string) bool {
 		t.Fatal(err)
 	}
 	return strings.Contains(string(b), " "+path+" ")
+}
+
+// TestNSStarterGivesUp: a caller whose context ends while the starter is
+// busy gets the context's error, and a command the starter starts after
+// that is killed and reaped, not left running.
+func TestNSStarterGivesUp(t *testing.T) {
+	s := &nsStarter{reqs: make(chan nsReq)} // nobody serves it yet
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := s.start(ctx, exec.Command("true")); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("busy starter: %v, want DeadlineExceeded", err)
+	}
+	pidc := make(chan int, 1)
+	go func() { // a starter that serves late
+		req := <-s.reqs
+		time.Sleep(100 * time.Millisecond)
+		err := req.cmd.Start()
+		if err == nil {
+			pidc <- req.cmd.Process.Pid
+		}
+		req.done <- err
+	}()
+	cmd := exec.Command("sleep", "60")
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel2()
+	if err := s.start(ctx2, cmd); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("late start: %v, want DeadlineExceeded", err)
+	}
+	proc := fmt.Sprintf("/proc/%d", <-pidc)
+	for end := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(proc); os.IsNotExist(err) {
+			break // killed and waited for: not even a zombie
+		}
+		if time.Now().After(end) {
+			t.Fatal("the late command was not killed and reaped")
+		}
+	}
 }

@@ -166,11 +166,11 @@ func (r *Runtime) command(ctx context.Context, id string, args ...string) *exec.
 
 // runCmd starts cmd and waits for it (cmd.Run). crun on a hybrid host starts
 // in a private mount namespace without the cgroup2 mount (mntns.go).
-func (r *Runtime) runCmd(cmd *exec.Cmd) error {
+func (r *Runtime) runCmd(ctx context.Context, cmd *exec.Cmd) error {
 	if r.starter == nil {
 		return cmd.Run()
 	}
-	if err := r.starter.start(cmd); err != nil {
+	if err := r.starter.start(ctx, cmd); err != nil {
 		return err
 	}
 	return cmd.Wait()
@@ -185,7 +185,7 @@ func (r *Runtime) run(ctx context.Context, id string, args ...string) ([]byte, e
 	var stdout bytes.Buffer
 	var stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := r.runCmd(cmd); err != nil {
+	if err := r.runCmd(ctx, cmd); err != nil {
 		return stdout.Bytes(), fmt.Errorf("%s %s: %w: %s", r.kind, args[0], timedOut(ctx, err), strings.TrimSpace(stderr.String()))
 	}
 	return stdout.Bytes(), nil

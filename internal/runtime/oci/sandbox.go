@@ -126,7 +126,7 @@ func (r *Runtime) launch(ctx context.Context, id, bundle string, sub []string) e
 	args := append(append([]string{}, sub...), "--bundle", bundle, "--pid-file", filepath.Join(bundle, "pid"), id)
 	cmd := r.command(ctx, id, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := r.runCmd(cmd); err != nil {
+	if err := r.runCmd(ctx, cmd); err != nil {
 		tail, _ := os.ReadFile(filepath.Join(bundle, "console.log"))
 		if len(tail) > 2000 {
 			tail = tail[len(tail)-2000:]
