@@ -18,6 +18,8 @@ type benchFlags struct {
 	cf                clientFlags
 	runtime, template string
 	n, burst, rtt     int
+	stagger           int
+	every             time.Duration
 	idle              int
 	json              bool
 	cmd               string
@@ -65,17 +67,23 @@ func (p *phase) finish() {
 func runBench(ctx context.Context, args []string) int {
 	std := osStdio()
 	var f benchFlags
-	fs := newFlagSet("bench", "sbx bench [--runtime R] [--n N] [--burst N] [--idle N] [--json]\n\n"+
-		"Drives a running sbx serve through its public API like the public sandbox\nbenchmarks: time to interactive (create → first command output → kill),\nsequential and in bursts, command round trip, 1 MiB file write+read, and\nmemory per idle sandbox (--idle N; a large N finds the node ceiling).", std, &f.cf)
+	fs := newFlagSet("bench", "sbx bench [--runtime R] [--n N] [--stagger N --every D] [--burst N] [--idle N] [--json]\n\n"+
+		"Drives a running sbx serve through its public API like the public sandbox\nbenchmarks: time to interactive (create → first command output → kill),\nsequential, staggered and in bursts, command round trip, 1 MiB file\nwrite+read, and memory per idle sandbox (--idle N; a large N finds the\nnode ceiling).", std, &f.cf)
 	fs.StringVar(&f.runtime, "runtime", "", "runtime for the sandboxes (default: the server's)")
 	fs.StringVar(&f.template, "template", "base", "template")
 	fs.IntVar(&f.n, "n", 20, "sequential create→run→kill iterations")
+	fs.IntVar(&f.stagger, "stagger", 0, "create→run→kill cycles started one every --every, not waiting\nfor each other (0 = skip)")
+	fs.DurationVar(&f.every, "every", 50*time.Millisecond, "interval between staggered starts")
 	fs.IntVar(&f.burst, "burst", 10, "sandboxes created at once in the burst phase (0 = skip)")
 	fs.IntVar(&f.rtt, "rtt", 50, "command round trips in one live sandbox")
 	fs.IntVar(&f.idle, "idle", 10, "idle sandboxes to start (until the first failure) to measure memory\nper sandbox and the node's ceiling (0 = skip)")
 	fs.StringVar(&f.cmd, "cmd", "true", "first command (e.g. 'node -v')")
 	fs.BoolVar(&f.json, "json", false, "print JSON instead of a table")
 	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if f.stagger > 0 && f.every <= 0 {
+		fmt.Fprintln(std.err, "sbx bench: --every must be positive")
 		return exitUsage
 	}
 	c, err := f.cf.client()
@@ -120,6 +128,9 @@ func bench(ctx context.Context, c *client.Client, f benchFlags) []*phase {
 		ttiOnce(ctx, c, f, create, exec, kill, tti)
 	}
 	out := []*phase{create, exec, kill, tti}
+	if f.stagger > 0 {
+		out = append(out, staggered(ctx, c, f)...)
+	}
 	if f.burst > 0 {
 		out = append(out, burst(ctx, c, f))
 	}

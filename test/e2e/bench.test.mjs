@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 
 test('sbx bench (short)', () => {
-  const out = execFileSync('bin/sbx', ['bench', '--n', '3', '--burst', '3', '--rtt', '5', '--idle', '5', '--json',
+  const out = execFileSync('bin/sbx', ['bench', '--n', '3', '--stagger', '3', '--every', '20ms', '--burst', '3', '--rtt', '5', '--idle', '5', '--json',
     '--url', process.env.E2B_API_URL, '--api-key', process.env.E2B_API_KEY], { encoding: 'utf8' })
   const res = JSON.parse(out)
   for (const p of res.phases) assert.equal(p.errors, 0, `${p.name}: ${p.first_error}`)

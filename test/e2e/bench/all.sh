@@ -32,7 +32,8 @@ echo "== $(date -u +%FT%TZ) $(git rev-parse --short HEAD 2>/dev/null)"
 for rt in crun runc runsc; do test/e2e/bench/raw.sh "$rt" 20; done
 for rt in crun runsc; do start "$rt"; b --runtime "$rt" --n 20 --burst 0 --rtt 50 --idle 0; done
 start crun
-for _ in 1 2 3; do b --runtime crun --n 0 --burst 100 --rtt 0 --idle 0 | grep burst; sleep 5; done
+b --runtime crun --n 0 --stagger 100 --every 50ms --burst 0 --rtt 0 --idle 0 | grep staggered
+for _ in 1 2 3; do sleep 5; b --runtime crun --n 0 --burst 100 --rtt 0 --idle 0 | grep burst; done
 start crun --pool base:crun=10
 b --runtime crun --n 20 --burst 0 --rtt 0 --idle 0
 for _ in $(seq "$bursts"); do sleep 5; b --runtime crun --n 0 --burst 100 --rtt 0 --idle 0 | grep burst; done
