@@ -28,16 +28,18 @@ const fullSeals = unix.F_SEAL_SEAL | unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | uni
 
 // sealedBinary is an immutable in-memory copy of a runtime binary, renewed
 // when the file on disk changes (an upgrade takes effect at the next
-// command). Copies are never closed: a command being started may still be
-// resolving /proc/self/fd/N of an older one, and a reused fd number there
-// would run another file.
+// command). Copies are never closed, and kept reachable so no finalizer
+// closes them: a command being started may still be resolving
+// /proc/self/fd/N of an older one, and a reused fd number there would run
+// another file.
 type sealedBinary struct {
 	path  string
 	links string     // directory of the symlinks to the copies
-	mu    sync.Mutex // guards id, cur and exe
+	mu    sync.Mutex // guards id, cur, exe and old
 	id    string     // binaryID of the file cur was copied from
 	cur   *os.File
-	exe   string // what to execute for cur
+	exe   string     // what to execute for cur
+	old   []*os.File // earlier copies
 }
 
 // execPath returns the path to execute for s.path: its sealed copy, made or
@@ -51,6 +53,9 @@ func (s *sealedBinary) execPath() string {
 		f, err := sealedCopy(s.path)
 		if err != nil {
 			return s.path
+		}
+		if s.cur != nil {
+			s.old = append(s.old, s.cur)
 		}
 		s.cur, s.id, s.exe = f, id, s.link(f)
 	}

@@ -3,6 +3,7 @@ package oci
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -62,10 +63,17 @@ func TestSealedBinary(t *testing.T) {
 	if got := run(); got != "one" {
 		t.Fatalf("got %q", got)
 	}
+	first, _ := os.Readlink(s.execPath())
 	write("two")
 	if got := run(); got != "two" {
 		t.Fatalf("after the file changed: got %q", got)
 	}
+	runtime.GC()
+	runtime.GC()
+	if b, err := os.ReadFile(first); err != nil || string(b) != "\x7fELFone" {
+		t.Fatalf("the first copy (%s) was closed: %q, %v", first, b, err)
+	}
+	runtime.KeepAlive(s) // as the Runtime that holds it
 	script := &sealedBinary{path: filepath.Join(t.TempDir(), "script")}
 	if err := os.WriteFile(script.path, []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
