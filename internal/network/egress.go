@@ -20,15 +20,11 @@ var ErrNoNetwork = fmt.Errorf("network: no such sandbox network")
 // is switched on or off. It applies to new connections at once;
 // established ones go on. On error the previous policy stays in force.
 func (m *Manager) SetPolicy(ctx context.Context, id string, p egress.Policy) error {
-	unlock, err := m.ids.lock(ctx, id)
+	l, unlock, err := m.lockLink(ctx, id)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	l, ok := m.Lookup(id)
-	if !ok {
-		return fmt.Errorf("%w: %s", ErrNoNetwork, id)
-	}
 	c, err := nftables.New()
 	if err != nil {
 		return fmt.Errorf("nftables: %w", err)
@@ -47,6 +43,21 @@ func (m *Manager) SetPolicy(ctx context.Context, id string, p egress.Policy) err
 	delete(m.fresh, id)
 	m.mu.Unlock()
 	return nil
+}
+
+// lockLink takes id's lock and returns its link; the caller must unlock.
+// An id without a network is ErrNoNetwork (and left unlocked).
+func (m *Manager) lockLink(ctx context.Context, id string) (*Link, func(), error) {
+	unlock, err := m.ids.lock(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, ok := m.Lookup(id)
+	if !ok {
+		unlock()
+		return nil, nil, fmt.Errorf("%w: %s", ErrNoNetwork, id)
+	}
+	return l, unlock, nil
 }
 
 // PolicyOf finds the sandbox whose address is src and its policy; ok is
@@ -69,15 +80,11 @@ func (m *Manager) PolicyOf(src netip.Addr) (id string, p egress.Policy, ok bool)
 // address already there gets the new lifetime. Only a deny-all policy
 // (a domain allow-list) needs it; for others it does nothing.
 func (m *Manager) AddResolved(id string, addrs []netip.Addr, ttl time.Duration) error {
-	unlock, err := m.ids.lock(context.Background(), id) // never between a SetPolicy's flush and its end
+	l, unlock, err := m.lockLink(context.Background(), id) // never between a SetPolicy's flush and its end
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	l, ok := m.Lookup(id)
-	if !ok {
-		return fmt.Errorf("%w: %s", ErrNoNetwork, id)
-	}
 	if p, ok := m.policy(id); !ok || !p.DenyAll {
 		return nil
 	}

@@ -29,12 +29,7 @@ func TestEgressPolicy(t *testing.T) {
 	a := setup(t, m, "a41aaaaaaaaaaaaaaaaa")
 	b := setup(t, m, "b41bbbbbbbbbbbbbbbbb")
 	listenIn(t, b, 4999)
-	host, err := net.Listen("tcp", "0.0.0.0:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	serve(t, host)
-	hostPort := uint16(host.Addr().(*net.TCPAddr).Port)
+	hostPort := hostServer(t)
 	reach := func(to string) bool { return retry(3, func() error { return dialFrom(t, a, to) }) == nil }
 	no := false
 	cases := []struct {

@@ -87,6 +87,17 @@ func serve(t testing.TB, ln net.Listener) {
 	}()
 }
 
+// hostServer serves "hi" on the host's wildcard address (what a sandbox
+// must not reach through any host address) and returns its port.
+func hostServer(t testing.TB) uint16 {
+	ln, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve(t, ln)
+	return uint16(ln.Addr().(*net.TCPAddr).Port)
+}
+
 // listenIn starts a TCP server inside l's netns on 0.0.0.0:port.
 func listenIn(t testing.TB, l *Link, port int) {
 	t.Helper()

@@ -1,7 +1,6 @@
 package network
 
 import (
-	"net"
 	"net/netip"
 	"testing"
 )
@@ -20,12 +19,7 @@ func TestIsolation(t *testing.T) {
 	allowForwarding(t, a)
 	allowForwarding(t, b)
 	listenIn(t, b, 4999)
-	host, err := net.Listen("tcp", "0.0.0.0:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	serve(t, host)
-	hostPort := uint16(host.Addr().(*net.TCPAddr).Port)
+	hostPort := hostServer(t)
 	if err := retry(10, func() error { return dialRead(out.addr.String()) }); err != nil {
 		t.Fatalf("control: host cannot reach the outside: %v", err)
 	}
