@@ -121,7 +121,7 @@ func linux(kind string, s runtime.Spec, l runtime.Limits, userNS bool) *specs.Li
 		Resources: &specs.LinuxResources{
 			Memory:  &specs.LinuxMemory{Limit: &l.MemoryBytes, Swap: &l.MemoryBytes},
 			CPU:     &specs.LinuxCPU{Quota: &quota, Period: uint64p(cpuPeriod)},
-			Pids:    &specs.LinuxPids{Limit: l.Pids},
+			Pids:    &specs.LinuxPids{Limit: &l.Pids},
 			Devices: []specs.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}},
 		},
 		MaskedPaths:   maskedPaths,
