@@ -35,7 +35,7 @@ func TestBuildSpecLimits(t *testing.T) {
 			if *r.CPU.Quota != tc.quota || *r.CPU.Period != 100000 {
 				t.Errorf("cpu %d/%d, want %d/100000", *r.CPU.Quota, *r.CPU.Period, tc.quota)
 			}
-			if r.Pids.Limit != tc.pids {
+			if r.Pids.Limit == nil || *r.Pids.Limit != tc.pids {
 				t.Errorf("pids %d, want %d", r.Pids.Limit, tc.pids)
 			}
 			want := []specs.POSIXRlimit{{Type: "RLIMIT_NOFILE", Hard: tc.nofile, Soft: tc.nofile}}
