@@ -1,0 +1,123 @@
+package dockerfile_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/sbx-dev/sbx/internal/dockerfile"
+)
+
+// head and tail are the steps the SDK adds around every Dockerfile that
+// sets no USER or WORKDIR.
+var head = []dockerfile.Step{step("USER", "root"), step("WORKDIR", "/")}
+var tail = []dockerfile.Step{step("USER", "user"), step("WORKDIR", "/home/user")}
+
+func step(typ string, args ...string) dockerfile.Step {
+	return dockerfile.Step{Type: typ, Args: args}
+}
+
+func steps(s ...dockerfile.Step) []dockerfile.Step {
+	out := append(append([]dockerfile.Step{}, head...), s...)
+	return append(out, tail...)
+}
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name, file string
+		args       map[string]string
+		want       dockerfile.Spec
+	}{
+		{"from only", "FROM python:3.12\n", nil,
+			dockerfile.Spec{FromImage: "python:3.12", Steps: steps()}},
+		{"run shell form", "FROM a\nRUN apt-get update && \\\n  apt-get install -y curl\n", nil,
+			dockerfile.Spec{FromImage: "a", Steps: steps(step("RUN", "apt-get update &&   apt-get install -y curl"))}},
+		{"run exec form quoted", "FROM a\nRUN [\"echo\", \"a b\", \"it's\", \"$HOME\"]\n", nil,
+			dockerfile.Spec{FromImage: "a", Steps: steps(step("RUN", `echo 'a b' 'it'"'"'s' '$HOME'`))}},
+		{"run flags ignored", "FROM a\nRUN --mount=type=cache,target=/root/.cache pip install x\n", nil,
+			dockerfile.Spec{FromImage: "a", Steps: steps(step("RUN", "pip install x")),
+				Warnings: []string{"Dockerfile line 2: RUN flags [mount] are ignored"}}},
+		{"user goes with run", "FROM a\nUSER app\nRUN id\n", nil,
+			dockerfile.Spec{FromImage: "a", Steps: []dockerfile.Step{head[0], head[1], step("USER", "app"),
+				step("RUN", "id", "app"), tail[1]}}},
+		{"workdir", "FROM a\nWORKDIR /srv\n", nil,
+			dockerfile.Spec{FromImage: "a", Steps: []dockerfile.Step{head[0], head[1], step("WORKDIR", "/srv"), tail[0]}}},
+		{"env both forms", "FROM a\nENV A=1 B=\"two words\"\nENV C 3 4\n", nil,
+			dockerfile.Spec{FromImage: "a", Steps: steps(step("ENV", "A", "1", "B", "two words"), step("ENV", "C", "3 4"))}},
+		{"env expands env", "FROM a\nENV P=/opt\nENV PATH=$P/bin:$PATH\nWORKDIR ${P}/w\n", nil,
+			dockerfile.Spec{FromImage: "a", Steps: []dockerfile.Step{head[0], head[1], step("ENV", "P", "/opt"),
+				step("ENV", "PATH", "/opt/bin:$PATH"), step("WORKDIR", "/opt/w"), tail[0]}}},
+		{"copy", "FROM a\nCOPY --chown=app:app --chmod=755 x.sh y/ /dst/\nADD z /z\n", nil,
+			dockerfile.Spec{FromImage: "a", Steps: steps(step("COPY", "x.sh", "/dst/", "app:app", "0755"),
+				step("COPY", "y/", "/dst/", "app:app", "0755"), step("COPY", "z", "/z", "", ""))}},
+		{"copy json form", "FROM a\nCOPY [\"a b\", \"/c d/\"]\n", nil,
+			dockerfile.Spec{FromImage: "a", Steps: steps(step("COPY", "a b", "/c d/", "", ""))}},
+		{"add archive warns", "FROM a\nADD x.tar.gz /opt/\n", nil,
+			dockerfile.Spec{FromImage: "a", Steps: steps(step("COPY", "x.tar.gz", "/opt/", "", "")),
+				Warnings: []string{"Dockerfile line 2: ADD x.tar.gz copies the archive; it is not unpacked"}}},
+		{"cmd shell form", "FROM a\nCMD python -m http.server\n", nil,
+			dockerfile.Spec{FromImage: "a", StartCmd: "python -m http.server", Steps: steps()}},
+		{"cmd exec form", "FROM a\nCMD [\"node\", \"my app.js\"]\n", nil,
+			dockerfile.Spec{FromImage: "a", StartCmd: "node 'my app.js'", Steps: steps()}},
+		{"entrypoint and cmd", "FROM a\nENTRYPOINT [\"/init\"]\nCMD [\"serve\", \"-v\"]\n", nil,
+			dockerfile.Spec{FromImage: "a", StartCmd: "/init serve -v", Steps: steps()}},
+		{"entrypoint shell form ignores cmd", "FROM a\nCMD x\nENTRYPOINT /run.sh arg\n", nil,
+			dockerfile.Spec{FromImage: "a", StartCmd: "/run.sh arg", Steps: steps()}},
+		{"arg defaults", "ARG BASE=debian:12\nFROM $BASE\nARG V=1.0\nRUN echo $V\nCOPY app-${V}.tgz /opt/\n", nil,
+			dockerfile.Spec{FromImage: "debian:12", Steps: steps(step("ENV", "V", "1.0"), step("RUN", "echo $V"),
+				step("COPY", "app-1.0.tgz", "/opt/", "", ""))}},
+		{"build args override", "ARG BASE=debian:12\nFROM ${BASE}\nARG V=1.0\nARG NODEF\nWORKDIR /v$V\n",
+			map[string]string{"BASE": "ubuntu:24.04", "V": "2", "EXTRA": "x"},
+			dockerfile.Spec{FromImage: "ubuntu:24.04", Steps: []dockerfile.Step{head[0], head[1], step("ENV", "V", "2"),
+				step("WORKDIR", "/v2"), tail[0]}, Warnings: []string{"build args not declared by any ARG: [EXTRA]"}}},
+		{"global arg redeclared", "ARG V=3\nFROM a\nARG V\nRUN echo $V\n", nil,
+			dockerfile.Spec{FromImage: "a", Steps: steps(step("ENV", "V", "3"), step("RUN", "echo $V"))}},
+		{"ignored instructions", "FROM a\nEXPOSE 80\nLABEL a=b\nHEALTHCHECK CMD true\nSHELL [\"/bin/bash\", \"-c\"]\n" +
+			"STOPSIGNAL SIGINT\nVOLUME /data\nONBUILD RUN x\nMAINTAINER me\n", nil,
+			dockerfile.Spec{FromImage: "a", Steps: steps(), Warnings: []string{
+				"Dockerfile line 2: EXPOSE is ignored", "Dockerfile line 3: LABEL is ignored",
+				"Dockerfile line 4: HEALTHCHECK is ignored", "Dockerfile line 5: SHELL is ignored",
+				"Dockerfile line 6: STOPSIGNAL is ignored", "Dockerfile line 7: VOLUME is ignored",
+				"Dockerfile line 8: ONBUILD is ignored", "Dockerfile line 9: MAINTAINER is ignored"}}},
+		{"comments and escape directive", "# escape=`\nFROM a\n# note\nRUN echo a `\n  b\n", nil,
+			dockerfile.Spec{FromImage: "a", Steps: steps(step("RUN", "echo a   b"))}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := dockerfile.Parse(strings.NewReader(tt.file), tt.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(&tt.want, got); diff != "" {
+				t.Errorf("spec (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct{ name, file, want string }{
+		{"empty", "", "parsing Dockerfile"},
+		{"no from", "# nothing\nARG X=1\n", "no FROM"},
+		{"multi-stage", "FROM a AS b\nRUN x\nFROM c\n", "Dockerfile line 3: multi-stage Dockerfiles are not supported (a second FROM; the first is on line 1)"},
+		{"scratch", "FROM scratch\n", "Dockerfile line 1: FROM scratch is not supported"},
+		{"before from", "RUN x\nFROM a\n", "Dockerfile line 1: only ARG may come before FROM"},
+		{"copy from", "FROM a\nCOPY --from=builder /x /y\n", "Dockerfile line 2: COPY --from=builder is not supported"},
+		{"add url", "FROM a\n\nADD https://example.com/x.tgz /x\n", "Dockerfile line 3: ADD https://example.com/x.tgz: remote sources are not supported"},
+		{"add git", "FROM a\nADD git@github.com:a/b.git /b\n", "Dockerfile line 2: ADD git@github.com:a/b.git: remote"},
+		{"absolute src", "FROM a\nCOPY /etc/passwd /x\n", "Dockerfile line 2: source \"/etc/passwd\": absolute paths"},
+		{"escaping src", "FROM a\nCOPY ../x /x\n", "Dockerfile line 2: source \"../x\": the path escapes"},
+		{"bad chmod", "FROM a\nCOPY --chmod=u+x a /a\n", "Dockerfile line 2: --chmod=u+x: want an octal mode"},
+		{"unknown instruction", "FROM a\nFOO bar\n", "Dockerfile line 2: unknown instruction"},
+		{"run heredoc", "FROM a\nRUN <<EOF\necho hi\nEOF\n", "Dockerfile line 2: RUN with a heredoc"},
+		{"bad expansion", "FROM a\nWORKDIR ${X\n", "Dockerfile line 2: expanding variables"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := dockerfile.Parse(strings.NewReader(tt.file), nil)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
