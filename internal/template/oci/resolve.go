@@ -64,7 +64,7 @@ func (p *Puller) insecure(registry string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// platform is the wanted platform.
+// platform is the wanted platform (an unparsable Platform is the host's).
 func (p *Puller) platform() v1.Platform {
 	s := p.Platform
 	if s == "" {
@@ -73,6 +73,9 @@ func (p *Puller) platform() v1.Platform {
 	pl, err := v1.ParsePlatform(s)
 	if err != nil || pl == nil {
 		return v1.Platform{OS: runtime.GOOS, Architecture: runtime.GOARCH}
+	}
+	if pl.Architecture == "arm64" && pl.Variant == "v8" {
+		pl.Variant = "" // the default; indexes often leave it out
 	}
 	return *pl
 }
