@@ -50,6 +50,13 @@ for rt in $RUNTIMES; do
   test/e2e/daemon/run.sh "$rt" test/e2e/daemon.test.mjs test/e2e/ports.test.mjs
 done
 
+# the loopback registry the template builds pull from (images made from the
+# base template's rootfs), built once so the test does not compile it
+go build -o bin/sbx-test-registry ./test/e2e/registry
+export SBX_E2E_REGISTRY_BIN="$PWD/bin/sbx-test-registry"
+log "templates end-to-end on runsc (official e2b SDK Template builder, loopback registry)"
+test/e2e/daemon/run.sh runsc test/e2e/template.test.mjs
+
 case " $RUNTIMES " in *" runsc "*)
   log "pause, resume, fork, snapshots, auto-pause, restart end-to-end on runsc (official e2b SDK)"
   # runsc only: it is the backend with memory checkpoints (crun/runc answer
