@@ -10,10 +10,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/api"
 	"github.com/sbx-dev/sbx/internal/audit"
+	"github.com/sbx-dev/sbx/internal/builder"
 	"github.com/sbx-dev/sbx/internal/proxy"
 	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/store"
@@ -28,6 +30,10 @@ type serveFlags struct {
 	maxSandboxes, maxCreating, maxQueued                                                      int
 	imageQuotaMB                                                                              int64
 	egress                                                                                    egressFlags
+	insecureRegistries                                                                        stringList
+	registryMirror                                                                            string
+	buildConcurrency                                                                          int
+	buildStepTimeout                                                                          time.Duration
 }
 
 func parseServeFlags(args []string) (*serveFlags, error) {
@@ -60,6 +66,10 @@ func parseServeFlags(args []string) (*serveFlags, error) {
 	fs.IntVar(&f.maxQueued, "max-queued", 512, "max creates waiting for a slot; more get 429 with Retry-After")
 	fs.Int64Var(&f.imageQuotaMB, "image-quota-mb", 0, "disk bound in MiB for paused sandboxes and snapshots under <data-dir>/images (0: none); past it pause and snapshot get 507")
 	f.egress.register(fs)
+	fs.Var(&f.insecureRegistries, "insecure-registry", "registry host[:port] pulled over plain HTTP (repeatable; loopback always is)")
+	fs.StringVar(&f.registryMirror, "registry-mirror", "", "registry host[:port] that mirrors Docker Hub, used for its images")
+	fs.IntVar(&f.buildConcurrency, "build-concurrency", 2, "template builds at once; more wait")
+	fs.DurationVar(&f.buildStepTimeout, "build-step-timeout", 30*time.Minute, "bound on one template build step")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -143,12 +153,17 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 		return fmt.Errorf("recover sandboxes: %w", err)
 	}
 	log.Info("recovered sandboxes", "adopted", n)
+	bs := newBuilder(f, mgr, st, log)
+	if err := bs.Recover(ctx); err != nil {
+		return fmt.Errorf("recover template builds: %w", err)
+	}
+	defer bs.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	poolsDone := make(chan struct{})
 	go func() { mgr.RunPools(ctx); close(poolsDone) }()
 	go mgr.RunWatchdog(ctx)
-	err = listenAndServe(ctx, f, mgr, keys, aud, log)
+	err = listenAndServe(ctx, f, mgr, bs, keys, aud, log)
 	cancel()
 	select { // pooled sandboxes hold no tenant: release them on a clean stop
 	case <-poolsDone:
@@ -157,8 +172,9 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 	return err
 }
 
-func listenAndServe(ctx context.Context, f *serveFlags, mgr *sandbox.Manager, keys *api.Keys, aud *audit.Log, log *slog.Logger) error {
+func listenAndServe(ctx context.Context, f *serveFlags, mgr *sandbox.Manager, bs *builder.Service, keys *api.Keys, aud *audit.Log, log *slog.Logger) error {
 	apiSrv := api.New(mgr, keys, aud, log)
+	apiSrv.SetBuilder(bs)
 	apiSrv.AuditPath = filepath.Join(f.dataDir, audit.FileName)
 	px := proxy.New(mgr, f.domain, api.WriteError, log)
 	mcpH := mcpHTTPHandler("http://" + f.listen)
@@ -216,4 +232,17 @@ func agentPath(flagValue string) (string, error) {
 		return "", fmt.Errorf("sbx-agent binary: %w (build it with: go build -o bin/ ./cmd/sbx ./cmd/sbx-agent)", err)
 	}
 	return p, nil
+}
+
+// stringList is a repeatable (or comma-separated) string flag.
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*l = append(*l, s)
+		}
+	}
+	return nil
 }

@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
 	"path/filepath"
 
+	"github.com/sbx-dev/sbx/internal/builder"
 	"github.com/sbx-dev/sbx/internal/egress"
 	"github.com/sbx-dev/sbx/internal/layer"
 	"github.com/sbx-dev/sbx/internal/network"
@@ -15,6 +15,8 @@ import (
 	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/store"
 	"github.com/sbx-dev/sbx/internal/template"
+	"github.com/sbx-dev/sbx/internal/template/layers"
+	ocipull "github.com/sbx-dev/sbx/internal/template/oci"
 )
 
 // buildManager wires the concrete host pieces into a sandbox.Manager.
@@ -54,9 +56,32 @@ func buildManager(_ context.Context, f *serveFlags, st *store.Store, aud sandbox
 		ImagesDir: filepath.Join(f.dataDir, "images"), ImageQuota: f.imageQuotaMB << 20,
 		Unavailable: unavailable,
 	}
-	tm := templates{&template.Store{Dir: f.templatesDir, UIDBase: uint32(f.uidBase)}}
-	mgr, err := sandbox.New(cfg, st, rts, netAdapter{nw, eg.res.Forget}, ly, tm, log)
+	mgr, err := sandbox.New(cfg, st, rts, netAdapter{nw, eg.res.Forget}, ly, newRegistry(f, st), log)
 	return mgr, nw, err
+}
+
+// newRegistry makes the template registry: built-in templates in the
+// templates dir, user templates' layers under it, records in st.
+func newRegistry(f *serveFlags, st *store.Store) *builder.Registry {
+	base := uint32(f.uidBase)
+	return &builder.Registry{
+		Legacy: &template.Store{Dir: f.templatesDir, UIDBase: base},
+		Layers: &layers.Store{Dir: filepath.Join(f.templatesDir, "layers"), Shift: func(ctx context.Context, src, dst string) error {
+			return template.ShiftCopy(ctx, src, dst, base)
+		}},
+		Store: st, UIDBase: base,
+	}
+}
+
+// newBuilder makes the template build service over mgr's registry.
+func newBuilder(f *serveFlags, mgr *sandbox.Manager, st *store.Store, log *slog.Logger) *builder.Service {
+	reg := mgr.Templates().(*builder.Registry)
+	p := &ocipull.Puller{Insecure: f.insecureRegistries, Mirror: f.registryMirror}
+	d := mgr.Config().Defaults
+	cfg := builder.Config{DataDir: f.dataDir, TmpDir: filepath.Join(f.dataDir, "run", "build-views"),
+		MaxConcurrent: f.buildConcurrency, StepTimeout: f.buildStepTimeout,
+		CPUCount: max(d.CPUCount, 2), MemoryMB: max(d.MemoryMB, 2048), DiskSizeMB: max(d.DiskSizeMB, 4096)}
+	return builder.New(cfg, reg, mgr, st, p, log)
 }
 
 // runtimes opens every backend that works on this host; missing ones are
@@ -116,30 +141,3 @@ func (n netAdapter) Teardown(ctx context.Context, id string) error {
 	return err
 }
 func (n netAdapter) List() []string { return n.m.List() }
-
-// templates adapts template.Store to sandbox.Templates.
-type templates struct{ s *template.Store }
-
-func (t templates) Get(name string) (sandbox.Template, error) {
-	tm, err := t.s.Get(name)
-	if errors.Is(err, template.ErrNotFound) {
-		return sandbox.Template{}, fmt.Errorf("%w: %v", sandbox.ErrNotFound, err)
-	}
-	if err != nil {
-		return sandbox.Template{}, err
-	}
-	return convert(tm), nil
-}
-
-func (t templates) List() ([]sandbox.Template, error) {
-	ts, err := t.s.List()
-	out := make([]sandbox.Template, 0, len(ts))
-	for _, tm := range ts {
-		out = append(out, convert(tm))
-	}
-	return out, err
-}
-
-func convert(tm *template.Template) sandbox.Template {
-	return sandbox.Template{Name: tm.Name, Rootfs: tm.Rootfs, RootfsUserNS: tm.RootfsUserNS, Runtime: tm.Runtime}
-}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/sbx-dev/sbx/internal/builder"
 	"github.com/sbx-dev/sbx/internal/sandbox"
 )
 
@@ -24,6 +25,10 @@ type Server struct {
 	log   *slog.Logger
 	mux   *http.ServeMux
 	audit Auditor // may be nil
+	// builds serves the template build API (SetBuilder); uploadKey signs
+	// its upload links.
+	builds    *builder.Service
+	uploadKey []byte
 	// AuditPath is the audit log file read by the logs endpoints ("" = none).
 	AuditPath string
 	// BodyTimeout bounds reading a request's body and WriteTimeout writing

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sbx-dev/sbx/internal/builder"
 	"github.com/sbx-dev/sbx/internal/sandbox"
 )
 
@@ -122,7 +123,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	page, next := lq.page(s.mgr.List())
+	page, next := lq.page(s.listed())
 	out := make([]listedSandbox, 0, len(page))
 	for _, in := range page {
 		out = append(out, listed(in))
@@ -130,7 +131,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	if next != "" {
 		w.Header().Set("X-Next-Token", next)
 	}
-	w.Header().Set("X-Total-Running", strconv.Itoa(running(s.mgr.List())))
+	w.Header().Set("X-Total-Running", strconv.Itoa(running(s.listed())))
 	writeJSON(w, http.StatusOK, out)
 }
 
@@ -171,7 +172,7 @@ func (s *Server) listV1(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	lq := listQuery{limit: 1 << 30, metadata: md}
-	page, _ := lq.page(s.mgr.List())
+	page, _ := lq.page(s.listed())
 	out := make([]listedSandbox, 0, len(page))
 	for _, in := range page {
 		out = append(out, listed(in))
@@ -188,4 +189,16 @@ func running(all []sandbox.Info) int {
 		}
 	}
 	return n
+}
+
+// listed is every sandbox but the template builder's own.
+func (s *Server) listed() []sandbox.Info {
+	all := s.mgr.List()
+	out := all[:0:0]
+	for _, in := range all {
+		if !builder.IsBuildSandbox(in.Metadata) {
+			out = append(out, in)
+		}
+	}
+	return out
 }

@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -203,24 +202,6 @@ func (s *Server) snapshots(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
-}
-
-// deleteTemplate answers DELETE /templates/{template}, which the SDK's
-// deleteSnapshot calls: snapshots are deleted (204); templates built by sbx
-// are not deleted through the API (501).
-func (s *Server) deleteTemplate(w http.ResponseWriter, r *http.Request) {
-	key := r.PathValue("template")
-	err := s.mgr.DeleteSnapshot(r.Context(), key)
-	if errors.Is(err, sandbox.ErrNotFound) {
-		if _, terr := s.mgr.Templates().Get(key); terr == nil {
-			err = fmt.Errorf("%w: templates are managed with `sbx template`, not deleted through the API", sandbox.ErrNotImpl)
-		}
-	}
-	if err != nil {
-		writeErr(w, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // storage answers GET /sbx/storage (sbx extension): disk held by paused

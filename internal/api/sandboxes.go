@@ -220,21 +220,3 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, status, s.sandboxResp(in))
 }
-
-func (s *Server) templates(w http.ResponseWriter, r *http.Request) {
-	ts, err := s.mgr.Templates().List()
-	if err != nil {
-		writeErr(w, err)
-		return
-	}
-	out := make([]map[string]any, 0, len(ts))
-	for _, t := range ts {
-		out = append(out, map[string]any{
-			"templateID": t.Name, "buildID": t.Name, "aliases": []string{t.Name}, "names": []string{t.Name},
-			"public": true, "envdVersion": EnvdVersion, "buildStatus": "ready",
-			"cpuCount": s.mgr.Config().Defaults.CPUCount, "memoryMB": s.mgr.Config().Defaults.MemoryMB,
-			"diskSizeMB": s.mgr.Config().Defaults.DiskSizeMB, "runtime": t.Runtime,
-		})
-	}
-	writeJSON(w, http.StatusOK, out)
-}

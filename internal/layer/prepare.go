@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -45,16 +46,33 @@ func Prepare(dir, lower string, opts Options) (l *Layer, err error) {
 	return l, nil
 }
 
-// checkLower resolves lower and checks that it is a usable directory.
+// maxLowerOption bounds the lowerdir option: the whole overlay option
+// string must fit in one page.
+const maxLowerOption = 3500
+
+// checkLower resolves lower — one directory, or several joined by ':' with
+// the topmost first, as overlayfs stacks them — and checks that each is a
+// usable directory.
 func checkLower(lower string) (string, error) {
-	real, err := realPath(lower)
-	if err != nil {
-		return "", err
+	parts := strings.Split(lower, ":")
+	for i, p := range parts {
+		real, err := realPath(p)
+		if err != nil {
+			return "", err
+		}
+		if st, err := os.Stat(real); err != nil || !st.IsDir() {
+			return "", fmt.Errorf("lower %s: not a directory (%v)", p, err)
+		}
+		if err := checkOptionPath(real); err != nil {
+			return "", err
+		}
+		parts[i] = real
 	}
-	if st, err := os.Stat(real); err != nil || !st.IsDir() {
-		return "", fmt.Errorf("lower %s: not a directory (%v)", lower, err)
+	out := strings.Join(parts, ":")
+	if len(out) > maxLowerOption {
+		return "", fmt.Errorf("lower: %d layers do not fit in an overlay mount option (%d bytes)", len(parts), len(out))
 	}
-	return real, checkOptionPath(real)
+	return out, nil
 }
 
 func (l *Layer) mountTmpfs(opts Options) error {
@@ -71,7 +89,8 @@ func (l *Layer) mountTmpfs(opts Options) error {
 // mountOverlay makes upper (owned like opts says, with the mode of lower's
 // root) and work, then mounts the overlay at l.Rootfs.
 func (l *Layer) mountOverlay(lower string, opts Options) error {
-	st, err := os.Stat(lower)
+	top, _, _ := strings.Cut(lower, ":")
+	st, err := os.Stat(top)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"time"
@@ -23,9 +24,13 @@ const agentStartTimeout = 10 * time.Second
 // initAgent sends /init with the sandbox's token, default user and env vars.
 func (m *Manager) initAgent(ctx context.Context, sb *Sandbox) error {
 	base := fmt.Sprintf("http://%s:%d", sb.info.SandboxIP, m.cfg.AgentPort)
+	user := sb.tmpl.User
+	if user == "" {
+		user = "user"
+	}
 	body, _ := json.Marshal(map[string]any{
-		"accessToken": sb.rec.EnvdToken, "envVars": nonNil(sb.rec.EnvVars),
-		"defaultUser": "user", "timestamp": time.Now().UTC().Format(time.RFC3339Nano),
+		"accessToken": sb.rec.EnvdToken, "envVars": mergeEnv(sb.tmpl.Env, sb.rec.EnvVars),
+		"defaultUser": user, "defaultWorkdir": sb.tmpl.Workdir, "timestamp": time.Now().UTC().Format(time.RFC3339Nano),
 		"lifecycleID": sb.rec.LifecycleID,
 	})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/init", bytes.NewReader(body))
@@ -46,11 +51,12 @@ func (m *Manager) initAgent(ctx context.Context, sb *Sandbox) error {
 	return nil
 }
 
-func nonNil(m map[string]string) map[string]string {
-	if m == nil {
-		return map[string]string{}
-	}
-	return m
+// mergeEnv returns the template's env overridden by the sandbox's (never nil).
+func mergeEnv(tmpl, own map[string]string) map[string]string {
+	out := make(map[string]string, len(tmpl)+len(own))
+	maps.Copy(out, tmpl)
+	maps.Copy(out, own)
+	return out
 }
 
 // waitHealthy polls GET /health until it answers 2xx or the start timeout.

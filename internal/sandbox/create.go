@@ -58,7 +58,7 @@ func (m *Manager) create(ctx context.Context, o CreateOpts) (Info, error) {
 		return Info{}, err
 	}
 	defer m.release()
-	if sb := m.claim(PoolKey{tmpl.Name, rtName}, res); sb != nil {
+	if sb := m.claim(PoolKey{tmpl.Name, rtName}, tmpl.Build, res); sb != nil {
 		if in, err := m.activate(ctx, sb, o); err == nil {
 			return in, nil
 		}
@@ -82,7 +82,7 @@ var errAgentStart = errors.New("agent did not start")
 
 // coldStart records and starts a new sandbox; on error it is reaped.
 func (m *Manager) coldStart(ctx context.Context, tmpl Template, rtName string, res Resources) (*Sandbox, error) {
-	rec := newRecord(tmpl.Name, rtName, res)
+	rec := newRecord(tmpl, rtName, res)
 	// The record goes first: a daemon killed mid-create finds it and reaps.
 	if err := m.store.Put(ctx, &rec); err != nil {
 		return nil, fmt.Errorf("create %s: %w", rec.ID, err)
@@ -102,9 +102,9 @@ func (m *Manager) coldStart(ctx context.Context, tmpl Template, rtName string, r
 }
 
 // newRecord is the record of a sandbox about to be built (state "creating").
-func newRecord(template, rtName string, res Resources) store.Sandbox {
+func newRecord(template Template, rtName string, res Resources) store.Sandbox {
 	return store.Sandbox{
-		ID: NewID(), State: "creating", TemplateID: template, Runtime: rtName,
+		ID: NewID(), State: "creating", TemplateID: template.Name, Build: template.Build, Runtime: rtName,
 		StartedAt: time.Now().UTC(), InitSecret: newToken(), CPUCount: res.CPUCount,
 		MemoryMB: res.MemoryMB, DiskSizeMB: res.DiskSizeMB,
 	}
@@ -122,7 +122,11 @@ func (m *Manager) activate(ctx context.Context, sb *Sandbox, o CreateOpts) (Info
 	applyLifecycle(r, o)
 	// Fail closed: no tenant code runs (no /init) before the policy is in
 	// the kernel; until then the sandbox's link lets nothing out.
-	if err := m.policyThenInit(ctx, sb, o); err != nil {
+	err := m.policyThenInit(ctx, sb, o)
+	if err == nil {
+		err = m.startCmd(ctx, sb)
+	}
+	if err != nil {
 		m.reap(context.WithoutCancel(ctx), r.ID, r.Runtime)
 		return Info{}, err
 	}
@@ -205,9 +209,13 @@ func (m *Manager) resources(r Resources) (Resources, error) {
 func (m *Manager) start(ctx context.Context, rec *store.Sandbox, tmpl Template, res Resources) (*Sandbox, error) {
 	rt := m.runtimes[rec.Runtime]
 	caps := rt.Capabilities()
-	lower, owner := tmpl.Rootfs, uint32(0)
+	owner := uint32(0)
 	if caps.UserNS {
-		lower, owner = tmpl.RootfsUserNS, m.cfg.UIDBase
+		owner = m.cfg.UIDBase
+	}
+	lower, err := tmpl.lower(ctx, caps.UserNS)
+	if err != nil {
+		return nil, fmt.Errorf("prepare sandbox %s: %w", rec.ID, err)
 	}
 	t0 := time.Now()
 	netCh := make(chan error, 1)
@@ -242,7 +250,7 @@ func (m *Manager) start(ctx context.Context, rec *store.Sandbox, tmpl Template, 
 	}
 	m.log.Debug("sandbox started", "sandbox", rec.ID, "runtime", rec.Runtime,
 		"prepare", t1.Sub(t0), "runtime_create", t2.Sub(t1), "agent_ready", time.Since(t2))
-	return &Sandbox{rec: *rec, rt: rsb, info: ni}, nil
+	return &Sandbox{rec: *rec, rt: rsb, info: ni, tmpl: tmpl}, nil
 }
 
 func (m *Manager) spec(rec *store.Sandbox, rootfs string, ni NetInfo, res Resources, caps runtime.Capabilities) runtime.Spec {
@@ -278,4 +286,16 @@ func (m *Manager) register(ctx context.Context, sb *Sandbox) (Info, error) {
 	m.sandboxes[sb.rec.ID] = sb
 	m.armLocked(sb)
 	return m.infoLocked(sb), nil
+}
+
+// templateOf resolves the template a record runs on: its pinned build if it
+// has one (a rebuilt template keeps serving the sandboxes of earlier
+// builds), else its template name.
+func (m *Manager) templateOf(rec *store.Sandbox) (Template, error) {
+	if rec.Build != "" {
+		if t, err := m.templates.Get(rec.Build); err == nil {
+			return t, nil
+		}
+	}
+	return m.templates.Get(rec.TemplateID)
 }

@@ -43,12 +43,36 @@ type Layers interface {
 	PrepareFrom(ctx context.Context, id, lower string, diskBytes int64, ownerUID uint32, seed string) (rootfs string, err error)
 }
 
-// Template is an immutable root filesystem sandboxes start from.
+// Template is an immutable root filesystem sandboxes start from, with the
+// defaults its sandboxes get.
 type Template struct {
 	Name         string
-	Rootfs       string // owned by host root (gVisor)
+	Build        string // the build it resolves to; recorded so resume and restart use the same layers
+	Rootfs       string // owned by host root (gVisor); one dir or a ':'-joined overlay lower stack
 	RootfsUserNS string // shifted to the userns uid range (crun, runc)
 	Runtime      string // preferred runtime, "" for the server default
+	// Lower, if set, returns the lower stack for a runtime with (userns) or
+	// without a user namespace, making shifted copies on first use;
+	// Rootfs and RootfsUserNS are then unused.
+	Lower func(ctx context.Context, userns bool) (string, error)
+	// Env, Workdir and User are the defaults of processes ("" user: "user").
+	Env     map[string]string
+	Workdir string
+	User    string
+	// StartCmd, if set, is started (as User, in Workdir) when a sandbox is
+	// created, and the create answers once ReadyCmd exits 0.
+	StartCmd, ReadyCmd string
+}
+
+// lower returns the template's overlay lower for a runtime.
+func (t Template) lower(ctx context.Context, userns bool) (string, error) {
+	if t.Lower != nil {
+		return t.Lower(ctx, userns)
+	}
+	if userns {
+		return t.RootfsUserNS, nil
+	}
+	return t.Rootfs, nil
 }
 
 // Templates finds templates by name.

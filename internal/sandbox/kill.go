@@ -113,3 +113,10 @@ func (m *Manager) deleteRuntime(ctx context.Context, rt runtime.Runtime, id stri
 	}
 	return rsb.Delete(ctx) // forced: kills whatever still runs
 }
+
+// SaveFiles copies what sandbox id wrote (its writable layer's upper
+// directory: files, deletions as whiteouts, renames) to dst, which must not
+// exist. Template builds turn a step's sandbox into a layer with it.
+func (m *Manager) SaveFiles(ctx context.Context, id, dst string) error {
+	return m.layers.SaveUpper(ctx, id, dst)
+}

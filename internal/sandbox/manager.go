@@ -107,6 +107,7 @@ type Sandbox struct {
 	// fork, snapshot, kill). Take it without holding Manager.mu.
 	op     sync.Mutex
 	frozen bool // capture froze it; guarded by op
+	tmpl   Template // what it was started from (defaults for /init); set before it is shared
 	epoch  int  // resumes so far; guarded by Manager.mu
 }
 

@@ -20,8 +20,10 @@ type pool struct {
 const refillEvery = 100 * time.Millisecond
 
 // claim pops a ready sandbox of key if the request fits the pool's
-// (default) resources. The caller holds a create slot.
-func (m *Manager) claim(key PoolKey, res Resources) *Sandbox {
+// (default) resources and it runs build (a rebuilt template's pool keeps
+// sandboxes of the old build until they are refilled). The caller holds a
+// create slot.
+func (m *Manager) claim(key PoolKey, build string, res Resources) *Sandbox {
 	d := m.cfg.Defaults
 	if res.CPUCount != d.CPUCount || res.MemoryMB != d.MemoryMB || res.DiskSizeMB != d.DiskSizeMB {
 		return nil
@@ -33,6 +35,9 @@ func (m *Manager) claim(key PoolKey, res Resources) *Sandbox {
 		return nil
 	}
 	sb := p.ready[len(p.ready)-1]
+	if sb.rec.Build != build {
+		return nil
+	}
 	p.ready = p.ready[:len(p.ready)-1]
 	return sb
 }
@@ -110,7 +115,7 @@ func (m *Manager) startPooled(ctx context.Context, k PoolKey) (*Sandbox, error) 
 	if err != nil {
 		return nil, err
 	}
-	rec := newRecord(tmpl.Name, k.Runtime, m.cfg.Defaults)
+	rec := newRecord(tmpl, k.Runtime, m.cfg.Defaults)
 	rec.State = "pooled"
 	if err := m.store.Put(ctx, &rec); err != nil {
 		return nil, err

@@ -86,6 +86,7 @@ func (m *Manager) adopt(ctx context.Context, rec *store.Sandbox) error {
 		return fmt.Errorf("agent does not answer: %w", err)
 	}
 	sb := &Sandbox{rec: *rec, rt: rsb, info: ni}
+	sb.tmpl, _ = m.templateOf(rec) // defaults for a later re-init; a deleted template leaves none
 	m.mu.Lock()
 	m.sandboxes[rec.ID] = sb
 	m.armLocked(sb)

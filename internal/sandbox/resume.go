@@ -113,7 +113,7 @@ func (m *Manager) restoreFrom(ctx context.Context, rec *store.Sandbox, dir strin
 	if !imageComplete(dir) {
 		return nil, fmt.Errorf("%w: image %s is incomplete", ErrUnavailable, dir)
 	}
-	tmpl, err := m.templates.Get(rec.TemplateID)
+	tmpl, err := m.templateOf(rec)
 	if err != nil {
 		return nil, err
 	}
@@ -136,9 +136,13 @@ func (m *Manager) restoreFrom(ctx context.Context, rec *store.Sandbox, dir strin
 // buildFrom is restoreFrom's construction; the caller cleans up on error.
 func (m *Manager) buildFrom(ctx context.Context, rec *store.Sandbox, tmpl Template, rt runtime.Runtime, dir string) (*Sandbox, error) {
 	caps := rt.Capabilities()
-	lower, owner := tmpl.Rootfs, uint32(0)
+	owner := uint32(0)
 	if caps.UserNS {
-		lower, owner = tmpl.RootfsUserNS, m.cfg.UIDBase
+		owner = m.cfg.UIDBase
+	}
+	lower, err := tmpl.lower(ctx, caps.UserNS)
+	if err != nil {
+		return nil, err
 	}
 	ni, err := m.network.Setup(ctx, rec.ID)
 	if err != nil {
@@ -176,5 +180,5 @@ func (m *Manager) buildFrom(ctx context.Context, rec *store.Sandbox, tmpl Templa
 		_ = rsb.Delete(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("%w: agent after restore: %w", ErrUnavailable, err)
 	}
-	return &Sandbox{rec: *rec, rt: rsb, info: ni}, nil
+	return &Sandbox{rec: *rec, rt: rsb, info: ni, tmpl: tmpl}, nil
 }

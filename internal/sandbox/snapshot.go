@@ -29,7 +29,7 @@ func (m *Manager) Snapshot(ctx context.Context, id, name string) (store.Snapshot
 		return store.Snapshot{}, err
 	}
 	snap := store.Snapshot{
-		ID: sid, Name: name, SandboxID: id, TemplateID: src.TemplateID, Runtime: src.Runtime,
+		ID: sid, Name: name, SandboxID: id, TemplateID: src.TemplateID, Build: src.Build, Runtime: src.Runtime,
 		CreatedAt: time.Now().UTC(), CPUCount: src.CPUCount, MemoryMB: src.MemoryMB, DiskSizeMB: src.DiskSizeMB,
 		InitSecret: src.InitSecret, EnvVars: src.EnvVars, Bytes: dirSize(dir),
 	}
@@ -98,7 +98,7 @@ func (m *Manager) createFromSnapshot(ctx context.Context, snap *store.Snapshot, 
 		(r.DiskSizeMB != 0 && r.DiskSizeMB != snap.DiskSizeMB) {
 		return Info{}, fmt.Errorf("%w: a sandbox from snapshot %s keeps its resources", ErrInvalid, snap.ID)
 	}
-	rec := newRecord(snap.TemplateID, snap.Runtime, Resources{CPUCount: snap.CPUCount, MemoryMB: snap.MemoryMB, DiskSizeMB: snap.DiskSizeMB})
+	rec := newRecord(Template{Name: snap.TemplateID, Build: snap.Build}, snap.Runtime, Resources{CPUCount: snap.CPUCount, MemoryMB: snap.MemoryMB, DiskSizeMB: snap.DiskSizeMB})
 	rec.InitSecret = snap.InitSecret
 	rec.Metadata, rec.EnvVars = o.Metadata, o.EnvVars
 	if rec.EnvVars == nil {

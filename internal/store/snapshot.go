@@ -30,6 +30,7 @@ type Snapshot struct {
 	Name       string            `json:"name,omitempty"`
 	SandboxID  string            `json:"sandboxID"` // the sandbox it was taken of
 	TemplateID string            `json:"templateID"`
+	Build      string            `json:"templateBuild,omitempty"`
 	Runtime    string            `json:"runtime"`
 	CreatedAt  time.Time         `json:"createdAt"`
 	CPUCount   int               `json:"cpuCount"`

@@ -62,7 +62,7 @@ func Open(dir string) (*Store, error) {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	db.SetMaxOpenConns(1) // SQLite has one writer; serialising here avoids SQLITE_BUSY storms
-	if _, err := db.Exec(schema + snapshotSchema); err != nil {
+	if _, err := db.Exec(schema + snapshotSchema + templateSchema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("init store schema: %w", err)
 	}
@@ -145,6 +145,7 @@ type Sandbox struct {
 	ID          string            `json:"id"`
 	State       string            `json:"state"` // creating, running, paused
 	TemplateID  string            `json:"templateID"`
+	Build       string            `json:"templateBuild,omitempty"` // the template build it runs on (its layers)
 	Alias       string            `json:"alias,omitempty"`
 	Runtime     string            `json:"runtime"`
 	StartedAt   time.Time         `json:"startedAt"`

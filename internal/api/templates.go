@@ -1,0 +1,264 @@
+package api
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/sbx-dev/sbx/internal/builder"
+	"github.com/sbx-dev/sbx/internal/sandbox"
+)
+
+// SetBuilder serves E2B's template build API from b (nil: templates are
+// listed from the manager only and builds answer 501).
+func (s *Server) SetBuilder(b *builder.Service) {
+	s.builds = b
+	s.uploadKey = make([]byte, 32)
+	_, _ = rand.Read(s.uploadKey)
+	h := func(pattern string, fn http.HandlerFunc) { s.mux.Handle(pattern, s.auth(fn)) }
+	h("POST /v3/templates", s.requestBuild)
+	h("GET /templates/{template}/files/{hash}", s.filesLink)
+	h("POST /v2/templates/{template}/builds/{build}", s.startBuild)
+	h("GET /templates/{template}/builds/{build}/status", s.buildStatus)
+	h("GET /templates/{a}/{b}", s.templateSub) // aliases/{alias} and {template}/tags overlap
+	h("POST /templates/tags", s.assignTags)
+	h("DELETE /templates/tags", s.removeTags)
+	h("GET /templates/{template}", s.getTemplate)
+	h("PATCH /templates/{template}", s.updateTemplate)
+	// The upload URL is signed (the SDK sends no API key with it).
+	s.mux.HandleFunc("PUT /sbx/uploads/{template}/{hash}", s.upload)
+}
+
+// decodeLenient decodes a JSON body, ignoring fields sbx does not know
+// (the next SDK release may add some).
+func decodeLenient(w http.ResponseWriter, r *http.Request, v any) bool {
+	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+	if err := json.NewDecoder(r.Body).Decode(v); err != nil && !errors.Is(err, io.EOF) {
+		WriteError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
+		return false
+	}
+	return true
+}
+
+func (s *Server) requestBuild(w http.ResponseWriter, r *http.Request) {
+	var req builder.BuildRequest
+	if !decodeLenient(w, r, &req) {
+		return
+	}
+	res, err := s.builds.RequestBuild(r.Context(), req)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, res)
+}
+
+// uploadSig signs an upload URL for a template's files of hash until exp.
+func (s *Server) uploadSig(template, hash string, exp int64) string {
+	m := hmac.New(sha256.New, s.uploadKey)
+	fmt.Fprintf(m, "%s\n%s\n%d", template, hash, exp)
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+func (s *Server) filesLink(w http.ResponseWriter, r *http.Request) {
+	tid, hash := r.PathValue("template"), r.PathValue("hash")
+	present, err := s.builds.FilesPresent(tid, hash)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	exp := time.Now().Add(time.Hour).Unix()
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	url := fmt.Sprintf("%s://%s/sbx/uploads/%s/%s?expires=%d&signature=%s", scheme, r.Host, tid, hash, exp, s.uploadSig(tid, hash, exp))
+	writeJSON(w, http.StatusCreated, map[string]any{"present": present, "url": url})
+}
+
+func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
+	tid, hash := r.PathValue("template"), r.PathValue("hash")
+	exp, _ := strconv.ParseInt(r.URL.Query().Get("expires"), 10, 64)
+	sig := r.URL.Query().Get("signature")
+	if exp < time.Now().Unix() || !hmac.Equal([]byte(sig), []byte(s.uploadSig(tid, hash, exp))) {
+		WriteError(w, http.StatusForbidden, "upload link is invalid or expired; ask GET /templates/{id}/files/{hash} for a new one")
+		return
+	}
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(15 * time.Minute))
+	if err := s.builds.Upload(tid, hash, r.Body); err != nil {
+		if errors.Is(err, builder.ErrTooLarge) {
+			WriteError(w, http.StatusRequestEntityTooLarge, err.Error())
+			return
+		}
+		writeErr(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusCreated)
+}
+
+func (s *Server) startBuild(w http.ResponseWriter, r *http.Request) {
+	var spec builder.Spec
+	if !decodeLenient(w, r, &spec) {
+		return
+	}
+	if err := s.builds.StartBuild(r.Context(), r.PathValue("template"), r.PathValue("build"), spec); err != nil {
+		writeErr(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+func (s *Server) buildStatus(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	off := 0
+	if v := q.Get("logsOffset"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			WriteError(w, http.StatusBadRequest, "logsOffset must be a non-negative integer")
+			return
+		}
+		off = n
+	}
+	st, err := s.builds.BuildStatus(r.Context(), r.PathValue("template"), r.PathValue("build"), off, q.Get("level"))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+// templateSub serves GET /templates/aliases/{alias} and
+// GET /templates/{template}/tags.
+func (s *Server) templateSub(w http.ResponseWriter, r *http.Request) {
+	a, b := r.PathValue("a"), r.PathValue("b")
+	switch {
+	case a == "aliases":
+		s.templateAlias(w, r, b)
+	case b == "tags":
+		s.templateTags(w, r, a)
+	default:
+		WriteError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
+	}
+}
+
+func (s *Server) templateAlias(w http.ResponseWriter, r *http.Request, alias string) {
+	id, public, err := s.builds.Alias(alias)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"templateID": id, "public": public})
+}
+
+func (s *Server) assignTags(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Target string   `json:"target"`
+		Tags   []string `json:"tags"`
+	}
+	if !decodeLenient(w, r, &req) {
+		return
+	}
+	bid, tags, err := s.builds.AssignTags(r.Context(), req.Target, req.Tags)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"buildID": bid, "tags": tags})
+}
+
+func (s *Server) removeTags(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Name string   `json:"name"`
+		Tags []string `json:"tags"`
+	}
+	if !decodeLenient(w, r, &req) {
+		return
+	}
+	if err := s.builds.RemoveTags(r.Context(), req.Name, req.Tags); err != nil {
+		writeErr(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) templateTags(w http.ResponseWriter, r *http.Request, template string) {
+	tags, err := s.builds.Tags(r.Context(), template)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	out := make([]map[string]any, 0, len(tags))
+	for _, t := range tags {
+		out = append(out, map[string]any{"tag": t.Tag, "buildID": t.BuildID, "createdAt": t.CreatedAt})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) getTemplate(w http.ResponseWriter, r *http.Request) {
+	in, err := s.builds.Get(r.Context(), r.PathValue("template"))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, in)
+}
+
+func (s *Server) updateTemplate(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Public *bool `json:"public"`
+	}
+	if !decodeLenient(w, r, &req) {
+		return
+	}
+	names, err := s.builds.Update(r.Context(), r.PathValue("template"), req.Public)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"names": names})
+}
+
+// deleteTemplate answers DELETE /templates/{template}: a user template is
+// deleted; else a snapshot of that id or name (the SDK's deleteSnapshot).
+func (s *Server) deleteTemplate(w http.ResponseWriter, r *http.Request) {
+	key := r.PathValue("template")
+	var err error = fmt.Errorf("%w", sandbox.ErrNotFound)
+	if s.builds != nil {
+		err = s.builds.Delete(r.Context(), key)
+	}
+	if errors.Is(err, sandbox.ErrNotFound) {
+		err = s.mgr.DeleteSnapshot(r.Context(), key)
+	}
+	if errors.Is(err, sandbox.ErrNotFound) && s.builds == nil {
+		if _, terr := s.mgr.Templates().Get(key); terr == nil {
+			err = fmt.Errorf("%w: templates are managed with `sbx template`, not deleted through the API", sandbox.ErrNotImpl)
+		}
+	}
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// templates answers GET /templates.
+func (s *Server) templates(w http.ResponseWriter, r *http.Request) {
+	if s.builds == nil {
+		writeJSON(w, http.StatusOK, []any{})
+		return
+	}
+	ts, err := s.builds.List(r.Context())
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ts)
+}

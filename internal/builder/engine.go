@@ -1,0 +1,323 @@
+package builder
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sbx-dev/sbx/internal/layer"
+	"github.com/sbx-dev/sbx/internal/sandbox"
+	"github.com/sbx-dev/sbx/internal/store"
+	"github.com/sbx-dev/sbx/internal/template/layers"
+	"github.com/sbx-dev/sbx/internal/template/oci"
+)
+
+// Spec is E2B's TemplateBuildStartV2: what to build.
+type Spec struct {
+	FromImage         string        `json:"fromImage,omitempty"`
+	FromTemplate      string        `json:"fromTemplate,omitempty"`
+	FromImageRegistry *RegistryAuth `json:"fromImageRegistry,omitempty"`
+	StartCmd          string        `json:"startCmd,omitempty"`
+	ReadyCmd          string        `json:"readyCmd,omitempty"`
+	Force             bool          `json:"force,omitempty"`
+	Steps             []Step        `json:"steps,omitempty"`
+}
+
+// RegistryAuth is E2B's FromImageRegistry; sbx supports type "registry".
+type RegistryAuth struct {
+	Type     string `json:"type"`
+	Username string `json:"username,omitempty"`
+	Password string `json:"password,omitempty"`
+	// AWS and GCP fields are accepted and refused with a clear error.
+	AWSAccessKeyID     string `json:"awsAccessKeyId,omitempty"`
+	AWSSecretAccessKey string `json:"awsSecretAccessKey,omitempty"`
+	AWSRegion          string `json:"awsRegion,omitempty"`
+	ServiceAccountJSON string `json:"serviceAccountJson,omitempty"`
+}
+
+// stepError is a build failure attributed to a step (E2B's reason.step).
+type stepError struct {
+	step string
+	err  error
+}
+
+func (e *stepError) Error() string { return e.err.Error() }
+func (e *stepError) Unwrap() error { return e.err }
+
+// state is a build's position: its layers so far, the cache key of that
+// stack, and the defaults accumulated from the image and the steps.
+type state struct {
+	layers []string
+	key    string
+	cfg    store.BuildConfig
+}
+
+func hashKey(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		fmt.Fprintf(h, "%d:%s\n", len(p), p)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// execute runs a build to its end; the returned error is the build's reason.
+func (s *Service) execute(ctx context.Context, b *store.BuildRec, spec Spec, lg *buildLog) (*state, error) {
+	st, err := s.base(ctx, spec, lg)
+	if err != nil {
+		return nil, &stepError{"base", err}
+	}
+	force := spec.Force
+	for i, step := range spec.Steps {
+		name := fmt.Sprint(i + 1)
+		force = force || step.Force
+		if err := s.step(ctx, b, lg, name, st, step, force); err != nil {
+			return nil, &stepError{name, err}
+		}
+	}
+	if err := s.finalize(ctx, b, spec, st, lg); err != nil {
+		return nil, &stepError{"finalize", err}
+	}
+	return st, nil
+}
+
+// base resolves the build's source into a first state.
+func (s *Service) base(ctx context.Context, spec Spec, lg *buildLog) (*state, error) {
+	switch {
+	case spec.FromTemplate != "" && spec.FromImage != "":
+		return nil, fmt.Errorf("give fromImage or fromTemplate, not both")
+	case spec.FromTemplate != "":
+		return s.fromTemplate(spec.FromTemplate, lg)
+	case spec.FromImage != "":
+		return s.fromImage(ctx, spec, lg)
+	}
+	return nil, fmt.Errorf("a build needs fromImage or fromTemplate")
+}
+
+func (s *Service) fromTemplate(ref string, lg *buildLog) (*state, error) {
+	if _, b, err := s.reg.resolveBuild(ref); err == nil {
+		lg.add("info", "base", "FROM template %s (build %s)", ref, b.ID)
+		return &state{layers: append([]string(nil), b.Layers...), key: "build:" + b.ID, cfg: cloneCfg(b.Config)}, nil
+	}
+	lt, err := s.reg.Legacy.Get(ref)
+	if err != nil {
+		return nil, fmt.Errorf("template %q not found", ref)
+	}
+	lg.add("info", "base", "FROM template %s (built in)", ref)
+	return &state{layers: []string{legacyPrefix + lt.Name}, key: "legacy:" + lt.Name + "@" + lt.Digest}, nil
+}
+
+func (s *Service) fromImage(ctx context.Context, spec Spec, lg *buildLog) (*state, error) {
+	var auth *oci.Auth
+	if ra := spec.FromImageRegistry; ra != nil {
+		if ra.Type != "" && ra.Type != "registry" {
+			return nil, fmt.Errorf("registry credentials of type %q are not supported by sbx (use username/password)", ra.Type)
+		}
+		auth = &oci.Auth{Username: ra.Username, Password: ra.Password}
+	}
+	lg.add("info", "base", "FROM %s", spec.FromImage)
+	p := *s.puller
+	p.Log = &lineWriter{log: lg, step: "base", level: "info"}
+	img, err := p.Pull(ctx, spec.FromImage, auth, s.reg.Layers)
+	p.Log.(*lineWriter).flush()
+	if err != nil {
+		return nil, err
+	}
+	st := &state{key: "image:" + img.Digest, cfg: imageConfig(img.Config)}
+	for _, k := range img.Layers {
+		id, err := layers.ID(k)
+		if err != nil {
+			return nil, err
+		}
+		st.layers = append(st.layers, id)
+	}
+	return st, s.provisionLayer(ctx, st, lg)
+}
+
+// imageConfig takes an image's env, workdir and user as build defaults.
+func imageConfig(c oci.Config) store.BuildConfig {
+	cfg := store.BuildConfig{Env: map[string]string{}, Workdir: c.WorkingDir, User: c.User}
+	for _, kv := range c.Env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			cfg.Env[k] = v
+		}
+	}
+	if cfg.Workdir == "/" {
+		cfg.Workdir = ""
+	}
+	return cfg
+}
+
+func cloneCfg(c store.BuildConfig) store.BuildConfig {
+	c.Env = maps.Clone(c.Env)
+	return c
+}
+
+// provisionLayer adds the layer every sandbox needs (user, hosts, /.sbx).
+func (s *Service) provisionLayer(ctx context.Context, st *state, lg *buildLog) error {
+	key := hashKey(st.key, provisionVersion)
+	id, _ := layers.ID(key)
+	if !s.reg.Layers.Has(id) {
+		lower, err := s.reg.lower(ctx, st.layers, false)
+		if err != nil {
+			return err
+		}
+		v, err := openView(s.cfg.TmpDir, lower)
+		if err != nil {
+			return err
+		}
+		defer v.close()
+		if _, err := s.reg.Layers.Ensure(ctx, key, func(dir string) error {
+			return provision(v, dir, func(f string, a ...any) { lg.add("info", "base", f, a...) })
+		}); err != nil {
+			return fmt.Errorf("provision: %w", err)
+		}
+	}
+	st.layers, st.key = append(st.layers, id), key
+	return nil
+}
+
+// step applies one step to st: metadata steps change the defaults, RUN and
+// COPY add a layer (from the cache when its key is there and not forced).
+func (s *Service) step(ctx context.Context, b *store.BuildRec, lg *buildLog, name string, st *state, step Step, force bool) error {
+	args, _ := json.Marshal(step.Args)
+	key := hashKey(st.key, step.Type, string(args), step.FilesHash)
+	if force {
+		key = hashKey(key, "force", b.ID)
+	}
+	lg.add("info", name, "[%s] %s %s", name, step.Type, strings.Join(step.Args, " "))
+	switch step.Type {
+	case "ENV":
+		if st.cfg.Env == nil {
+			st.cfg.Env = map[string]string{}
+		}
+		for i := 0; i+1 < len(step.Args); i += 2 {
+			st.cfg.Env[step.Args[i]] = step.Args[i+1]
+		}
+	case "WORKDIR":
+		if len(step.Args) > 0 {
+			st.cfg.Workdir = absWorkdir(st.cfg.Workdir, step.Args[0])
+		}
+	case "USER":
+		if len(step.Args) > 0 {
+			st.cfg.User = step.Args[0]
+		}
+	case "RUN", "COPY":
+		if len(step.Args) == 0 {
+			return fmt.Errorf("%s needs arguments", step.Type)
+		}
+		return s.layerStep(ctx, b, lg, name, st, step, key)
+	default:
+		return fmt.Errorf("unknown step type %q", step.Type)
+	}
+	st.key = key
+	return nil
+}
+
+func absWorkdir(cur, dir string) string {
+	if strings.HasPrefix(dir, "/") {
+		return filepath.Clean(dir)
+	}
+	if cur == "" {
+		cur = "/"
+	}
+	return filepath.Join(cur, dir)
+}
+
+// layerStep runs a RUN or COPY step into a layer, or takes it from the cache.
+func (s *Service) layerStep(ctx context.Context, b *store.BuildRec, lg *buildLog, name string, st *state, step Step, key string) error {
+	id, _ := layers.ID(key)
+	if s.reg.Layers.Has(id) {
+		lg.add("info", name, "CACHED [%s] %s", name, step.Type)
+	} else {
+		t0 := time.Now()
+		_, err := s.reg.Layers.Ensure(ctx, key, func(dir string) error {
+			if err := os.Remove(dir); err != nil { // SaveFiles makes it
+				return err
+			}
+			return s.runStep(ctx, b, lg, name, st.layers, st.cfg, step, dir)
+		})
+		if err != nil {
+			return err
+		}
+		lg.add("info", name, "[%s] done in %s", name, time.Since(t0).Round(10*time.Millisecond))
+	}
+	st.layers, st.key = append(st.layers, id), key
+	return nil
+}
+
+// finalize checks the result can serve sandboxes: a shell for commands,
+// the working directory, and the start command's readiness.
+func (s *Service) finalize(ctx context.Context, b *store.BuildRec, spec Spec, st *state, lg *buildLog) error {
+	st.cfg.StartCmd, st.cfg.ReadyCmd = spec.StartCmd, spec.ReadyCmd
+	lower, err := s.reg.lower(ctx, st.layers, false)
+	if err != nil {
+		return err
+	}
+	v, err := openView(s.cfg.TmpDir, lower)
+	if err != nil {
+		return err
+	}
+	hasBash, wdOK := v.isExecutable("/bin/bash"), true
+	if st.cfg.Workdir != "" {
+		_, wdOK = v.stat(st.cfg.Workdir)
+	}
+	v.close()
+	if !hasBash {
+		return fmt.Errorf("the template has no /bin/bash, which sandbox commands (commands.run) use: install bash in a step (e.g. apk add bash, apt-get install -y bash)")
+	}
+	if !wdOK {
+		if err := s.layerStep(ctx, b, lg, "finalize", st, Step{Type: "RUN", Args: []string{"true"}}, hashKey(st.key, "workdir")); err != nil {
+			return err
+		}
+	}
+	if spec.StartCmd != "" {
+		return s.checkStart(ctx, b, st, lg)
+	}
+	return nil
+}
+
+// checkStart starts a sandbox of the finished stack, runs the start command
+// and waits for the ready command, so a broken start fails the build.
+func (s *Service) checkStart(ctx context.Context, b *store.BuildRec, st *state, lg *buildLog) error {
+	lg.add("info", "finalize", "start command: %s; waiting for: %s", st.cfg.StartCmd, orDefault(st.cfg.ReadyCmd, "(none)"))
+	key := "sbx-build-" + b.ID + "-start"
+	t := s.reg.stackTemplate(key, "", st.layers, st.cfg)
+	s.reg.setTransient(key, &t)
+	defer s.reg.setTransient(key, nil)
+	in, err := s.mgr.Create(ctx, sandbox.CreateOpts{Template: key, Runtime: s.cfg.Runtime, Timeout: 10 * time.Minute,
+		Metadata: map[string]string{buildMetaKey: b.ID}, Resources: sandbox.Resources{CPUCount: b.CPUCount, MemoryMB: b.MemoryMB, DiskSizeMB: b.DiskSizeMB}})
+	if err != nil {
+		return fmt.Errorf("start command: %w", err)
+	}
+	_ = s.mgr.Kill(context.WithoutCancel(ctx), in.ID)
+	lg.add("info", "finalize", "the start command runs and the sandbox is ready")
+	return nil
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// cleanupTmp removes what a killed daemon left in the scratch directory.
+func cleanupTmp(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	var errs []error
+	for _, e := range ents {
+		errs = append(errs, layer.Cleanup(filepath.Join(dir, e.Name())))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,133 @@
+package builder
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// LogEntry is one line of a build's log, as E2B's BuildLogEntry.
+type LogEntry struct {
+	Timestamp time.Time `json:"timestamp"`
+	Level     string    `json:"level"` // debug, info, warn, error
+	Message   string    `json:"message"`
+	Step      string    `json:"step,omitempty"`
+}
+
+// maxLogEntries bounds one build's log (later entries are dropped, with a
+// note): a step printing without end cannot fill the disk.
+const maxLogEntries = 20000
+
+// buildLog is the log of one build: in memory while the daemon runs and
+// appended to <dir>/<build>.log (JSON lines) so it survives a restart.
+// mu guards entries and f.
+type buildLog struct {
+	mu      sync.Mutex
+	entries []LogEntry
+	f       *os.File
+	dropped bool
+}
+
+func openLog(dir, buildID string) (*buildLog, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, buildID+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	return &buildLog{f: f}, nil
+}
+
+// readLog loads a finished build's log from disk (missing: empty).
+func readLog(dir, buildID string) []LogEntry {
+	f, err := os.Open(filepath.Join(dir, buildID+".log"))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []LogEntry
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var e LogEntry
+		if json.Unmarshal(sc.Bytes(), &e) == nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// add appends one entry (the message is cut at 8 KiB).
+func (l *buildLog) add(level, step, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if len(msg) > 8<<10 {
+		msg = msg[:8<<10] + "…"
+	}
+	e := LogEntry{Timestamp: time.Now().UTC(), Level: level, Message: msg, Step: step}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.entries) >= maxLogEntries {
+		if !l.dropped {
+			l.dropped = true
+			l.entries = append(l.entries, LogEntry{Timestamp: e.Timestamp, Level: "warn", Message: "log limit reached: further output is dropped"})
+		}
+		return
+	}
+	l.entries = append(l.entries, e)
+	if l.f != nil {
+		b, _ := json.Marshal(e)
+		_, _ = l.f.Write(append(b, '\n'))
+	}
+}
+
+func (l *buildLog) snapshot() []LogEntry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]LogEntry(nil), l.entries...)
+}
+
+func (l *buildLog) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f != nil {
+		_ = l.f.Close()
+		l.f = nil
+	}
+}
+
+// lineWriter turns a step's output into log entries, one per line.
+type lineWriter struct {
+	log   *buildLog
+	step  string
+	level string
+	buf   []byte
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	for {
+		i := strings.IndexByte(string(w.buf), '\n')
+		if i < 0 {
+			break
+		}
+		w.log.add(w.level, w.step, "%s", strings.TrimRight(string(w.buf[:i]), "\r"))
+		w.buf = w.buf[i+1:]
+	}
+	if len(w.buf) > 8<<10 {
+		w.flush()
+	}
+	return len(p), nil
+}
+
+func (w *lineWriter) flush() {
+	if len(w.buf) > 0 {
+		w.log.add(w.level, w.step, "%s", string(w.buf))
+		w.buf = nil
+	}
+}

@@ -1,0 +1,304 @@
+package builder
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sbx-dev/sbx/internal/sandbox"
+	"github.com/sbx-dev/sbx/internal/store"
+)
+
+// Status is E2B's TemplateBuildInfo.
+type Status struct {
+	TemplateID string     `json:"templateID"`
+	BuildID    string     `json:"buildID"`
+	Status     string     `json:"status"`
+	LogEntries []LogEntry `json:"logEntries"`
+	Logs       []string   `json:"logs"`
+	Reason     *Reason    `json:"reason,omitempty"`
+}
+
+// Reason is E2B's BuildStatusReason.
+type Reason struct {
+	Message    string     `json:"message"`
+	Step       string     `json:"step,omitempty"`
+	LogEntries []LogEntry `json:"logEntries"`
+}
+
+var levels = map[string]int{"debug": 0, "info": 1, "warn": 2, "error": 3}
+
+// BuildStatus returns a build's status and its log entries from offset
+// (entries below level are left out).
+func (s *Service) BuildStatus(ctx context.Context, templateID, buildID string, offset int, level string) (*Status, error) {
+	b, err := s.st.Build(ctx, buildID)
+	if err != nil || b.TemplateID != templateID {
+		return nil, fmt.Errorf("%w: build %s of template %s", sandbox.ErrNotFound, buildID, templateID)
+	}
+	all := s.logsOf(buildID)
+	min, ok := levels[level]
+	if level != "" && !ok {
+		return nil, fmt.Errorf("%w: level must be debug, info, warn or error", sandbox.ErrInvalid)
+	}
+	out := &Status{TemplateID: templateID, BuildID: buildID, Status: b.Status, LogEntries: []LogEntry{}, Logs: []string{}}
+	for i := max(offset, 0); i < len(all); i++ {
+		if levels[all[i].Level] >= min {
+			out.LogEntries = append(out.LogEntries, all[i])
+		}
+	}
+	if b.Status == "error" {
+		out.Reason = &Reason{Message: b.Reason, Step: b.ReasonStep, LogEntries: tail(all, 20)}
+	}
+	return out, nil
+}
+
+func tail(es []LogEntry, n int) []LogEntry {
+	if len(es) > n {
+		es = es[len(es)-n:]
+	}
+	return append([]LogEntry{}, es...)
+}
+
+// Info is a template as E2B's list and get answer it.
+type Info struct {
+	TemplateID    string      `json:"templateID"`
+	BuildID       string      `json:"buildID"`
+	Names         []string    `json:"names"`
+	Aliases       []string    `json:"aliases"`
+	Public        bool        `json:"public"`
+	BuildStatus   string      `json:"buildStatus"`
+	BuildCount    int         `json:"buildCount"`
+	CPUCount      int         `json:"cpuCount"`
+	MemoryMB      int         `json:"memoryMB"`
+	DiskSizeMB    int         `json:"diskSizeMB"`
+	EnvdVersion   string      `json:"envdVersion"`
+	CreatedAt     time.Time   `json:"createdAt"`
+	UpdatedAt     time.Time   `json:"updatedAt"`
+	LastSpawnedAt *time.Time  `json:"lastSpawnedAt"`
+	SpawnCount    int64       `json:"spawnCount"`
+	CreatedBy     *struct{}   `json:"createdBy"`
+	Builds        []BuildInfo `json:"builds,omitempty"`
+	Tags          []string    `json:"tags,omitempty"`
+	Runtime       string      `json:"runtime,omitempty"`
+	builtIn       bool
+}
+
+// BuildInfo is E2B's TemplateBuild.
+type BuildInfo struct {
+	BuildID     string     `json:"buildID"`
+	Status      string     `json:"status"`
+	CPUCount    int        `json:"cpuCount"`
+	MemoryMB    int        `json:"memoryMB"`
+	DiskSizeMB  int        `json:"diskSizeMB"`
+	EnvdVersion string     `json:"envdVersion"`
+	CreatedAt   time.Time  `json:"createdAt"`
+	UpdatedAt   time.Time  `json:"updatedAt"`
+	FinishedAt  *time.Time `json:"finishedAt,omitempty"`
+}
+
+// EnvdVersion is what templates' sandboxes report (api.EnvdVersion).
+const EnvdVersion = "0.6.4"
+
+// List returns every template: built-in ones, then user templates.
+func (s *Service) List(ctx context.Context) ([]Info, error) {
+	out, err := s.builtIns()
+	if err != nil {
+		return nil, err
+	}
+	ts, err := s.st.Templates(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range ts {
+		in, err := s.info(ctx, t, false)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *in)
+	}
+	return out, nil
+}
+
+func (s *Service) builtIns() ([]Info, error) {
+	lts, err := s.reg.Legacy.List()
+	if err != nil {
+		return nil, err
+	}
+	d := s.mgr.Config().Defaults
+	var out []Info
+	for _, lt := range lts {
+		out = append(out, Info{TemplateID: lt.Name, BuildID: lt.BuildID, Names: []string{lt.Name}, Aliases: []string{lt.Name},
+			Public: true, BuildStatus: "ready", BuildCount: 1, CPUCount: d.CPUCount, MemoryMB: d.MemoryMB, DiskSizeMB: d.DiskSizeMB,
+			EnvdVersion: EnvdVersion, CreatedAt: lt.Created, UpdatedAt: lt.Created, Runtime: lt.Runtime, builtIn: true})
+	}
+	return out, nil
+}
+
+// info describes t; with builds, every build is listed.
+func (s *Service) info(ctx context.Context, t *store.TemplateRec, withBuilds bool) (*Info, error) {
+	bs, err := s.st.Builds(ctx, t.ID)
+	if err != nil {
+		return nil, err
+	}
+	d := s.mgr.Config().Defaults
+	in := &Info{TemplateID: t.ID, Names: t.Names, Aliases: t.Names, Public: t.Public, BuildCount: len(bs),
+		CPUCount: d.CPUCount, MemoryMB: d.MemoryMB, DiskSizeMB: d.DiskSizeMB, EnvdVersion: EnvdVersion,
+		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, SpawnCount: t.SpawnCount, BuildStatus: "waiting"}
+	if !t.LastSpawnedAt.IsZero() {
+		in.LastSpawnedAt = &t.LastSpawnedAt
+	}
+	if _, b, err := s.reg.resolveBuild(t.ID); err == nil {
+		in.BuildID, in.BuildStatus, in.CPUCount, in.MemoryMB = b.ID, b.Status, b.CPUCount, b.MemoryMB
+	} else if len(bs) > 0 {
+		last := bs[len(bs)-1]
+		in.BuildID, in.BuildStatus = last.ID, last.Status
+	}
+	for _, b := range bs {
+		if withBuilds {
+			in.Builds = append(in.Builds, buildInfo(b))
+		}
+	}
+	tags, err := s.st.Tags(ctx, t.ID)
+	for _, tg := range tags {
+		in.Tags = append(in.Tags, tg.Tag)
+	}
+	return in, err
+}
+
+func buildInfo(b *store.BuildRec) BuildInfo {
+	bi := BuildInfo{BuildID: b.ID, Status: b.Status, CPUCount: b.CPUCount, MemoryMB: b.MemoryMB, DiskSizeMB: b.DiskSizeMB,
+		EnvdVersion: EnvdVersion, CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt}
+	if !b.FinishedAt.IsZero() {
+		bi.FinishedAt = &b.FinishedAt
+	}
+	return bi
+}
+
+// Get returns one template by id or name, with its builds.
+func (s *Service) Get(ctx context.Context, ref string) (*Info, error) {
+	if t, ok := s.reg.lookup(ref); ok {
+		in, err := s.info(ctx, t, true)
+		if in != nil && in.Builds == nil {
+			in.Builds = []BuildInfo{}
+		}
+		return in, err
+	}
+	bi, err := s.builtIns()
+	if err != nil {
+		return nil, err
+	}
+	for _, in := range bi {
+		if in.TemplateID == ref {
+			in.Builds = []BuildInfo{{BuildID: in.BuildID, Status: "ready", CPUCount: in.CPUCount, MemoryMB: in.MemoryMB,
+				DiskSizeMB: in.DiskSizeMB, EnvdVersion: EnvdVersion, CreatedAt: in.CreatedAt, UpdatedAt: in.UpdatedAt}}
+			return &in, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: template %q not found", sandbox.ErrNotFound, ref)
+}
+
+// Alias answers E2B's GET /templates/aliases/{alias}.
+func (s *Service) Alias(alias string) (templateID string, public bool, err error) {
+	if t, ok := s.reg.lookup(alias); ok {
+		return t.ID, t.Public, nil
+	}
+	if lt, err := s.reg.Legacy.Get(alias); err == nil {
+		return lt.Name, true, nil
+	}
+	return "", false, fmt.Errorf("%w: template %q not found", sandbox.ErrNotFound, alias)
+}
+
+// Update sets a template's visibility (E2B's PATCH /templates/{id}).
+func (s *Service) Update(ctx context.Context, ref string, public *bool) ([]string, error) {
+	s.names.Lock()
+	defer s.names.Unlock()
+	t, ok := s.reg.lookup(ref)
+	if !ok {
+		if _, err := s.reg.Legacy.Get(ref); err == nil {
+			return nil, fmt.Errorf("%w: built-in templates cannot be changed", sandbox.ErrInvalid)
+		}
+		return nil, fmt.Errorf("%w: template %q not found", sandbox.ErrNotFound, ref)
+	}
+	c := *t
+	if public != nil {
+		c.Public = *public
+	}
+	c.UpdatedAt = time.Now().UTC()
+	if err := s.st.PutTemplate(ctx, &c); err != nil {
+		return nil, err
+	}
+	return c.Names, s.reg.Reload(ctx)
+}
+
+// Delete removes a template, its builds and tags; running sandboxes keep
+// their layers (GC frees them once nothing uses them).
+func (s *Service) Delete(ctx context.Context, ref string) error {
+	s.names.Lock()
+	defer s.names.Unlock()
+	t, ok := s.reg.lookup(ref)
+	if !ok {
+		if _, err := s.reg.Legacy.Get(ref); err == nil {
+			return fmt.Errorf("%w: built-in templates are managed with `sbx template build`, not deleted through the API", sandbox.ErrNotImpl)
+		}
+		return fmt.Errorf("%w: template %q not found", sandbox.ErrNotFound, ref)
+	}
+	s.mu.Lock()
+	for id, cancel := range s.cancels { // its builds in progress stop
+		if b, err := s.st.Build(ctx, id); err == nil && b.TemplateID == t.ID {
+			cancel()
+		}
+	}
+	s.mu.Unlock()
+	if err := s.st.DeleteTemplate(ctx, t.ID); err != nil {
+		return err
+	}
+	return s.reg.Reload(ctx)
+}
+
+// AssignTags points tags at the build target ("name:tag" or "name") names.
+func (s *Service) AssignTags(ctx context.Context, target string, tags []string) (string, []string, error) {
+	t, b, err := s.reg.resolveBuild(target)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(tags) == 0 {
+		return "", nil, fmt.Errorf("%w: no tags given", sandbox.ErrInvalid)
+	}
+	for _, tag := range tags {
+		if !validName(tag) {
+			return "", nil, fmt.Errorf("%w: tag %q: use 1-64 of a-z, 0-9, '-', '_', '.'", sandbox.ErrInvalid, tag)
+		}
+	}
+	now := time.Now().UTC()
+	for _, tag := range tags {
+		if err := s.st.PutTag(ctx, store.TagRec{TemplateID: t.ID, Tag: tag, BuildID: b.ID, CreatedAt: now}); err != nil {
+			return "", nil, err
+		}
+	}
+	return b.ID, tags, s.reg.Reload(ctx)
+}
+
+// RemoveTags removes tags of the template name.
+func (s *Service) RemoveTags(ctx context.Context, name string, tags []string) error {
+	name, _, _ = strings.Cut(name, ":")
+	t, ok := s.reg.lookup(name)
+	if !ok {
+		return fmt.Errorf("%w: template %q not found", sandbox.ErrNotFound, name)
+	}
+	for _, tag := range tags {
+		if err := s.st.DeleteTag(ctx, t.ID, tag); err != nil {
+			return err
+		}
+	}
+	return s.reg.Reload(ctx)
+}
+
+// Tags lists a template's tags.
+func (s *Service) Tags(ctx context.Context, ref string) ([]store.TagRec, error) {
+	t, ok := s.reg.lookup(ref)
+	if !ok {
+		return nil, fmt.Errorf("%w: template %q not found", sandbox.ErrNotFound, ref)
+	}
+	return s.st.Tags(ctx, t.ID)
+}

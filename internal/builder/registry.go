@@ -1,0 +1,243 @@
+package builder
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/sbx-dev/sbx/internal/sandbox"
+	"github.com/sbx-dev/sbx/internal/store"
+	"github.com/sbx-dev/sbx/internal/template"
+	"github.com/sbx-dev/sbx/internal/template/layers"
+)
+
+// legacyPrefix marks a layer that is a template built by package template
+// (base, code-interpreter-v1: debootstrap), not a layer of the layer store.
+const legacyPrefix = "legacy:"
+
+// index is the in-memory view of the template records that creates resolve
+// against; it is rebuilt from the store after every change.
+type index struct {
+	templates map[string]*store.TemplateRec // by id
+	byName    map[string]string             // name → id
+	builds    map[string]*store.BuildRec    // by id
+	tags      map[string]map[string]string  // template id → tag → build id
+}
+
+// Registry resolves template references for sandbox creates: built-in
+// templates (package template's store), user templates and their builds
+// (the database, layers), and the transient stacks of builds in progress.
+// It implements sandbox.Templates. mu guards idx and transient.
+type Registry struct {
+	Legacy  *template.Store
+	Layers  *layers.Store
+	Store   *store.Store
+	UIDBase uint32
+
+	mu        sync.RWMutex
+	idx       index
+	transient map[string]sandbox.Template
+}
+
+// Reload rebuilds the index from the store.
+func (r *Registry) Reload(ctx context.Context) error {
+	ts, err := r.Store.Templates(ctx)
+	if err != nil {
+		return err
+	}
+	bs, err := r.Store.Builds(ctx, "")
+	if err != nil {
+		return err
+	}
+	tags, err := r.Store.Tags(ctx, "")
+	if err != nil {
+		return err
+	}
+	idx := index{templates: map[string]*store.TemplateRec{}, byName: map[string]string{},
+		builds: map[string]*store.BuildRec{}, tags: map[string]map[string]string{}}
+	for _, t := range ts {
+		idx.templates[t.ID] = t
+		for _, n := range t.Names {
+			idx.byName[n] = t.ID
+		}
+	}
+	for _, b := range bs {
+		idx.builds[b.ID] = b
+	}
+	for _, t := range tags {
+		if idx.tags[t.TemplateID] == nil {
+			idx.tags[t.TemplateID] = map[string]string{}
+		}
+		idx.tags[t.TemplateID][t.Tag] = t.BuildID
+	}
+	r.mu.Lock()
+	r.idx = idx
+	r.mu.Unlock()
+	return nil
+}
+
+// splitRef splits "name:tag" (tag defaults to "latest").
+func splitRef(ref string) (name, tag string) {
+	name, tag, ok := strings.Cut(ref, ":")
+	if !ok || tag == "" {
+		tag = "latest"
+	}
+	return name, tag
+}
+
+// lookup finds a user template by id or name; ok false if none.
+func (r *Registry) lookup(nameOrID string) (*store.TemplateRec, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if t, ok := r.idx.templates[nameOrID]; ok {
+		return t, true
+	}
+	if id, ok := r.idx.byName[nameOrID]; ok {
+		return r.idx.templates[id], true
+	}
+	return nil, false
+}
+
+// resolveBuild returns the ready build a reference names: a build id, or
+// a template id or name with an optional tag.
+func (r *Registry) resolveBuild(ref string) (*store.TemplateRec, *store.BuildRec, error) {
+	r.mu.RLock()
+	if b, ok := r.idx.builds[ref]; ok {
+		t := r.idx.templates[b.TemplateID]
+		r.mu.RUnlock()
+		if b.Status != "ready" || t == nil {
+			return nil, nil, fmt.Errorf("%w: build %s is not ready", sandbox.ErrNotFound, ref)
+		}
+		return t, b, nil
+	}
+	r.mu.RUnlock()
+	name, tag := splitRef(ref)
+	t, ok := r.lookup(name)
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: template %q not found", sandbox.ErrNotFound, name)
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	bid, ok := r.idx.tags[t.ID][tag]
+	b := r.idx.builds[bid]
+	if !ok || b == nil || b.Status != "ready" {
+		return nil, nil, fmt.Errorf("%w: template %q has no ready build tagged %q", sandbox.ErrNotFound, name, tag)
+	}
+	return t, b, nil
+}
+
+// Get implements sandbox.Templates.
+func (r *Registry) Get(ref string) (sandbox.Template, error) {
+	r.mu.RLock()
+	tt, ok := r.transient[ref]
+	r.mu.RUnlock()
+	if ok {
+		return tt, nil
+	}
+	t, b, err := r.resolveBuild(ref)
+	if err == nil {
+		return r.fromBuild(t.ID, b), nil
+	}
+	if name, tag := splitRef(ref); tag == "latest" {
+		if lt, lerr := r.Legacy.Get(name); lerr == nil {
+			return legacyTemplate(lt), nil
+		}
+	}
+	return sandbox.Template{}, err
+}
+
+func legacyTemplate(lt *template.Template) sandbox.Template {
+	return sandbox.Template{Name: lt.Name, Rootfs: lt.Rootfs, RootfsUserNS: lt.RootfsUserNS, Runtime: lt.Runtime}
+}
+
+// fromBuild is the sandbox template of a ready build.
+func (r *Registry) fromBuild(templateID string, b *store.BuildRec) sandbox.Template {
+	return r.stackTemplate(templateID, b.ID, b.Layers, b.Config)
+}
+
+// stackTemplate is a sandbox template over layers (bottom first).
+func (r *Registry) stackTemplate(name, build string, ls []string, cfg store.BuildConfig) sandbox.Template {
+	ls = append([]string(nil), ls...)
+	return sandbox.Template{
+		Name: name, Build: build, Env: cfg.Env, Workdir: cfg.Workdir, User: cfg.User,
+		StartCmd: cfg.StartCmd, ReadyCmd: cfg.ReadyCmd,
+		Lower: func(ctx context.Context, userns bool) (string, error) { return r.lower(ctx, ls, userns) },
+	}
+}
+
+// lower is the overlay lower of layers ls (bottom first): topmost first,
+// ':'-joined, shifted copies for user-namespace runtimes.
+func (r *Registry) lower(ctx context.Context, ls []string, userns bool) (string, error) {
+	dirs := make([]string, 0, len(ls))
+	for i := len(ls) - 1; i >= 0; i-- {
+		d, err := r.layerDir(ctx, ls[i], userns)
+		if err != nil {
+			return "", err
+		}
+		dirs = append(dirs, d)
+	}
+	if len(dirs) == 0 {
+		return "", fmt.Errorf("%w: template has no layers", sandbox.ErrInvalid)
+	}
+	return strings.Join(dirs, ":"), nil
+}
+
+func (r *Registry) layerDir(ctx context.Context, l string, userns bool) (string, error) {
+	if name, ok := strings.CutPrefix(l, legacyPrefix); ok {
+		lt, err := r.Legacy.Get(name)
+		if err != nil {
+			return "", fmt.Errorf("%w: base template %s is gone: %w", sandbox.ErrUnavailable, name, err)
+		}
+		if userns {
+			return lt.RootfsUserNS, nil
+		}
+		return lt.Rootfs, nil
+	}
+	if !r.Layers.Has(l) {
+		return "", fmt.Errorf("%w: layer %s is missing", sandbox.ErrUnavailable, l)
+	}
+	if userns {
+		return r.Layers.EnsureUserNS(ctx, l)
+	}
+	return r.Layers.Path(l), nil
+}
+
+// List implements sandbox.Templates: built-in templates, then every user
+// template's latest ready build.
+func (r *Registry) List() ([]sandbox.Template, error) {
+	lts, err := r.Legacy.List()
+	if err != nil {
+		return nil, err
+	}
+	var out []sandbox.Template
+	for _, lt := range lts {
+		out = append(out, legacyTemplate(lt))
+	}
+	r.mu.RLock()
+	ids := make([]string, 0, len(r.idx.templates))
+	for id := range r.idx.templates {
+		ids = append(ids, id)
+	}
+	r.mu.RUnlock()
+	for _, id := range ids {
+		if t, err := r.Get(id); err == nil {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// setTransient registers (t non-nil) or drops a build's working stack.
+func (r *Registry) setTransient(key string, t *sandbox.Template) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.transient == nil {
+		r.transient = map[string]sandbox.Template{}
+	}
+	if t == nil {
+		delete(r.transient, key)
+		return
+	}
+	r.transient[key] = *t
+}

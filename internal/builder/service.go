@@ -1,0 +1,246 @@
+// Package builder builds templates the way E2B does: a build request names
+// a template, its COPY files are uploaded by hash, then the build starts
+// from an OCI image (or another template), provisions what sandboxes need,
+// and runs each step inside a sandbox (gVisor), keeping each step's result
+// as a content-addressed layer keyed by its parent and the step, so an
+// unchanged step is never run again. A ready build is a stack of layers
+// that sandboxes mount as their overlay's lower directories (Registry).
+package builder
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/sbx-dev/sbx/internal/sandbox"
+	"github.com/sbx-dev/sbx/internal/store"
+	"github.com/sbx-dev/sbx/internal/template/oci"
+)
+
+// buildMetaKey marks a build's own sandboxes (metadata), so lists hide them
+// and a restart removes them.
+const buildMetaKey = "sbx.build"
+
+// IsBuildSandbox reports whether a sandbox's metadata marks it as a build's.
+func IsBuildSandbox(md map[string]string) bool { _, ok := md[buildMetaKey]; return ok }
+
+// Config sets a Service up.
+type Config struct {
+	DataDir        string        // build logs and uploads live under it
+	TmpDir         string        // scratch mounts (views of layer stacks)
+	Runtime        string        // runtime of build sandboxes: runsc (no user namespace, layers stay unshifted)
+	MaxConcurrent  int           // builds at once (default 2); more wait ("waiting")
+	StepTimeout    time.Duration // bound of one step (default 30 min)
+	MaxUploadBytes int64         // bound of one upload (default 512 MiB)
+	CPUCount       int           // default build sandbox resources
+	MemoryMB       int
+	DiskSizeMB     int
+}
+
+// Service is the template build API over a Registry and a Manager.
+// mu guards logs and cancels; names serialises template creation.
+type Service struct {
+	cfg    Config
+	reg    *Registry
+	mgr    *sandbox.Manager
+	st     *store.Store
+	puller *oci.Puller
+	log    *slog.Logger
+	slots  chan struct{}
+
+	mu      sync.Mutex
+	logs    map[string]*buildLog
+	cancels map[string]context.CancelFunc
+	names   sync.Mutex
+	wg      sync.WaitGroup
+}
+
+// New returns a Service. Call Recover before serving.
+func New(cfg Config, reg *Registry, mgr *sandbox.Manager, st *store.Store, p *oci.Puller, log *slog.Logger) *Service {
+	if cfg.MaxConcurrent <= 0 {
+		cfg.MaxConcurrent = 2
+	}
+	if cfg.StepTimeout <= 0 {
+		cfg.StepTimeout = 30 * time.Minute
+	}
+	if cfg.MaxUploadBytes <= 0 {
+		cfg.MaxUploadBytes = 512 << 20
+	}
+	if cfg.Runtime == "" {
+		cfg.Runtime = "runsc"
+	}
+	return &Service{cfg: cfg, reg: reg, mgr: mgr, st: st, puller: p, log: log,
+		slots: make(chan struct{}, cfg.MaxConcurrent), logs: map[string]*buildLog{}, cancels: map[string]context.CancelFunc{}}
+}
+
+// Recover runs at start: builds a killed daemon left unfinished fail (with
+// a reason), their sandboxes and scratch are removed, interrupted layer
+// writes are dropped, and the registry is loaded.
+func (s *Service) Recover(ctx context.Context) error {
+	if err := errors.Join(cleanupTmp(s.cfg.TmpDir), s.reg.Layers.RemoveStale()); err != nil {
+		return err
+	}
+	bs, err := s.st.Builds(ctx, "")
+	if err != nil {
+		return err
+	}
+	for _, b := range bs {
+		if b.Status == "building" || b.Status == "waiting" {
+			b.Status, b.Reason, b.UpdatedAt = "error", "the daemon restarted during the build; start it again", time.Now().UTC()
+			if err := s.st.PutBuild(ctx, b); err != nil {
+				return err
+			}
+		}
+	}
+	for _, in := range s.mgr.List() {
+		if IsBuildSandbox(in.Metadata) {
+			_ = s.mgr.Kill(ctx, in.ID)
+		}
+	}
+	return s.reg.Reload(ctx)
+}
+
+// Close cancels running builds and waits for them.
+func (s *Service) Close() {
+	s.mu.Lock()
+	for _, c := range s.cancels {
+		c()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
+func (s *Service) logDir() string { return filepath.Join(s.cfg.DataDir, "builds") }
+
+// StartBuild starts build buildID of templateID with spec (E2B's
+// POST /v2/templates/{templateID}/builds/{buildID}).
+func (s *Service) StartBuild(ctx context.Context, templateID, buildID string, spec Spec) error {
+	b, err := s.st.Build(ctx, buildID)
+	if err != nil || b.TemplateID != templateID {
+		return fmt.Errorf("%w: build %s of template %s", sandbox.ErrNotFound, buildID, templateID)
+	}
+	if b.Status != "waiting" || len(b.Spec) > 0 {
+		return fmt.Errorf("%w: build %s was already started", sandbox.ErrConflict, buildID)
+	}
+	if err := validateSpec(spec); err != nil {
+		return err
+	}
+	b.Spec, _ = json.Marshal(spec)
+	b.UpdatedAt = time.Now().UTC()
+	if err := s.st.PutBuild(ctx, b); err != nil {
+		return err
+	}
+	lg, err := openLog(s.logDir(), b.ID)
+	if err != nil {
+		return err
+	}
+	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.mu.Lock()
+	s.logs[b.ID], s.cancels[b.ID] = lg, cancel
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go s.run(bctx, b, spec, lg)
+	return nil
+}
+
+func validateSpec(spec Spec) error {
+	if (spec.FromImage == "") == (spec.FromTemplate == "") {
+		return fmt.Errorf("%w: exactly one of fromImage and fromTemplate must be given", sandbox.ErrInvalid)
+	}
+	if len(spec.Steps) > 200 {
+		return fmt.Errorf("%w: at most 200 steps", sandbox.ErrInvalid)
+	}
+	for i, st := range spec.Steps {
+		switch st.Type {
+		case "RUN", "COPY", "ENV", "WORKDIR", "USER":
+		default:
+			return fmt.Errorf("%w: step %d: unknown type %q (RUN, COPY, ENV, WORKDIR, USER)", sandbox.ErrInvalid, i+1, st.Type)
+		}
+		if st.Type == "COPY" && !validHash(st.FilesHash) {
+			return fmt.Errorf("%w: step %d: COPY needs the filesHash of its uploaded files", sandbox.ErrInvalid, i+1)
+		}
+	}
+	return nil
+}
+
+// run waits for a build slot, executes the build and records its end.
+func (s *Service) run(ctx context.Context, b *store.BuildRec, spec Spec, lg *buildLog) {
+	defer s.wg.Done()
+	defer func() {
+		lg.close()
+		s.mu.Lock()
+		s.cancels[b.ID]()
+		delete(s.cancels, b.ID)
+		delete(s.logs, b.ID) // complete on disk
+		s.mu.Unlock()
+	}()
+	select {
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
+	case <-ctx.Done():
+		s.finish(b, nil, ctx.Err(), lg)
+		return
+	}
+	b.Status, b.UpdatedAt = "building", time.Now().UTC()
+	_ = s.st.PutBuild(context.WithoutCancel(ctx), b)
+	t0 := time.Now()
+	st, err := s.execute(ctx, b, spec, lg)
+	if err == nil {
+		lg.add("info", "finalize", "build finished in %s", time.Since(t0).Round(10*time.Millisecond))
+	}
+	s.finish(b, st, err, lg)
+}
+
+// finish records a build's outcome; a ready build becomes the template's
+// "latest" (and gets the tags it was requested with).
+func (s *Service) finish(b *store.BuildRec, st *state, err error, lg *buildLog) {
+	ctx := context.Background()
+	now := time.Now().UTC()
+	b.UpdatedAt, b.FinishedAt = now, now
+	if err != nil {
+		b.Status, b.Reason = "error", err.Error()
+		var se *stepError
+		if errors.As(err, &se) {
+			b.ReasonStep = se.step
+		}
+		lg.add("error", b.ReasonStep, "build failed: %s", b.Reason)
+		if perr := s.st.PutBuild(ctx, b); perr != nil {
+			s.log.Error("record failed build", "build", b.ID, "err", perr)
+		}
+		_ = s.reg.Reload(ctx)
+		return
+	}
+	b.Status, b.Layers, b.Config = "ready", st.layers, st.cfg
+	if perr := s.st.PutBuild(ctx, b); perr != nil {
+		s.log.Error("record build", "build", b.ID, "err", perr)
+		return
+	}
+	for _, tag := range append([]string{"latest"}, b.Tags...) {
+		_ = s.st.PutTag(ctx, store.TagRec{TemplateID: b.TemplateID, Tag: tag, BuildID: b.ID, CreatedAt: now})
+	}
+	_ = s.reg.Reload(ctx)
+}
+
+// logsOf returns a build's log entries (in memory, else from disk).
+func (s *Service) logsOf(buildID string) []LogEntry {
+	s.mu.Lock()
+	lg := s.logs[buildID]
+	s.mu.Unlock()
+	if lg != nil {
+		return lg.snapshot()
+	}
+	return readLog(s.logDir(), buildID)
+}
+
+func newID() string { return uuid.NewString() }
+
+// ensureDir makes dir (0700).
+func ensureDir(dir string) error { return os.MkdirAll(dir, 0o700) }

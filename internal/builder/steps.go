@@ -1,0 +1,305 @@
+package builder
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sbx-dev/sbx/client"
+	"github.com/sbx-dev/sbx/internal/sandbox"
+	"github.com/sbx-dev/sbx/internal/store"
+)
+
+// Step is one step of E2B's TemplateBuildStartV2.
+type Step struct {
+	Type      string   `json:"type"`
+	Args      []string `json:"args"`
+	FilesHash string   `json:"filesHash,omitempty"`
+	Force     bool     `json:"force,omitempty"`
+	// Upload options the SDK sends along; the upload already applied them.
+	ForceUpload     *bool `json:"forceUpload,omitempty"`
+	ResolveSymlinks *bool `json:"resolveSymlinks,omitempty"`
+	Gzip            *bool `json:"gzip,omitempty"`
+}
+
+// stepSandbox runs in a fresh build sandbox over stack and returns the
+// sandbox; the caller kills it.
+func (s *Service) stepSandbox(ctx context.Context, b *store.BuildRec, stack []string, cfg store.BuildConfig) (sandbox.Info, *client.SandboxConn, func(), error) {
+	key := "sbx-build-" + b.ID + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	t := s.reg.stackTemplate(key, "", stack, store.BuildConfig{User: "root", Env: cfg.Env})
+	s.reg.setTransient(key, &t)
+	defer s.reg.setTransient(key, nil)
+	allow := true
+	in, err := s.mgr.Create(ctx, sandbox.CreateOpts{
+		Template: key, Runtime: s.cfg.Runtime, Timeout: s.cfg.StepTimeout + 5*time.Minute,
+		Metadata: map[string]string{buildMetaKey: b.ID}, AllowNet: &allow,
+		Resources: sandbox.Resources{CPUCount: b.CPUCount, MemoryMB: b.MemoryMB, DiskSizeMB: b.DiskSizeMB},
+	})
+	if err != nil {
+		return sandbox.Info{}, nil, nil, fmt.Errorf("start a build sandbox: %w", err)
+	}
+	kill := func() { _ = s.mgr.Kill(context.WithoutCancel(ctx), in.ID) }
+	host, port, _ := strings.Cut(in.AgentAddr, ":")
+	p, _ := strconv.Atoi(port)
+	return in, sandbox.AgentConn(host, p, in.ID, in.EnvdToken), kill, nil
+}
+
+// runShell runs script with /bin/sh -c as user in the build sandbox,
+// streaming its output into the log; a non-zero exit is an error naming it.
+func (s *Service) runShell(ctx context.Context, conn *client.SandboxConn, lg *buildLog, step, user, cwd string, env map[string]string, script string, args ...string) error {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.StepTimeout)
+	defer cancel()
+	out := &lineWriter{log: lg, step: step, level: "info"}
+	defer out.flush()
+	argv := append([]string{"/bin/sh", "-c", script, "sh"}, args...)
+	code, err := conn.Run(ctx, client.RunRequest{Argv: argv, User: user, Cwd: cwd, Envs: env}, out, out)
+	if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("step did not finish within %s", s.cfg.StepTimeout)
+	}
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	if code != 0 {
+		return fmt.Errorf("command exited with code %d", code)
+	}
+	return nil
+}
+
+// ensureWorkdir makes the working directory as root (WORKDIR creates it,
+// as in Docker) and gives it to user when user made it.
+const ensureWorkdir = `[ -z "$1" ] || [ -d "$1" ] || { mkdir -p -- "$1" && { [ -z "$2" ] || [ "$2" = root ] || chown -- "$2" "$1"; }; }`
+
+// runStep executes a RUN or COPY step in a sandbox over stack and returns
+// the directory holding what it changed (to become a layer).
+func (s *Service) runStep(ctx context.Context, b *store.BuildRec, lg *buildLog, stepName string, stack []string, cfg store.BuildConfig, st Step, dst string) error {
+	_, conn, kill, err := s.stepSandbox(ctx, b, stack, cfg)
+	if err != nil {
+		return err
+	}
+	defer kill()
+	user := cfg.User
+	if user == "" {
+		user = "root"
+	}
+	if cfg.Workdir != "" {
+		if err := s.runShell(ctx, conn, lg, stepName, "root", "/", nil, ensureWorkdir, cfg.Workdir, user); err != nil {
+			return fmt.Errorf("workdir %s: %w", cfg.Workdir, err)
+		}
+	}
+	switch st.Type {
+	case "RUN":
+		if len(st.Args) > 1 && st.Args[1] != "" {
+			user = st.Args[1]
+		}
+		cwd := cfg.Workdir
+		if cwd == "" {
+			cwd = "/"
+		}
+		err = s.runShell(ctx, conn, lg, stepName, user, cwd, cfg.Env, st.Args[0])
+	case "COPY":
+		err = s.copyStep(ctx, conn, lg, stepName, b.TemplateID, cfg, st)
+	}
+	if err != nil {
+		return err
+	}
+	in, _ := s.mgr.Get(conn.ID())
+	return s.mgr.SaveFiles(ctx, in.ID, dst)
+}
+
+// copyStep unpacks the step's uploaded files at their destination inside the
+// build sandbox, owned by the step's user with the step's mode.
+func (s *Service) copyStep(ctx context.Context, conn *client.SandboxConn, lg *buildLog, stepName, templateID string, cfg store.BuildConfig, st Step) error {
+	if len(st.Args) < 2 {
+		return fmt.Errorf("COPY needs a source and a destination")
+	}
+	src, dest := st.Args[0], st.Args[1]
+	owner, mode := argAt(st.Args, 2), argAt(st.Args, 3)
+	f, err := s.openUpload(templateID, st.FilesHash)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if !path.IsAbs(dest) {
+		base := cfg.Workdir
+		if base == "" {
+			base = "/"
+		}
+		dest = path.Join(base, dest) + map[bool]string{true: "/", false: ""}[strings.HasSuffix(dest, "/")]
+	}
+	var buf bytes.Buffer
+	tops, err := retarget(f, &buf, src, dest, s.cfg.MaxUploadBytes)
+	if err != nil {
+		return fmt.Errorf("COPY %s: %w", src, err)
+	}
+	tmp := "/tmp/.sbx-copy-" + strconv.FormatInt(time.Now().UnixNano(), 36) + ".tar"
+	if err := conn.WriteFile(ctx, tmp, buf.Bytes(), "root"); err != nil {
+		return fmt.Errorf("COPY %s: upload into the build sandbox: %w", src, err)
+	}
+	script := `set -e; t=$1; o=$2; m=$3; shift 3; tar -xpf "$t" -C /; rm -f "$t"
+if [ -n "$o" ]; then case "$o" in *:*) ;; *) g=$(id -g -- "$o" 2>/dev/null) && o="$o:$g" ;; esac; chown -R -- "$o" "$@"; fi
+[ -z "$m" ] || chmod -R -- "$m" "$@"`
+	return s.runShell(ctx, conn, lg, stepName, "root", "/", nil, script, append([]string{tmp, owner, mode}, tops...)...)
+}
+
+func argAt(a []string, i int) string {
+	if i < len(a) {
+		return a[i]
+	}
+	return ""
+}
+
+// openUpload opens a template's uploaded files by hash.
+func (s *Service) openUpload(templateID, hash string) (*os.File, error) {
+	p, err := s.uploadPath(templateID, hash)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("the files of this COPY (hash %s) were never uploaded", hash)
+	}
+	return f, err
+}
+
+// retarget reads the uploaded tar (gzip or plain) r, keeps the entries of
+// src (the path as given to COPY, relative to the build context) and writes
+// them to w as a tar to extract at "/": a file src lands at dest (or inside
+// dest when dest ends with '/'); a directory src's contents land in dest.
+// It returns the top-level paths it wrote.
+func retarget(r io.Reader, w io.Writer, src, dest string, limit int64) ([]string, error) {
+	br, err := maybeGunzip(r)
+	if err != nil {
+		return nil, err
+	}
+	tr, tw := tar.NewReader(br), tar.NewWriter(w)
+	src = strings.Trim(path.Clean("/"+src), "/")
+	tops := map[string]bool{}
+	var total int64
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read uploaded files: %w", err)
+		}
+		name := strings.Trim(path.Clean("/"+h.Name), "/")
+		target, top, ok := mapEntry(name, src, dest, h.Typeflag == tar.TypeDir)
+		if !ok {
+			continue
+		}
+		if total += h.Size; total > limit {
+			return nil, fmt.Errorf("uploaded files are larger than %d bytes", limit)
+		}
+		if err := copyEntry(tw, tr, h, target); err != nil {
+			return nil, err
+		}
+		tops[top] = true
+	}
+	if len(tops) == 0 {
+		return nil, fmt.Errorf("no files for %q in the upload", src)
+	}
+	out := make([]string, 0, len(tops))
+	for t := range tops {
+		out = append(out, t)
+	}
+	return out, tw.Close()
+}
+
+// mapEntry places entry name of the context at its destination.
+func mapEntry(name, src, dest string, isDir bool) (target, top string, ok bool) {
+	intoDir := strings.HasSuffix(dest, "/")
+	dest = path.Clean(dest)
+	switch {
+	case src == "." || src == "":
+		if name == "" || name == "." {
+			return "", "", false
+		}
+		first, _, _ := strings.Cut(name, "/")
+		return path.Join(dest, name), path.Join(dest, first), true
+	case name == src && isDir:
+		return "", "", false // its contents are copied, not the directory
+	case name == src:
+		if intoDir {
+			t := path.Join(dest, path.Base(name))
+			return t, t, true
+		}
+		return dest, dest, true
+	case strings.HasPrefix(name, src+"/"):
+		rel := strings.TrimPrefix(name, src+"/")
+		first, _, _ := strings.Cut(rel, "/")
+		return path.Join(dest, rel), path.Join(dest, first), true
+	}
+	if m, _ := path.Match(src, name); m { // a glob source: into dest
+		t := path.Join(dest, path.Base(name))
+		return t, t, true
+	}
+	return "", "", false
+}
+
+func copyEntry(tw *tar.Writer, tr io.Reader, h *tar.Header, target string) error {
+	switch h.Typeflag {
+	case tar.TypeReg, tar.TypeDir, tar.TypeSymlink:
+	default:
+		return nil // hardlinks, devices, fifos: not copied
+	}
+	nh := &tar.Header{Typeflag: h.Typeflag, Name: strings.TrimPrefix(target, "/"), Linkname: h.Linkname,
+		Mode: h.Mode & 0o7777, Size: h.Size, ModTime: h.ModTime, Format: tar.FormatPAX}
+	if h.Typeflag != tar.TypeReg {
+		nh.Size = 0
+	}
+	if err := tw.WriteHeader(nh); err != nil {
+		return err
+	}
+	if nh.Size > 0 {
+		if _, err := io.CopyN(tw, tr, nh.Size); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func maybeGunzip(r io.Reader) (io.Reader, error) {
+	br := &peekReader{r: r}
+	head, err := br.peek(2)
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	if len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
+		return gzip.NewReader(br)
+	}
+	return br, nil
+}
+
+type peekReader struct {
+	r   io.Reader
+	buf []byte
+}
+
+func (p *peekReader) peek(n int) ([]byte, error) {
+	b := make([]byte, n)
+	k, err := io.ReadFull(p.r, b)
+	p.buf = b[:k]
+	if err == io.ErrUnexpectedEOF {
+		err = io.EOF
+	}
+	return p.buf, err
+}
+
+func (p *peekReader) Read(b []byte) (int, error) {
+	if len(p.buf) > 0 {
+		n := copy(b, p.buf)
+		p.buf = p.buf[n:]
+		return n, nil
+	}
+	return p.r.Read(b)
+}

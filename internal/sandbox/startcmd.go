@@ -1,0 +1,92 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/sbx-dev/sbx/client"
+)
+
+// StartCmdTimeout bounds how long a create waits for a template's ready
+// command to pass.
+const StartCmdTimeout = 2 * time.Minute
+
+// startCmd starts the template's start command in the background (as its
+// user, in its workdir) and waits until its ready command exits 0. A start
+// command that exits before the sandbox is ready fails the create with its
+// output. Templates without a start command return at once.
+func (m *Manager) startCmd(ctx context.Context, sb *Sandbox) error {
+	t := sb.tmpl
+	if t.StartCmd == "" {
+		return nil
+	}
+	conn := AgentConn(sb.info.SandboxIP.String(), m.cfg.AgentPort, sb.rec.ID, sb.rec.EnvdToken)
+	ctx, cancel := context.WithTimeout(ctx, StartCmdTimeout)
+	defer cancel()
+	exited := make(chan string, 1)
+	// The stream only watches the start command: once the sandbox is ready
+	// it is closed and the process goes on (the agent detaches it).
+	sctx, stopWatching := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWatching()
+	go func() { exited <- runStart(sctx, conn, t) }()
+	ready := t.ReadyCmd
+	if ready == "" {
+		ready = "sleep 0" // no ready check: started is ready (E2B waits 20 s; we do not)
+	}
+	return waitReady(ctx, conn, t, ready, exited)
+}
+
+// runStart runs the start command until it ends and returns how it ended.
+func runStart(ctx context.Context, conn *client.SandboxConn, t Template) string {
+	var out strings.Builder
+	w := &capped{w: &out, n: 4096}
+	code, err := conn.Run(ctx, client.RunRequest{Cmd: t.StartCmd, Cwd: t.Workdir, User: t.User, Envs: t.Env}, w, w)
+	if err != nil {
+		return fmt.Sprintf("start command failed: %v", err)
+	}
+	return fmt.Sprintf("start command exited with code %d: %s", code, strings.TrimSpace(out.String()))
+}
+
+// waitReady runs ready every 200 ms until it exits 0, the start command
+// exits, or ctx ends.
+func waitReady(ctx context.Context, conn *client.SandboxConn, t Template, ready string, exited <-chan string) error {
+	for {
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		code, err := conn.Run(rctx, client.RunRequest{Cmd: ready, Cwd: t.Workdir, User: t.User, Envs: t.Env}, nil, nil)
+		cancel()
+		if err == nil && code == 0 {
+			return nil
+		}
+		select {
+		case msg := <-exited:
+			return fmt.Errorf("%w: template start command ended before the sandbox was ready: %s", ErrUnavailable, msg)
+		case <-ctx.Done():
+			return fmt.Errorf("%w: template ready command %q did not pass within %s", ErrUnavailable, ready, StartCmdTimeout)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// AgentConn is a connection straight to a sandbox's agent (not through the
+// proxy), for the daemon's own commands.
+func AgentConn(ip string, port int, id, token string) *client.SandboxConn {
+	return client.New(fmt.Sprintf("http://%s:%d", ip, port), "").SandboxByID(id, token)
+}
+
+// capped writes at most n bytes to w, dropping the rest.
+type capped struct {
+	w io.Writer
+	n int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if c.n > 0 {
+		k := min(len(p), c.n)
+		c.n -= k
+		_, _ = c.w.Write(p[:k])
+	}
+	return len(p), nil
+}

@@ -1,0 +1,194 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// TemplateRec is the durable record of a user-built template (E2B's
+// Template): its names, visibility and usage. Its builds are BuildRecs.
+type TemplateRec struct {
+	ID            string    `json:"id"`
+	Names         []string  `json:"names"` // aliases; the first is the name
+	Public        bool      `json:"public"`
+	CreatedAt     time.Time `json:"createdAt"`
+	UpdatedAt     time.Time `json:"updatedAt"`
+	LastSpawnedAt time.Time `json:"lastSpawnedAt,omitzero"`
+	SpawnCount    int64     `json:"spawnCount"`
+}
+
+// BuildRec is one build of a template: its request, its state, and once
+// ready the layers (bottom first) and defaults sandboxes start with.
+type BuildRec struct {
+	ID         string          `json:"id"`
+	TemplateID string          `json:"templateID"`
+	Status     string          `json:"status"` // waiting, building, ready, error
+	Spec       json.RawMessage `json:"spec,omitempty"`
+	Tags       []string        `json:"tags,omitempty"` // tags it gets when ready (besides "latest")
+	CPUCount   int             `json:"cpuCount"`
+	MemoryMB   int             `json:"memoryMB"`
+	DiskSizeMB int             `json:"diskSizeMB"`
+	Layers     []string        `json:"layers,omitempty"`
+	Config     BuildConfig     `json:"config"`
+	Reason     string          `json:"reason,omitempty"`
+	ReasonStep string          `json:"reasonStep,omitempty"`
+	CreatedAt  time.Time       `json:"createdAt"`
+	UpdatedAt  time.Time       `json:"updatedAt"`
+	FinishedAt time.Time       `json:"finishedAt,omitzero"`
+}
+
+// BuildConfig is what a finished build gives every sandbox of it.
+type BuildConfig struct {
+	Env      map[string]string `json:"env,omitempty"`
+	Workdir  string            `json:"workdir,omitempty"`
+	User     string            `json:"user,omitempty"`
+	StartCmd string            `json:"startCmd,omitempty"`
+	ReadyCmd string            `json:"readyCmd,omitempty"`
+}
+
+// TagRec names one build of a template ("latest" is the default tag).
+type TagRec struct {
+	TemplateID string    `json:"templateID"`
+	Tag        string    `json:"tag"`
+	BuildID    string    `json:"buildID"`
+	CreatedAt  time.Time `json:"createdAt"`
+}
+
+const templateSchema = `
+CREATE TABLE IF NOT EXISTS templates (id TEXT PRIMARY KEY, doc TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS builds (
+	id TEXT PRIMARY KEY, template_id TEXT NOT NULL, created_at INTEGER NOT NULL, doc TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS builds_template ON builds(template_id, created_at);
+CREATE TABLE IF NOT EXISTS template_tags (
+	template_id TEXT NOT NULL, tag TEXT NOT NULL, build_id TEXT NOT NULL, created_at INTEGER NOT NULL,
+	PRIMARY KEY (template_id, tag));
+`
+
+// PutTemplate inserts or replaces a template record.
+func (s *Store) PutTemplate(ctx context.Context, t *TemplateRec) error {
+	return s.putDoc(ctx, `INSERT INTO templates(id, doc) VALUES(?,?) ON CONFLICT(id) DO UPDATE SET doc=excluded.doc`, t.ID, t)
+}
+
+// Templates returns every template record.
+func (s *Store) Templates(ctx context.Context) ([]*TemplateRec, error) {
+	return listDocs[TemplateRec](ctx, s.db, `SELECT doc FROM templates ORDER BY id`)
+}
+
+// DeleteTemplate removes a template, its tags and its build records.
+func (s *Store) DeleteTemplate(ctx context.Context, id string) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, q := range []string{`DELETE FROM template_tags WHERE template_id=?`, `DELETE FROM builds WHERE template_id=?`, `DELETE FROM templates WHERE id=?`} {
+		if _, err := tx.ExecContext(ctx, q, id); err != nil {
+			return fmt.Errorf("delete template %s: %w", id, classify(err))
+		}
+	}
+	return classify(tx.Commit())
+}
+
+// PutBuild inserts or replaces a build record.
+func (s *Store) PutBuild(ctx context.Context, b *BuildRec) error {
+	return s.putDoc(ctx, `INSERT INTO builds(id, template_id, created_at, doc) VALUES(?,?,?,?)
+		ON CONFLICT(id) DO UPDATE SET doc=excluded.doc`, b.ID, b.TemplateID, b.CreatedAt.UnixNano(), b)
+}
+
+// Build returns one build record (ErrNotFound if missing).
+func (s *Store) Build(ctx context.Context, id string) (*BuildRec, error) {
+	bs, err := listDocs[BuildRec](ctx, s.db, `SELECT doc FROM builds WHERE id=?`, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(bs) == 0 {
+		return nil, fmt.Errorf("build %s: %w", id, ErrNotFound)
+	}
+	return bs[0], nil
+}
+
+// Builds returns the builds of a template ("" for all), oldest first.
+func (s *Store) Builds(ctx context.Context, templateID string) ([]*BuildRec, error) {
+	if templateID == "" {
+		return listDocs[BuildRec](ctx, s.db, `SELECT doc FROM builds ORDER BY created_at, id`)
+	}
+	return listDocs[BuildRec](ctx, s.db, `SELECT doc FROM builds WHERE template_id=? ORDER BY created_at, id`, templateID)
+}
+
+// PutTag points tag of a template at a build.
+func (s *Store) PutTag(ctx context.Context, t TagRec) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO template_tags(template_id, tag, build_id, created_at) VALUES(?,?,?,?)
+		ON CONFLICT(template_id, tag) DO UPDATE SET build_id=excluded.build_id, created_at=excluded.created_at`,
+		t.TemplateID, t.Tag, t.BuildID, t.CreatedAt.UnixNano())
+	if err != nil {
+		return fmt.Errorf("store tag %s: %w", t.Tag, classify(err))
+	}
+	return nil
+}
+
+// DeleteTag removes a tag (missing: not an error).
+func (s *Store) DeleteTag(ctx context.Context, templateID, tag string) error {
+	_, err := s.db.ExecContext(ctx, `DELETE FROM template_tags WHERE template_id=? AND tag=?`, templateID, tag)
+	return classify(err)
+}
+
+// Tags returns the tags of a template ("" for all).
+func (s *Store) Tags(ctx context.Context, templateID string) ([]TagRec, error) {
+	q, args := `SELECT template_id, tag, build_id, created_at FROM template_tags ORDER BY created_at, tag`, []any{}
+	if templateID != "" {
+		q, args = `SELECT template_id, tag, build_id, created_at FROM template_tags WHERE template_id=? ORDER BY created_at, tag`, []any{templateID}
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []TagRec
+	for rows.Next() {
+		var t TagRec
+		var at int64
+		if err := rows.Scan(&t.TemplateID, &t.Tag, &t.BuildID, &at); err != nil {
+			return nil, err
+		}
+		t.CreatedAt = time.Unix(0, at).UTC()
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+func (s *Store) putDoc(ctx context.Context, q, id string, args ...any) error {
+	v := args[len(args)-1]
+	doc, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", id, err)
+	}
+	vals := append([]any{id}, args[:len(args)-1]...)
+	if _, err := s.db.ExecContext(ctx, q, append(vals, doc)...); err != nil {
+		return fmt.Errorf("store %s: %w", id, classify(err))
+	}
+	return nil
+}
+
+func listDocs[T any](ctx context.Context, db *sql.DB, q string, args ...any) ([]*T, error) {
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*T
+	for rows.Next() {
+		var doc []byte
+		if err := rows.Scan(&doc); err != nil {
+			return nil, err
+		}
+		v := new(T)
+		if err := json.Unmarshal(doc, v); err != nil {
+			return nil, fmt.Errorf("decode record: %w", err)
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
