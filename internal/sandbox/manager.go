@@ -106,9 +106,9 @@ type Sandbox struct {
 	// op serialises lifecycle operations on this sandbox (pause, resume,
 	// fork, snapshot, kill). Take it without holding Manager.mu.
 	op     sync.Mutex
-	frozen bool // capture froze it; guarded by op
+	frozen bool     // capture froze it; guarded by op
 	tmpl   Template // what it was started from (defaults for /init); set before it is shared
-	epoch  int  // resumes so far; guarded by Manager.mu
+	epoch  int      // resumes so far; guarded by Manager.mu
 }
 
 // Info is a snapshot of a sandbox for callers (API, proxy).
