@@ -1,0 +1,101 @@
+package builder
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// image makes a one-layer image tree with the given files.
+func image(t *testing.T, files map[string]string) string {
+	root := t.TempDir()
+	for p, data := range files {
+		full := filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+func TestProvisionAddsUser(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+	}{
+		{"no user", map[string]string{"etc/passwd": "root:x:0:0:root:/root:/bin/sh\n", "etc/group": "root:x:0:\nsudo:x:27:\n", "bin/bash": "#!"}},
+		{"no passwd at all", map[string]string{"bin/sh": "#!"}},
+		{"user exists", map[string]string{"etc/passwd": "root:x:0:0::/root:/bin/sh\nuser:x:1000:1000::/home/user:/bin/bash\n", "etc/group": "user:x:1000:\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			img := image(t, tc.files)
+			_ = os.Chmod(filepath.Join(img, "bin/bash"), 0o755)
+			v, err := openView(t.TempDir(), img)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer v.close()
+			out := t.TempDir()
+			if err := provision(v, out, func(string, ...any) {}); err != nil {
+				t.Fatal(err)
+			}
+			passwd, _ := os.ReadFile(filepath.Join(out, "etc/passwd"))
+			if strings.Count(string(passwd), "\nuser:")+strings.Count("\n"+string(passwd), "\nuser:") < 1 || !strings.Contains(string(passwd), "root:") {
+				t.Errorf("passwd:\n%s", passwd)
+			}
+			group, _ := os.ReadFile(filepath.Join(out, "etc/group"))
+			if !strings.Contains(string(group), "user:x:1000:") {
+				t.Errorf("group:\n%s", group)
+			}
+			if tc.files["etc/group"] != "" && strings.Contains(tc.files["etc/group"], "sudo") && !strings.Contains(string(group), "sudo:x:27:user") {
+				t.Errorf("user not in sudo: %s", group)
+			}
+			sudo, err := os.ReadFile(filepath.Join(out, "etc/sudoers.d/user"))
+			if err != nil || !strings.Contains(string(sudo), "NOPASSWD") {
+				t.Errorf("sudoers: %q %v", sudo, err)
+			}
+			var st unix.Stat_t
+			if tc.name != "user exists" {
+				if err := unix.Stat(filepath.Join(out, "home/user"), &st); err != nil || st.Uid != 1000 || st.Gid != 1000 {
+					t.Errorf("home: %+v %v", st, err)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(out, ".sbx")); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// A hostile image's /etc/passwd symlink to the host's must be read inside
+// the image (RESOLVE_IN_ROOT), never from the host.
+func TestViewResolvesInsideTheImage(t *testing.T) {
+	img := image(t, map[string]string{"inner/passwd": "root:x:0:0::/root:/bin/sh\n"})
+	if err := os.MkdirAll(filepath.Join(img, "etc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/inner/passwd", filepath.Join(img, "etc/passwd")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../../../../../../etc/shadow", filepath.Join(img, "etc/shadow")); err != nil {
+		t.Fatal(err)
+	}
+	v, err := openView(t.TempDir(), img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.close()
+	b, err := v.readFile("/etc/passwd", 1<<20)
+	if err != nil || string(b) != "root:x:0:0::/root:/bin/sh\n" {
+		t.Fatalf("read %q %v", b, err)
+	}
+	if b, _ := v.readFile("/etc/shadow", 1<<20); len(b) != 0 {
+		t.Fatalf("read the host's /etc/shadow through the image: %d bytes", len(b))
+	}
+}
