@@ -17,16 +17,46 @@ import (
 )
 
 const templateUsage = `usage:
-  sbx template build NAME [flags]   build a template (as root, on the daemon's host); cached: a built one is kept
-  sbx template ls [flags]           list built templates
+  sbx template build NAME [flags]   build a built-in template (as root, on the daemon's host); cached: a built one is kept
+  sbx template ls --local [flags]   list the built-in templates built on this host
+  sbx template build -f Dockerfile -n NAME [flags] [CONTEXT]
+                                    build a template from a Dockerfile through the daemon (see sbx template build -n x --help)
+  sbx template ls [--json]          list the daemon's templates
+  sbx template inspect NAME|ID      print a template and its builds as JSON
+  sbx template rm NAME|ID...        remove templates
 
-templates: %s
-flags:
+built-in templates: %s
+flags of the built-in build and ls --local:
 `
 
-// runTemplate implements `sbx template build NAME` and `sbx template ls`.
-// Both work on the template directory directly, not through the daemon.
+// runTemplate implements the template commands. `build NAME` and
+// `ls --local` work on the template directory directly, as root on the
+// daemon's host; the others are clients of the daemon's template API.
 func runTemplate(ctx context.Context, args []string) int {
+	return runTemplateStd(ctx, args, osStdio())
+}
+
+func runTemplateStd(ctx context.Context, args []string, std stdio) int {
+	verb := ""
+	if len(args) > 0 {
+		verb = args[0]
+	}
+	switch {
+	case verb == "build" && isDockerfileBuild(args[1:]):
+		return runTemplateBuild(ctx, args[1:], std)
+	case verb == "ls" && !hasFlag(args[1:], "local", "data-dir", "templates-dir"):
+		return runTemplateLs(ctx, args[1:], std)
+	case verb == "rm":
+		return runTemplateRm(ctx, args[1:], std)
+	case verb == "inspect":
+		return runTemplateInspect(ctx, args[1:], std)
+	}
+	return runLocalTemplate(ctx, args)
+}
+
+// runLocalTemplate implements `sbx template build NAME` and
+// `sbx template ls --local` on the template directory.
+func runLocalTemplate(ctx context.Context, args []string) int {
 	fs, opts := templateFlags()
 	if len(args) == 0 || (args[0] != "build" && args[0] != "ls") {
 		fs.Usage()
@@ -49,7 +79,7 @@ func runTemplate(ctx context.Context, args []string) int {
 type templateOpts struct {
 	dataDir, dir, mirror, seed string
 	uidBase                    uint
-	json                       bool
+	json, local                bool
 }
 
 func (o *templateOpts) store() *template.Store {
@@ -68,6 +98,7 @@ func templateFlags() (*flag.FlagSet, *templateOpts) {
 	fs.StringVar(&o.seed, "seed", "", "copy this debootstrapped bookworm tree instead of running debootstrap (build)")
 	fs.UintVar(&o.uidBase, "uid-base", 100000, "host uid of sandbox root in the user-namespaced copy (build; must match serve's)")
 	fs.BoolVar(&o.json, "json", false, "print template.json records (ls)")
+	fs.BoolVar(&o.local, "local", false, "list the templates built on this host (ls)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), templateUsage, strings.Join(template.Names(), ", "))
 		fs.PrintDefaults()
