@@ -34,6 +34,7 @@ type serveFlags struct {
 	registryMirror                                                                            string
 	buildConcurrency                                                                          int
 	buildStepTimeout                                                                          time.Duration
+	templateQuotaMB                                                                           int64
 }
 
 func parseServeFlags(args []string) (*serveFlags, error) {
@@ -69,6 +70,7 @@ func parseServeFlags(args []string) (*serveFlags, error) {
 	fs.Var(&f.insecureRegistries, "insecure-registry", "registry host[:port] pulled over plain HTTP (repeatable; loopback always is)")
 	fs.StringVar(&f.registryMirror, "registry-mirror", "", "registry host[:port] that mirrors Docker Hub, used for its images")
 	fs.IntVar(&f.buildConcurrency, "build-concurrency", 2, "template builds at once; more wait")
+	fs.Int64Var(&f.templateQuotaMB, "template-quota-mb", 0, "disk bound in MiB for template layers (0: none); builds past it fail")
 	fs.DurationVar(&f.buildStepTimeout, "build-step-timeout", 30*time.Minute, "bound on one template build step")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -158,6 +160,7 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 		return fmt.Errorf("recover template builds: %w", err)
 	}
 	defer bs.Close()
+	go bs.RunGC(ctx, 10*time.Minute)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	poolsDone := make(chan struct{})

@@ -79,7 +79,7 @@ func newBuilder(f *serveFlags, mgr *sandbox.Manager, st *store.Store, log *slog.
 	p := &ocipull.Puller{Insecure: f.insecureRegistries, Mirror: f.registryMirror}
 	d := mgr.Config().Defaults
 	cfg := builder.Config{DataDir: f.dataDir, TmpDir: filepath.Join(f.dataDir, "run", "build-views"),
-		MaxConcurrent: f.buildConcurrency, StepTimeout: f.buildStepTimeout,
+		MaxConcurrent: f.buildConcurrency, StepTimeout: f.buildStepTimeout, QuotaBytes: f.templateQuotaMB << 20,
 		CPUCount: max(d.CPUCount, 2), MemoryMB: max(d.MemoryMB, 2048), DiskSizeMB: max(d.DiskSizeMB, 4096)}
 	return builder.New(cfg, reg, mgr, st, p, log)
 }

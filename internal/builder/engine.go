@@ -60,6 +60,10 @@ type state struct {
 	cfg    store.BuildConfig
 }
 
+// stepVersion is part of every step's cache key: bump it when the way steps
+// run changes, so no layer made the old way is reused.
+const stepVersion = "step/v2"
+
 func hashKey(parts ...string) string {
 	h := sha256.New()
 	for _, p := range parts {
@@ -188,7 +192,7 @@ func (s *Service) provisionLayer(ctx context.Context, st *state, lg *buildLog) e
 // COPY add a layer (from the cache when its key is there and not forced).
 func (s *Service) step(ctx context.Context, b *store.BuildRec, lg *buildLog, name string, st *state, step Step, force bool) error {
 	args, _ := json.Marshal(step.Args)
-	key := hashKey(st.key, step.Type, string(args), step.FilesHash)
+	key := hashKey(st.key, stepVersion, step.Type, string(args), step.FilesHash)
 	if force {
 		key = hashKey(key, "force", b.ID)
 	}

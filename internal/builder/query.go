@@ -253,6 +253,13 @@ func (s *Service) Delete(ctx context.Context, ref string) error {
 	if err := s.st.DeleteTemplate(ctx, t.ID); err != nil {
 		return err
 	}
+	s.wg.Add(1)
+	go func() { // after s.names is released: GC takes it
+		defer s.wg.Done()
+		if _, err := s.GC(context.Background()); err != nil {
+			s.log.Warn("template GC after delete", "err", err)
+		}
+	}()
 	return s.reg.Reload(ctx)
 }
 

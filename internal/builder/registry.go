@@ -106,8 +106,11 @@ func (r *Registry) resolveBuild(ref string) (*store.TemplateRec, *store.BuildRec
 	if b, ok := r.idx.builds[ref]; ok {
 		t := r.idx.templates[b.TemplateID]
 		r.mu.RUnlock()
-		if b.Status != "ready" || t == nil {
+		if b.Status != "ready" {
 			return nil, nil, fmt.Errorf("%w: build %s is not ready", sandbox.ErrNotFound, ref)
+		}
+		if t == nil { // deleted template: its sandboxes still resolve it by id
+			t = &store.TemplateRec{ID: b.TemplateID}
 		}
 		return t, b, nil
 	}

@@ -43,6 +43,9 @@ type Config struct {
 	CPUCount       int           // default build sandbox resources
 	MemoryMB       int
 	DiskSizeMB     int
+	// QuotaBytes bounds the disk of template layers and uploads (0: none):
+	// a build that starts past it fails with a clear reason.
+	QuotaBytes int64
 }
 
 // Service is the template build API over a Registry and a Manager.
@@ -85,7 +88,7 @@ func New(cfg Config, reg *Registry, mgr *sandbox.Manager, st *store.Store, p *oc
 // a reason), their sandboxes and scratch are removed, interrupted layer
 // writes are dropped, and the registry is loaded.
 func (s *Service) Recover(ctx context.Context) error {
-	if err := errors.Join(cleanupTmp(s.cfg.TmpDir), s.reg.Layers.RemoveStale()); err != nil {
+	if err := errors.Join(cleanupTmp(s.cfg.TmpDir), ensureDir(s.cfg.TmpDir), s.reg.Layers.RemoveStale()); err != nil {
 		return err
 	}
 	bs, err := s.st.Builds(ctx, "")
@@ -105,7 +108,11 @@ func (s *Service) Recover(ctx context.Context) error {
 			_ = s.mgr.Kill(ctx, in.ID)
 		}
 	}
-	return s.reg.Reload(ctx)
+	if err := s.reg.Reload(ctx); err != nil {
+		return err
+	}
+	_, err = s.GC(ctx)
+	return err
 }
 
 // Close cancels running builds and waits for them.
@@ -192,7 +199,11 @@ func (s *Service) run(ctx context.Context, b *store.BuildRec, spec Spec, lg *bui
 	b.Status, b.UpdatedAt = "building", time.Now().UTC()
 	_ = s.st.PutBuild(context.WithoutCancel(ctx), b)
 	t0 := time.Now()
-	st, err := s.execute(ctx, b, spec, lg)
+	var st *state
+	err := s.checkQuota()
+	if err == nil {
+		st, err = s.execute(ctx, b, spec, lg)
+	}
 	if err == nil {
 		lg.add("info", "finalize", "build finished in %s", time.Since(t0).Round(10*time.Millisecond))
 	}
@@ -238,6 +249,26 @@ func (s *Service) logsOf(buildID string) []LogEntry {
 		return lg.snapshot()
 	}
 	return readLog(s.logDir(), buildID)
+}
+
+// Usage returns the bytes held by template layers.
+func (s *Service) Usage() int64 {
+	ids, _ := s.reg.Layers.List()
+	var n int64
+	for _, id := range ids {
+		n += s.reg.Layers.Size(id)
+	}
+	return n
+}
+
+func (s *Service) checkQuota() error {
+	if s.cfg.QuotaBytes <= 0 {
+		return nil
+	}
+	if u := s.Usage(); u >= s.cfg.QuotaBytes {
+		return &stepError{"base", fmt.Errorf("%w: template layers use %d MiB of the %d MiB quota (--template-quota-mb); delete templates to free space", sandbox.ErrQuota, u>>20, s.cfg.QuotaBytes>>20)}
+	}
+	return nil
 }
 
 func newID() string { return uuid.NewString() }

@@ -17,6 +17,7 @@ import (
 	"github.com/sbx-dev/sbx/client"
 	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/store"
+	"github.com/sbx-dev/sbx/internal/template/layers"
 )
 
 // Step is one step of E2B's TemplateBuildStartV2.
@@ -35,6 +36,11 @@ type Step struct {
 // sandbox; the caller kills it.
 func (s *Service) stepSandbox(ctx context.Context, b *store.BuildRec, stack []string, cfg store.BuildConfig) (sandbox.Info, *client.SandboxConn, func(), error) {
 	key := "sbx-build-" + b.ID + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	marker, err := s.tmpMarker(ctx)
+	if err != nil {
+		return sandbox.Info{}, nil, nil, err
+	}
+	stack = append(append([]string(nil), stack...), marker)
 	t := s.reg.stackTemplate(key, "", stack, store.BuildConfig{User: "root", Env: cfg.Env})
 	s.reg.setTransient(key, &t)
 	defer s.reg.setTransient(key, nil)
@@ -51,6 +57,24 @@ func (s *Service) stepSandbox(ctx context.Context, b *store.BuildRec, stack []st
 	host, port, _ := strings.Cut(in.AgentAddr, ":")
 	p, _ := strconv.Atoi(port)
 	return in, sandbox.AgentConn(host, p, in.ID, in.EnvdToken), kill, nil
+}
+
+// tmpMarker is a layer holding only /tmp/.sbx-build, on top of every build
+// step's stack: gVisor mounts a tmpfs over an empty /tmp, and what a step
+// writes to /tmp must stay in its layer, as in Docker.
+func (s *Service) tmpMarker(ctx context.Context) (string, error) {
+	key := hashKey("sbx build /tmp marker v1")
+	id, _ := layers.ID(key)
+	_, err := s.reg.Layers.Ensure(ctx, key, func(dir string) error {
+		if err := os.Mkdir(dir+"/tmp", 0o1777); err != nil {
+			return err
+		}
+		if err := os.Chmod(dir+"/tmp", 0o777|os.ModeSticky); err != nil {
+			return err
+		}
+		return os.WriteFile(dir+"/tmp/.sbx-build", nil, 0o644)
+	})
+	return id, err
 }
 
 // runShell runs script with /bin/sh -c as user in the build sandbox,

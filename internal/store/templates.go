@@ -28,6 +28,9 @@ type BuildRec struct {
 	Status     string          `json:"status"` // waiting, building, ready, error
 	Spec       json.RawMessage `json:"spec,omitempty"`
 	Tags       []string        `json:"tags,omitempty"` // tags it gets when ready (besides "latest")
+	// Orphan: its template was deleted; the build is kept (unlisted) while
+	// sandboxes or snapshots still run on it, then collected.
+	Orphan bool `json:"orphan,omitempty"`
 	CPUCount   int             `json:"cpuCount"`
 	MemoryMB   int             `json:"memoryMB"`
 	DiskSizeMB int             `json:"diskSizeMB"`
@@ -77,14 +80,16 @@ func (s *Store) Templates(ctx context.Context) ([]*TemplateRec, error) {
 	return listDocs[TemplateRec](ctx, s.db, `SELECT doc FROM templates ORDER BY id`)
 }
 
-// DeleteTemplate removes a template, its tags and its build records.
+// DeleteTemplate removes a template and its tags; its builds stay, marked
+// orphan, for the sandboxes that still run on them (DeleteBuild collects).
 func (s *Store) DeleteTemplate(ctx context.Context, id string) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	for _, q := range []string{`DELETE FROM template_tags WHERE template_id=?`, `DELETE FROM builds WHERE template_id=?`, `DELETE FROM templates WHERE id=?`} {
+	for _, q := range []string{`DELETE FROM template_tags WHERE template_id=?`,
+		`UPDATE builds SET doc=json_set(doc, '$.orphan', json('true')) WHERE template_id=?`, `DELETE FROM templates WHERE id=?`} {
 		if _, err := tx.ExecContext(ctx, q, id); err != nil {
 			return fmt.Errorf("delete template %s: %w", id, classify(err))
 		}
@@ -116,6 +121,12 @@ func (s *Store) Builds(ctx context.Context, templateID string) ([]*BuildRec, err
 		return listDocs[BuildRec](ctx, s.db, `SELECT doc FROM builds ORDER BY created_at, id`)
 	}
 	return listDocs[BuildRec](ctx, s.db, `SELECT doc FROM builds WHERE template_id=? ORDER BY created_at, id`, templateID)
+}
+
+// DeleteBuild removes a build record.
+func (s *Store) DeleteBuild(ctx context.Context, id string) error {
+	_, err := s.db.ExecContext(ctx, `DELETE FROM builds WHERE id=?`, id)
+	return classify(err)
 }
 
 // PutTag points tag of a template at a build.

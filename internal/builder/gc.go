@@ -1,0 +1,119 @@
+package builder
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// gcGrace keeps unreferenced layers this long: the cache of a failed or
+// cancelled build, for the retry that usually follows.
+const gcGrace = time.Hour
+
+// GC removes orphan builds (of deleted templates) that no sandbox or
+// snapshot runs on, then every layer no build references, older than
+// gcGrace, and uploads of deleted templates. It returns the bytes freed.
+func (s *Service) GC(ctx context.Context) (int64, error) {
+	s.names.Lock() // no template appears or disappears meanwhile
+	defer s.names.Unlock()
+	s.mu.Lock()
+	busy := len(s.cancels) > 0
+	s.mu.Unlock()
+	if busy { // a build's layers are referenced by nothing until it ends
+		return 0, nil
+	}
+	inUse := map[string]bool{}
+	for _, in := range s.mgr.List() {
+		inUse[in.Build] = true
+	}
+	snaps, err := s.st.ListSnapshots(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for _, sn := range snaps {
+		inUse[sn.Build] = true
+	}
+	bs, err := s.st.Builds(ctx, "")
+	if err != nil {
+		return 0, err
+	}
+	keep := map[string]bool{}
+	for _, b := range bs {
+		if b.Orphan && !inUse[b.ID] && b.Status != "building" && b.Status != "waiting" {
+			if err := s.st.DeleteBuild(ctx, b.ID); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		for _, l := range b.Layers {
+			keep[l] = true
+		}
+	}
+	if err := s.reg.Reload(ctx); err != nil {
+		return 0, err
+	}
+	freed, err := s.removeLayers(keep)
+	return freed, errors.Join(err, s.removeUploads())
+}
+
+func (s *Service) removeLayers(keep map[string]bool) (int64, error) {
+	ids, err := s.reg.Layers.List()
+	if err != nil {
+		return 0, err
+	}
+	var freed int64
+	var errs []error
+	for _, id := range ids {
+		fi, err := os.Stat(filepath.Join(s.reg.Layers.Dir, id))
+		if keep[id] || err != nil || time.Since(fi.ModTime()) < gcGrace {
+			continue
+		}
+		size := s.reg.Layers.Size(id)
+		if err := s.reg.Layers.Remove(id); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		freed += size
+	}
+	return freed, errors.Join(errs...)
+}
+
+// removeUploads deletes the uploaded files of templates that are gone.
+func (s *Service) removeUploads() error {
+	dir := filepath.Join(s.cfg.DataDir, "uploads")
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range ents {
+		if _, ok := s.reg.lookup(e.Name()); !ok && !strings.HasPrefix(e.Name(), ".") {
+			errs = append(errs, os.RemoveAll(filepath.Join(dir, e.Name())))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// RunGC collects every interval until ctx ends.
+func (s *Service) RunGC(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n, err := s.GC(ctx); err != nil {
+				s.log.Warn("template GC", "err", err)
+			} else if n > 0 {
+				s.log.Info("template GC freed layers", "bytes", n)
+			}
+		}
+	}
+}
