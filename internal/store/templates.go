@@ -30,17 +30,17 @@ type BuildRec struct {
 	Tags       []string        `json:"tags,omitempty"` // tags it gets when ready (besides "latest")
 	// Orphan: its template was deleted; the build is kept (unlisted) while
 	// sandboxes or snapshots still run on it, then collected.
-	Orphan bool `json:"orphan,omitempty"`
-	CPUCount   int             `json:"cpuCount"`
-	MemoryMB   int             `json:"memoryMB"`
-	DiskSizeMB int             `json:"diskSizeMB"`
-	Layers     []string        `json:"layers,omitempty"`
-	Config     BuildConfig     `json:"config"`
-	Reason     string          `json:"reason,omitempty"`
-	ReasonStep string          `json:"reasonStep,omitempty"`
-	CreatedAt  time.Time       `json:"createdAt"`
-	UpdatedAt  time.Time       `json:"updatedAt"`
-	FinishedAt time.Time       `json:"finishedAt,omitzero"`
+	Orphan     bool        `json:"orphan,omitempty"`
+	CPUCount   int         `json:"cpuCount"`
+	MemoryMB   int         `json:"memoryMB"`
+	DiskSizeMB int         `json:"diskSizeMB"`
+	Layers     []string    `json:"layers,omitempty"`
+	Config     BuildConfig `json:"config"`
+	Reason     string      `json:"reason,omitempty"`
+	ReasonStep string      `json:"reasonStep,omitempty"`
+	CreatedAt  time.Time   `json:"createdAt"`
+	UpdatedAt  time.Time   `json:"updatedAt"`
+	FinishedAt time.Time   `json:"finishedAt,omitzero"`
 }
 
 // BuildConfig is what a finished build gives every sandbox of it.
