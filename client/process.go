@@ -21,6 +21,9 @@ type RunRequest struct {
 	User    string            // Linux user ("" = the sandbox's default user)
 	Stdin   io.Reader         // if non-nil, copied to the command's stdin, then closed
 	Timeout time.Duration     // the command is killed after this long (0 = no limit)
+	// Detach leaves the command running when ctx is cancelled (Run returns
+	// the context's error); by default it is killed.
+	Detach bool
 }
 
 // keepalive is the Keepalive-Ping-Interval (seconds) the E2B SDK sends.

@@ -92,7 +92,7 @@ func (r *runner) finish(end *process.ProcessEvent_EndEvent) (int, error) {
 // killIfCanceled kills the process when the caller gave up on it, so it does
 // not outlive the stream.
 func (r *runner) killIfCanceled(ctx context.Context) {
-	if ctx.Err() != nil {
+	if ctx.Err() != nil && !r.req.Detach {
 		r.kill()
 	}
 }

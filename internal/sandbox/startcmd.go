@@ -43,7 +43,7 @@ func (m *Manager) startCmd(ctx context.Context, sb *Sandbox) error {
 func runStart(ctx context.Context, conn *client.SandboxConn, t Template) string {
 	var out strings.Builder
 	w := &capped{w: &out, n: 4096}
-	code, err := conn.Run(ctx, client.RunRequest{Cmd: t.StartCmd, Cwd: t.Workdir, User: t.User, Envs: t.Env}, w, w)
+	code, err := conn.Run(ctx, client.RunRequest{Cmd: t.StartCmd, Cwd: t.Workdir, User: t.User, Envs: t.Env, Detach: true}, w, w)
 	if err != nil {
 		return fmt.Sprintf("start command failed: %v", err)
 	}
