@@ -134,7 +134,7 @@ func printReason(w io.Writer, r *client.BuildReason) {
 		fmt.Fprintln(w, "sbx template build: the build failed (no reason given)")
 		return
 	}
-	printEntries(w, r.LogEntries)
+	// r.LogEntries repeats the log's tail, which followBuild printed already.
 	if r.Step != "" {
 		fmt.Fprintf(w, "sbx template build: the build failed at step %s: %s\n", r.Step, r.Message)
 		return

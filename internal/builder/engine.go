@@ -62,7 +62,7 @@ type state struct {
 
 // stepVersion is part of every step's cache key: bump it when the way steps
 // run changes, so no layer made the old way is reused.
-const stepVersion = "step/v2"
+const stepVersion = "step/v3"
 
 func hashKey(parts ...string) string {
 	h := sha256.New()

@@ -157,7 +157,10 @@ func (s *Service) copyStep(ctx context.Context, conn *client.SandboxConn, lg *bu
 		if base == "" {
 			base = "/"
 		}
-		dest = path.Join(base, dest) + map[bool]string{true: "/", false: ""}[strings.HasSuffix(dest, "/")]
+		dest = path.Join(base, dest) + map[bool]string{true: "/", false: ""}[intoDir(dest)]
+	}
+	if !strings.HasSuffix(dest, "/") && s.runShell(ctx, conn, &buildLog{}, stepName, "root", "/", nil, `[ -d "$1" ]`, dest) == nil {
+		dest += "/" // an existing directory: the files go into it, as in Docker
 	}
 	var buf bytes.Buffer
 	tops, err := retarget(f, &buf, src, dest, s.cfg.MaxUploadBytes)
@@ -172,6 +175,12 @@ func (s *Service) copyStep(ctx context.Context, conn *client.SandboxConn, lg *bu
 if [ -n "$o" ]; then case "$o" in *:*) ;; *) g=$(id -g -- "$o" 2>/dev/null) && o="$o:$g" ;; esac; chown -R -- "$o" "$@"; fi
 [ -z "$m" ] || chmod -R -- "$m" "$@"`
 	return s.runShell(ctx, conn, lg, stepName, "root", "/", nil, script, append([]string{tmp, owner, mode}, tops...)...)
+}
+
+// intoDir reports whether a COPY destination names a directory to copy
+// into: "." or anything ending in "/" (or "/.").
+func intoDir(dest string) bool {
+	return dest == "." || strings.HasSuffix(dest, "/") || strings.HasSuffix(dest, "/.")
 }
 
 func argAt(a []string, i int) string {
