@@ -288,21 +288,35 @@ func (s *Service) finalize(ctx context.Context, b *store.BuildRec, spec Spec, st
 	return nil
 }
 
-// checkStart starts a sandbox of the finished stack, runs the start command
-// and waits for the ready command, so a broken start fails the build.
+// checkStart starts a sandbox of the finished stack (with the resources
+// sandboxes get by default), runs the start command and waits for the
+// ready command, so a broken start fails the build; then, on a runtime with
+// memory checkpoints, snapshots it: sandboxes of the template restore that
+// snapshot with the server already running.
 func (s *Service) checkStart(ctx context.Context, b *store.BuildRec, st *state, lg *buildLog) error {
 	lg.add("info", "finalize", "start command: %s; waiting for: %s", st.cfg.StartCmd, orDefault(st.cfg.ReadyCmd, "(none)"))
 	key := "sbx-build-" + b.ID + "-start"
 	t := s.reg.stackTemplate(key, "", st.layers, st.cfg)
 	s.reg.setTransient(key, &t)
 	defer s.reg.setTransient(key, nil)
+	t0 := time.Now()
 	in, err := s.mgr.Create(ctx, sandbox.CreateOpts{Template: key, Runtime: s.cfg.Runtime, Timeout: 10 * time.Minute,
-		Metadata: map[string]string{buildMetaKey: b.ID}, Resources: sandbox.Resources{CPUCount: b.CPUCount, MemoryMB: b.MemoryMB, DiskSizeMB: b.DiskSizeMB}})
+		Metadata: map[string]string{buildMetaKey: b.ID}})
 	if err != nil {
 		return fmt.Errorf("start command: %w", err)
 	}
-	_ = s.mgr.Kill(context.WithoutCancel(ctx), in.ID)
-	lg.add("info", "finalize", "the start command runs and the sandbox is ready")
+	defer func() { _ = s.mgr.Kill(context.WithoutCancel(ctx), in.ID) }()
+	lg.add("info", "finalize", "the start command runs and the sandbox is ready (%s)", time.Since(t0).Round(10*time.Millisecond))
+	snap, err := s.mgr.SnapshotForBuild(ctx, in.ID, b.TemplateID, b.ID)
+	switch {
+	case errors.Is(err, sandbox.ErrNotImpl):
+		lg.add("info", "finalize", "no memory snapshot on this runtime: each sandbox runs the start command at create")
+	case err != nil:
+		return fmt.Errorf("snapshot the ready sandbox: %w", err)
+	default:
+		st.cfg.Snapshot = snap
+		lg.add("info", "finalize", "snapshot %s taken: sandboxes start with the start command already running", snap)
+	}
 	return nil
 }
 

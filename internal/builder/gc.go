@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/sbx-dev/sbx/internal/sandbox"
 )
 
 // gcGrace keeps unreferenced layers this long: the cache of a failed or
@@ -34,7 +36,9 @@ func (s *Service) GC(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	for _, sn := range snaps {
-		inUse[sn.Build] = true
+		if !sn.ForBuild { // a build's own snapshot goes with it
+			inUse[sn.Build] = true
+		}
 	}
 	bs, err := s.st.Builds(ctx, "")
 	if err != nil {
@@ -43,6 +47,11 @@ func (s *Service) GC(ctx context.Context) (int64, error) {
 	keep := map[string]bool{}
 	for _, b := range bs {
 		if b.Orphan && !inUse[b.ID] && b.Status != "building" && b.Status != "waiting" {
+			if sn := b.Config.Snapshot; sn != "" {
+				if err := s.mgr.DeleteSnapshot(ctx, sn); err != nil && !errors.Is(err, sandbox.ErrNotFound) {
+					return 0, err
+				}
+			}
 			if err := s.st.DeleteBuild(ctx, b.ID); err != nil {
 				return 0, err
 			}

@@ -49,6 +49,9 @@ func (m *Manager) create(ctx context.Context, o CreateOpts) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
+	if in, ok := m.fromTemplateSnapshot(ctx, tmpl, rtName, res, o); ok {
+		return in, nil
+	}
 	if o.AutoPause && !m.runtimes[rtName].Capabilities().Checkpoint {
 		// Documented fallback: the files are kept, the processes restart.
 		m.log.Info("runtime cannot checkpoint memory: onTimeout pause will keep files only", "runtime", rtName)

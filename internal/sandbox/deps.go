@@ -62,6 +62,9 @@ type Template struct {
 	// StartCmd, if set, is started (as User, in Workdir) when a sandbox is
 	// created, and the create answers once ReadyCmd exits 0.
 	StartCmd, ReadyCmd string
+	// Snapshot, if set, is a snapshot of a ready sandbox of this template
+	// that creates restore when runtime and resources match it.
+	Snapshot string
 }
 
 // lower returns the template's overlay lower for a runtime.

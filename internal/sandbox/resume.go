@@ -144,6 +144,7 @@ func (m *Manager) buildFrom(ctx context.Context, rec *store.Sandbox, tmpl Templa
 	if err != nil {
 		return nil, err
 	}
+	t0 := time.Now()
 	ni, err := m.network.Setup(ctx, rec.ID)
 	if err != nil {
 		return nil, err
@@ -163,6 +164,7 @@ func (m *Manager) buildFrom(ctx context.Context, rec *store.Sandbox, tmpl Templa
 	}
 	spec := m.spec(rec, rootfs, ni, res, caps)
 	var rsb runtime.Sandbox
+	t1 := time.Now()
 	if imageHasMemory(dir) {
 		restorer, ok := rt.(runtime.Restorer)
 		if !ok {
@@ -180,5 +182,6 @@ func (m *Manager) buildFrom(ctx context.Context, rec *store.Sandbox, tmpl Templa
 		_ = rsb.Delete(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("%w: agent after restore: %w", ErrUnavailable, err)
 	}
+	m.log.Debug("sandbox restored", "sandbox", rec.ID, "runtime", rec.Runtime, "prepare", t1.Sub(t0), "restore", time.Since(t1))
 	return &Sandbox{rec: *rec, rt: rsb, info: ni, tmpl: tmpl}, nil
 }

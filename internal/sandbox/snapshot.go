@@ -63,7 +63,7 @@ func (m *Manager) Snapshots(ctx context.Context, sandboxID string) ([]store.Snap
 	}
 	out := []store.Snapshot{}
 	for _, s := range all {
-		if sandboxID == "" || s.SandboxID == sandboxID {
+		if !s.ForBuild && (sandboxID == "" || s.SandboxID == sandboxID) {
 			out = append(out, *s)
 		}
 	}
@@ -119,4 +119,52 @@ func (m *Manager) snapshotFor(ctx context.Context, name string) (*store.Snapshot
 	}
 	snap, err := m.store.GetSnapshot(ctx, name)
 	return snap, err == nil
+}
+
+// fromTemplateSnapshot creates the sandbox by restoring its template's
+// snapshot (start command already running and ready) when the runtime and
+// resources match it. ok is false when it does not apply or fails (the
+// caller then starts cold; a failure is logged).
+func (m *Manager) fromTemplateSnapshot(ctx context.Context, t Template, rtName string, res Resources, o CreateOpts) (Info, bool) {
+	if t.Snapshot == "" || m.cfg.ImagesDir == "" {
+		return Info{}, false
+	}
+	snap, err := m.store.GetSnapshot(ctx, t.Snapshot)
+	if err != nil || snap.Runtime != rtName || snap.CPUCount != res.CPUCount || snap.MemoryMB != res.MemoryMB || snap.DiskSizeMB != res.DiskSizeMB {
+		return Info{}, false
+	}
+	o.Resources = Resources{}
+	in, err := m.createFromSnapshot(ctx, snap, o)
+	if err != nil {
+		if ctx.Err() == nil {
+			m.log.Warn("template snapshot did not restore; starting cold", "template", t.Name, "snapshot", snap.ID, "err", err)
+		}
+		return Info{}, false
+	}
+	return in, true
+}
+
+// SnapshotForBuild snapshots sandbox id (memory included) as the snapshot
+// of a template build: recorded under the template and build given, not
+// listed. Runtimes without checkpoints answer ErrNotImpl.
+func (m *Manager) SnapshotForBuild(ctx context.Context, id, templateID, build string) (string, error) {
+	m.mu.Lock()
+	sb, ok := m.sandboxes[id]
+	m.mu.Unlock()
+	if !ok {
+		return "", fmt.Errorf("%w: sandbox %s", ErrNotFound, id)
+	}
+	if rt, ok := m.runtimes[sb.rec.Runtime]; !ok || !rt.Capabilities().Checkpoint || m.cfg.ImagesDir == "" {
+		return "", fmt.Errorf("%w: runtime %s keeps no memory snapshots", ErrNotImpl, sb.rec.Runtime)
+	}
+	snap, err := m.Snapshot(ctx, id, "")
+	if err != nil {
+		return "", err
+	}
+	snap.TemplateID, snap.Build, snap.ForBuild, snap.EnvVars = templateID, build, true, nil
+	if err := m.store.PutSnapshot(ctx, &snap); err != nil {
+		_ = m.DeleteSnapshot(context.WithoutCancel(ctx), snap.ID)
+		return "", err
+	}
+	return snap.ID, nil
 }

@@ -31,6 +31,9 @@ type Snapshot struct {
 	SandboxID  string            `json:"sandboxID"` // the sandbox it was taken of
 	TemplateID string            `json:"templateID"`
 	Build      string            `json:"templateBuild,omitempty"`
+	// ForBuild marks a template build's own snapshot (its start command
+	// running and ready): not listed, removed with the build.
+	ForBuild bool `json:"forBuild,omitempty"`
 	Runtime    string            `json:"runtime"`
 	CreatedAt  time.Time         `json:"createdAt"`
 	CPUCount   int               `json:"cpuCount"`

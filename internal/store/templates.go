@@ -50,6 +50,10 @@ type BuildConfig struct {
 	User     string            `json:"user,omitempty"`
 	StartCmd string            `json:"startCmd,omitempty"`
 	ReadyCmd string            `json:"readyCmd,omitempty"`
+	// Snapshot is a snapshot (memory included) of a sandbox of this build
+	// whose start command is ready: creates on its runtime with its
+	// resources restore it instead of starting cold.
+	Snapshot string `json:"snapshot,omitempty"`
 }
 
 // TagRec names one build of a template ("latest" is the default tag).
