@@ -26,14 +26,14 @@ type Persistence struct {
 // Snapshot is the durable record of a named snapshot: a saved sandbox
 // (memory and files) that new sandboxes start from.
 type Snapshot struct {
-	ID         string            `json:"id"`
-	Name       string            `json:"name,omitempty"`
-	SandboxID  string            `json:"sandboxID"` // the sandbox it was taken of
-	TemplateID string            `json:"templateID"`
-	Build      string            `json:"templateBuild,omitempty"`
+	ID         string `json:"id"`
+	Name       string `json:"name,omitempty"`
+	SandboxID  string `json:"sandboxID"` // the sandbox it was taken of
+	TemplateID string `json:"templateID"`
+	Build      string `json:"templateBuild,omitempty"`
 	// ForBuild marks a template build's own snapshot (its start command
 	// running and ready): not listed, removed with the build.
-	ForBuild bool `json:"forBuild,omitempty"`
+	ForBuild   bool              `json:"forBuild,omitempty"`
 	Runtime    string            `json:"runtime"`
 	CreatedAt  time.Time         `json:"createdAt"`
 	CPUCount   int               `json:"cpuCount"`
