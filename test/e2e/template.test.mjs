@@ -4,9 +4,10 @@
 // which starts the daemon and sets E2B_API_URL, E2B_SANDBOX_URL, E2B_API_KEY.
 // This file starts the test registry (test/e2e/registry, images made from the
 // base template's rootfs): SBX_E2E_REGISTRY_BIN is a prebuilt binary of it
-// (else `go run`), SBX_E2E_REGISTRY_ADDR its address (127.0.0.1:5055),
+// (else `go run`), SBX_E2E_REGISTRY_ADDR its address (a free loopback port),
 // SBX_E2E_REGISTRY_ROOTFS the rootfs (<SBX_DATA_DIR>/templates/base/rootfs).
-// SBX_E2E_VERBOSE=1 prints every build log entry.
+// SBX_E2E_VERBOSE=1 prints every build log entry; SBX_E2E_ONLY=<regexp> runs
+// only the tests whose name matches.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
@@ -19,7 +20,8 @@ import { Template, Sandbox, BuildError, waitForPort } from 'e2b'
 const runtime = process.env.SBX_E2E_RUNTIME || 'runsc'
 const prefix = `e2e-${runtime}-${Date.now()}`
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
-const REG = process.env.SBX_E2E_REGISTRY_ADDR || '127.0.0.1:5055'
+// the registry's host:port; by default a free port (concurrent runs on one host)
+let REG = process.env.SBX_E2E_REGISTRY_ADDR || '127.0.0.1:0'
 const ROOTFS = process.env.SBX_E2E_REGISTRY_ROOTFS ||
   `${process.env.SBX_DATA_DIR || '/var/lib/sbx'}/templates/base/rootfs`
 const API = process.env.E2B_API_URL
@@ -83,7 +85,7 @@ async function mustBuild(template, name, opts) {
 
 // expectBuildError: the build fails quickly with a BuildError whose message
 // (or, failing that, its logs) matches re.
-async function expectBuildError(template, name, re) {
+async function expectBuildError(template, name, re, maxMs = FAIL_MS) {
   let err
   try {
     const r = await build(template, name)
@@ -93,7 +95,7 @@ async function expectBuildError(template, name, re) {
     err = e
   }
   assert.ok(err instanceof BuildError, `want a BuildError, got ${err?.name}: ${err?.stack}`)
-  assert.ok(err.ms < FAIL_MS, `the failure took ${err.ms} ms`)
+  assert.ok(err.ms < maxMs, `the failure took ${err.ms} ms`)
   assert.ok(accepted(err.logs), `the build request itself failed: ${err.message}`)
   assert.ok(err.message && err.message !== 'Unknown error', `unhelpful message ${JSON.stringify(err.message)}`)
   const text = `${err.message}\n${fmtLogs(serverLogs(err.logs))}`
@@ -107,8 +109,15 @@ async function create(name, opts = {}) {
   return sbx
 }
 
+// sh runs cmd in sbx and returns its stdout; a failure says what ran and
+// what it printed.
 async function sh(sbx, cmd, opts) {
-  return (await sbx.commands.run(cmd, opts)).stdout
+  try {
+    return (await sbx.commands.run(cmd, opts)).stdout
+  } catch (e) {
+    if (e.exitCode === undefined) throw e
+    throw new Error(`\`${cmd}\` exited ${e.exitCode}: stdout ${JSON.stringify(e.stdout)} stderr ${JSON.stringify(e.stderr)}`, { cause: e })
+  }
 }
 
 function api(p, init = {}) {
@@ -120,6 +129,16 @@ async function templateID(name) {
   const res = await api(`/templates/aliases/${encodeURIComponent(name)}`)
   if (res.status !== 200) return null
   return (await res.json()).templateID ?? null
+}
+
+// assertSudo: user has passwordless sudo in the image (sudoers.d/user);
+// sudo itself escalates or is refused for no_new_privs, which sbx sets in
+// every sandbox (docs/SECURITY.md: use the API's user 'root' instead).
+async function assertSudo(sbx) {
+  assert.match(await sh(sbx, 'cat /etc/sudoers.d/user', { user: 'root' }), /^user\s+ALL=\(ALL(:ALL)?\)\s*NOPASSWD:\s*ALL$/m)
+  const r = await sbx.commands.run('sudo -n id -u', { user: 'user' }).catch((e) => e)
+  if (r.exitCode === 0) assert.equal(r.stdout, '0\n')
+  else assert.match(r.stderr, /no new privileges/, `sudo failed otherwise: ${r.stderr}`)
 }
 
 async function daemonStillWorks() {
@@ -155,7 +174,10 @@ before(async () => {
     const timer = setTimeout(() => reject(new Error(`registry not ready after 10 min:\n${registryErr}`)), 600_000)
     registry.stdout.on('data', (d) => {
       out += d
-      if (out.split('\n').includes('ready')) {
+      const lines = out.split('\n')
+      const addr = lines.find((l) => l.startsWith('addr '))
+      if (addr) REG = addr.slice(5).trim()
+      if (lines.includes('ready')) {
         clearTimeout(timer)
         resolve()
       }
@@ -183,9 +205,17 @@ after(async () => {
   if (ctx) rmSync(ctx, { recursive: true, force: true })
 })
 
+
+// tst is test, skipped unless its name matches SBX_E2E_ONLY (when set).
+const only = process.env.SBX_E2E_ONLY ? new RegExp(process.env.SBX_E2E_ONLY) : null
+function tst(name, opts, fn) {
+  if (only && !only.test(name)) opts = { ...opts, skip: 'not in SBX_E2E_ONLY' }
+  return test(name, opts, fn)
+}
+
 // ---- tests --------------------------------------------------------------------------
 
-test(`${runtime}: fromImage + runCmd, setEnvs, setWorkdir, copy, setUser: the sandbox has all of it`, { timeout: BUILD_MS }, async () => {
+tst(`${runtime}: fromImage + runCmd, setEnvs, setWorkdir, copy, setUser: the sandbox has all of it`, { timeout: BUILD_MS }, async () => {
   const name = `${prefix}-a`
   const t = debian()
     .runCmd('echo "$(whoami) $(pwd)" > /tmp/default-ctx')
@@ -218,11 +248,11 @@ test(`${runtime}: fromImage + runCmd, setEnvs, setWorkdir, copy, setUser: the sa
   // /home/user) or as Docker does (the image's user, here root, in its
   // WorkingDir /): sbx chose the latter
   assert.match(await sh(sbx, 'cat /tmp/default-ctx'), /^(user \/home\/user|root \/)\n$/)
-  assert.equal(await sh(sbx, 'sudo -n true && sudo -n id -u'), '0\n')
+  await assertSudo(sbx)
   assert.equal(await sh(sbx, 'whoami', { user: 'root' }), 'root\n')
 })
 
-test(`${runtime}: an unchanged rebuild is all cached; skipCache() runs the steps again`, { timeout: 3 * BUILD_MS }, async () => {
+tst(`${runtime}: an unchanged rebuild is all cached; skipCache() runs the steps again`, { timeout: 3 * BUILD_MS }, async () => {
   const name = `${prefix}-b`
   const make = (skip) => {
     const t = Template({ fileContextPath: ctx })
@@ -256,17 +286,17 @@ test(`${runtime}: an unchanged rebuild is all cached; skipCache() runs the steps
   assert.notEqual(s3, s1, `skipCache() rebuild reused the cached step:\n${fmtLogs(third.logs)}`)
 })
 
-test(`${runtime}: fromImage without a user: the build adds user (uid 1000, /home/user, sudo)`, { timeout: BUILD_MS }, async () => {
+tst(`${runtime}: fromImage without a user: the build adds user (uid 1000, /home/user, sudo)`, { timeout: BUILD_MS }, async () => {
   const name = `${prefix}-c`
   await mustBuild(Template().fromImage(`${REG}/sbx-test/debian-nouser:1`), name)
   const sbx = await create(name)
   assert.equal(await sh(sbx, 'whoami; id -u; id -u user'), 'user\n1000\n1000\n')
   assert.equal(await sh(sbx, 'getent passwd user | cut -d: -f6; test -d /home/user && echo dir'), '/home/user\ndir\n')
   assert.equal(await sh(sbx, 'pwd'), '/home/user\n')
-  assert.equal(await sh(sbx, 'sudo -n id -u'), '0\n')
+  await assertSudo(sbx)
 })
 
-test(`${runtime}: busybox (no bash, no python, no user): a working sandbox or a clear BuildError`, { timeout: BUILD_MS }, async () => {
+tst(`${runtime}: busybox (no bash, no python, no user): a working sandbox or a clear BuildError`, { timeout: BUILD_MS }, async () => {
   const name = `${prefix}-d`
   assert.ok(!registryErr.includes('no sbx-test/busybox:1'), `the registry has no busybox image (apt-get install -y busybox-static):\n${registryErr}`)
   const t = Template().fromImage(`${REG}/sbx-test/busybox:1`).runCmd('echo built > /built', { user: 'root' })
@@ -290,7 +320,7 @@ test(`${runtime}: busybox (no bash, no python, no user): a working sandbox or a 
   console.log(`busybox build succeeded in ${r.ms} ms`)
 })
 
-test(`${runtime}: fromTemplate('base') in the background: getBuildStatus, the layer and base's tools`, { timeout: BUILD_MS }, async () => {
+tst(`${runtime}: fromTemplate('base') in the background: getBuildStatus, the layer and base's tools`, { timeout: BUILD_MS }, async () => {
   const name = `${prefix}-e`
   names.add(name)
   const t = Template().fromTemplate('base').runCmd('echo layered > /layered', { user: 'root' })
@@ -318,16 +348,21 @@ test(`${runtime}: fromTemplate('base') in the background: getBuildStatus, the la
   assert.match(await sh(sbx, 'python3 -c "print(6*7)"; node -e "console.log(1+1)"; whoami'), /^42\n2\nuser\n$/)
 })
 
-test(`${runtime}: setStartCmd + waitForPort: the server already answers right after create`, { timeout: BUILD_MS }, async () => {
+tst(`${runtime}: setStartCmd + waitForPort: the server already answers right after create`, { timeout: BUILD_MS }, async () => {
   const name = `${prefix}-f`
   const t = debian().setStartCmd('python3 -m http.server 8000', waitForPort(8000))
   await mustBuild(t, name)
   const sbx = await create(name)
-  const out = await sh(sbx, 'curl -sS --max-time 5 http://localhost:8000/')
-  assert.match(out, /Directory listing/)
+  const diag = async () => sh(sbx, 'ps -eo pid,user,args; ss -tlnp', { user: 'root' }).catch((e) => e.message)
+  const get = (what) => sbx.commands.run('curl -sS --max-time 5 http://localhost:8000/').then((r) => r.stdout,
+    async (e) => assert.fail(`${what}: curl exited ${e.exitCode}: ${e.stderr}\n${await diag()}`))
+  assert.match(await get('right after create'), /Directory listing/)
+  await new Promise((r) => setTimeout(r, 3000)) // and it keeps running
+  assert.match(await get('3 s after create'), /Directory listing/)
+  assert.match(await sh(sbx, 'ps -eo user,args'), /^user\s+python3 -m http.server 8000$/m)
 })
 
-test(`${runtime}: fromDockerfile (FROM the registry, RUN, ENV, WORKDIR, COPY)`, { timeout: BUILD_MS }, async () => {
+tst(`${runtime}: fromDockerfile (FROM the registry, RUN, ENV, WORKDIR, COPY)`, { timeout: BUILD_MS }, async () => {
   const name = `${prefix}-g`
   const dockerfile = [
     `FROM ${REG}/sbx-test/debian:bookworm`,
@@ -345,7 +380,7 @@ test(`${runtime}: fromDockerfile (FROM the registry, RUN, ENV, WORKDIR, COPY)`, 
   assert.equal(await sh(sbx, 'echo $BAR; pwd; whoami'), 'baz\n/app\nuser\n') // the SDK ends with USER user
 })
 
-test(`${runtime}: exists, tags: assignTags, create from name:tag, removeTags`, { timeout: BUILD_MS }, async () => {
+tst(`${runtime}: exists, tags: assignTags, create from name:tag, removeTags`, { timeout: BUILD_MS }, async () => {
   const name = `${prefix}-h`
   assert.equal(await Template.exists('base'), true)
   assert.equal(await Template.exists(`${prefix}-nope-${Math.random().toString(36).slice(2)}`), false)
@@ -358,29 +393,32 @@ test(`${runtime}: exists, tags: assignTags, create from name:tag, removeTags`, {
   const assigned = await Template.assignTags(`${name}:v1`, ['prod'])
   assert.equal(assigned.buildId, info.buildId)
   assert.ok(assigned.tags.includes('prod'), `tags ${assigned.tags}`)
+  const tags = (await Template.getTags(info.templateId)).map((x) => x.tag)
+  assert.ok(tags.includes('v1') && tags.includes('prod'), `getTags: ${tags}`)
   const sbx = await create(`${name}:prod`)
   assert.equal(await sh(sbx, 'cat /version'), 'v1\n')
   assert.equal((await sbx.getInfo()).templateId, info.templateId)
 
   await Template.removeTags(name, ['prod'])
+  assert.ok(!(await Template.getTags(info.templateId)).some((x) => x.tag === 'prod'), 'prod still listed')
   await assert.rejects(create(`${name}:prod`))
   const again = await create(`${name}:v1`)
   assert.equal(await sh(again, 'cat /version'), 'v1\n')
 })
 
-test(`${runtime}: a tag missing from the registry fails clearly and quickly`, { timeout: BUILD_MS }, async () => {
+tst(`${runtime}: a tag missing from the registry fails clearly and quickly`, { timeout: BUILD_MS }, async () => {
   await expectBuildError(Template().fromImage(`${REG}/sbx-test/debian:no-such-tag`), `${prefix}-i-tag`,
     /no-such-tag|not found|unknown/i)
   await daemonStillWorks()
 })
 
-test(`${runtime}: an image for another platform only fails clearly`, { timeout: BUILD_MS }, async () => {
+tst(`${runtime}: an image for another platform only fails clearly`, { timeout: BUILD_MS }, async () => {
   await expectBuildError(Template().fromImage(`${REG}/sbx-test/arm64only:1`), `${prefix}-i-arm`,
     /platform|arm64|amd64|architecture/i)
   await daemonStillWorks()
 })
 
-test(`${runtime}: a private image needs credentials: without them a clear error, with them it builds`, { timeout: 2 * BUILD_MS }, async () => {
+tst(`${runtime}: a private image needs credentials: without them a clear error, with them it builds`, { timeout: 2 * BUILD_MS }, async () => {
   const ref = `${REG}/private/debian:1`
   await expectBuildError(Template().fromImage(ref), `${prefix}-i-priv`,
     /unauthori[sz]ed|401|auth|credential|denied/i)
@@ -392,14 +430,30 @@ test(`${runtime}: a private image needs credentials: without them a clear error,
   assert.equal(await sh(sbx, 'cat /opt/p; whoami'), 'private\nuser\n')
 })
 
-test(`${runtime}: a failing step fails the build with its exit code, and the daemon keeps working`, { timeout: BUILD_MS }, async () => {
+tst(`${runtime}: a failing step fails the build with its exit code, and the daemon keeps working`, { timeout: BUILD_MS }, async () => {
   const t = debian().runCmd('echo step-one', { user: 'root' }).runCmd('echo about to fail; exit 7')
   const err = await expectBuildError(t, `${prefix}-i-exit`, /\b7\b/)
   assert.doesNotMatch(err.message, /^Unknown/)
   await daemonStillWorks()
 })
 
-test(`${runtime}: a multi-layer image: layer order, whiteouts and opaque directories`, { timeout: BUILD_MS }, async () => {
+// the daemon's --build-step-timeout, when run.sh was given one
+// (SBX_E2E_SERVE_FLAGS): only then is a runaway step's bound short enough to test
+const stepTimeout = (() => {
+  const m = /--build-step-timeout[= ](\d+)(ms|s|m)\b/.exec(process.env.SBX_E2E_SERVE_ARGS || '')
+  return m ? Number(m[1]) * { ms: 1, s: 1000, m: 60_000 }[m[2]] : 0
+})()
+
+tst(`${runtime}: a step that never ends is stopped at --build-step-timeout`, {
+  timeout: BUILD_MS,
+  skip: stepTimeout > 0 && stepTimeout <= 120_000 ? false : 'needs sbx serve --build-step-timeout <= 2m (SBX_E2E_SERVE_FLAGS)',
+}, async () => {
+  const t = debian().runCmd('echo sleeping; sleep 100000', { user: 'root' })
+  await expectBuildError(t, `${prefix}-i-forever`, /did not finish|time(d)? ?out/i, stepTimeout + 90_000)
+  await daemonStillWorks()
+})
+
+tst(`${runtime}: a multi-layer image: layer order, whiteouts and opaque directories`, { timeout: BUILD_MS }, async () => {
   const name = `${prefix}-k`
   await mustBuild(Template().fromImage(`${REG}/sbx-test/multi:1`), name)
   const sbx = await create(name)
@@ -409,7 +463,7 @@ test(`${runtime}: a multi-layer image: layer order, whiteouts and opaque directo
   assert.equal(await sh(sbx, 'test -f /etc/debian_version && whoami'), 'user\n')
 })
 
-test(`${runtime}: DELETE /templates/{id}: 204, then it is gone`, { timeout: BUILD_MS }, async () => {
+tst(`${runtime}: DELETE /templates/{id}: 204, then it is gone`, { timeout: BUILD_MS }, async () => {
   const name = `${prefix}-j`
   const { info } = await mustBuild(Template().fromTemplate('base').runCmd('echo j > /j', { user: 'root' }), name)
   const list = await (await api('/templates')).json()

@@ -5,7 +5,8 @@
 //
 //	go run ./test/e2e/registry --addr 127.0.0.1:5055 --rootfs /var/lib/sbx/templates/base/rootfs
 //
-// It pushes the images below, prints "ready" on stdout and serves until it is
+// It prints "addr HOST:PORT" (with --addr 127.0.0.1:0 the port is a free
+// one), pushes the images below, prints "ready" and serves until it is
 // killed (SIGINT/SIGTERM, or end of stdin with --exit-on-eof):
 //
 //	sbx-test/debian:bookworm   a manifest list (host platform only) of one
@@ -96,6 +97,7 @@ func main() {
 		log.Fatal(err)
 	}
 	host := ln.Addr().String()
+	fmt.Println("addr", host) // --addr 127.0.0.1:0 picks a free port
 
 	removeDir := false
 	if *dir == "" {
