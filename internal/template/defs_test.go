@@ -5,7 +5,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/sbx-dev/sbx/internal/api"
 )
 
 func TestDefinitions(t *testing.T) {
@@ -51,11 +50,5 @@ func TestDefinitions(t *testing.T) {
 		if name != d.Name {
 			t.Errorf("Definitions[%q].Name = %q", name, d.Name)
 		}
-	}
-}
-
-func TestEnvdVersionMatchesAPI(t *testing.T) {
-	if EnvdVersion != api.EnvdVersion {
-		t.Fatalf("template.EnvdVersion %s != api.EnvdVersion %s", EnvdVersion, api.EnvdVersion)
 	}
 }
