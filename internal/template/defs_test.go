@@ -4,7 +4,6 @@ import (
 	"regexp"
 	"slices"
 	"testing"
-
 )
 
 func TestDefinitions(t *testing.T) {
