@@ -7,7 +7,9 @@
 // Layout under Store.Dir (short paths: the overlay mount option holding every
 // lower of a template must fit in one page):
 //
-//	<key24>/fs          the tree, owned by host root (gVisor)
+//	<key24>/r/fs        the tree, owned by host root (gVisor); r is 0700 so
+//	                    no host user reaches its setuid-root files
+//	                    (layer ids of public images are guessable)
 //	<key24>/fs-userns   the same tree shifted into the user-namespace range
 //	                    (crun, runc), made on first use
 //	<key24>/size        bytes of the tree's regular files (written at commit)
@@ -62,7 +64,7 @@ func ID(key string) (string, error) {
 }
 
 // Path returns the tree of layer id (ID's result) for gVisor.
-func (s *Store) Path(id string) string { return filepath.Join(s.Dir, id, "fs") }
+func (s *Store) Path(id string) string { return filepath.Join(s.Dir, id, "r", "fs") }
 
 // PathUserNS returns the shifted tree of layer id.
 func (s *Store) PathUserNS(id string) string { return filepath.Join(s.Dir, id, "fs-userns") }
@@ -70,7 +72,8 @@ func (s *Store) PathUserNS(id string) string { return filepath.Join(s.Dir, id, "
 // Has reports whether layer id is committed.
 func (s *Store) Has(id string) bool {
 	_, err := os.Stat(filepath.Join(s.Dir, id, "size"))
-	return err == nil
+	_, terr := os.Stat(s.Path(id)) // a layer of an older layout is rewritten
+	return err == nil && terr == nil
 }
 
 // Ensure returns the tree of key, calling fill on an empty temporary
@@ -108,7 +111,10 @@ func (s *Store) commit(ctx context.Context, id string, fill func(dir string) err
 	if err := os.Chmod(tmp, 0o711); err != nil {
 		return err
 	}
-	tree := filepath.Join(tmp, "fs")
+	if err := os.Mkdir(filepath.Join(tmp, "r"), 0o700); err != nil {
+		return err
+	}
+	tree := filepath.Join(tmp, "r", "fs")
 	if err := os.Mkdir(tree, 0o755); err != nil {
 		return err
 	}
