@@ -32,8 +32,8 @@ var levels = map[string]int{"debug": 0, "info": 1, "warn": 2, "error": 3}
 // BuildStatus returns a build's status and its log entries from offset
 // (entries below level are left out).
 func (s *Service) BuildStatus(ctx context.Context, templateID, buildID string, offset int, level string) (*Status, error) {
-	b, err := s.st.Build(ctx, buildID)
-	if err != nil || b.TemplateID != templateID {
+	b, ok := s.reg.build(buildID) // the index: "ready" once the template resolves
+	if !ok || b.TemplateID != templateID {
 		return nil, fmt.Errorf("%w: build %s of template %s", sandbox.ErrNotFound, buildID, templateID)
 	}
 	all := s.logsOf(buildID)

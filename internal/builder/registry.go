@@ -77,6 +77,14 @@ func (r *Registry) Reload(ctx context.Context) error {
 	return nil
 }
 
+// build returns a build record from the index.
+func (r *Registry) build(id string) (*store.BuildRec, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	b, ok := r.idx.builds[id]
+	return b, ok
+}
+
 // splitRef splits "name:tag" (tag defaults to "latest").
 func splitRef(ref string) (name, tag string) {
 	name, tag, ok := strings.Cut(ref, ":")

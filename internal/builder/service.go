@@ -197,7 +197,9 @@ func (s *Service) run(ctx context.Context, b *store.BuildRec, spec Spec, lg *bui
 		return
 	}
 	b.Status, b.UpdatedAt = "building", time.Now().UTC()
-	_ = s.st.PutBuild(context.WithoutCancel(ctx), b)
+	if err := s.st.PutBuild(context.WithoutCancel(ctx), b); err == nil {
+		_ = s.reg.Reload(context.WithoutCancel(ctx))
+	}
 	t0 := time.Now()
 	var st *state
 	err := s.checkQuota()
@@ -229,13 +231,18 @@ func (s *Service) finish(b *store.BuildRec, st *state, err error, lg *buildLog) 
 		_ = s.reg.Reload(ctx)
 		return
 	}
+	// Tags first: they resolve only once the build is ready, and status
+	// answers from the registry's index, so "ready" is seen only when the
+	// template can be used.
+	for _, tag := range append([]string{"latest"}, b.Tags...) {
+		if perr := s.st.PutTag(ctx, store.TagRec{TemplateID: b.TemplateID, Tag: tag, BuildID: b.ID, CreatedAt: now}); perr != nil {
+			s.log.Error("record build tag", "build", b.ID, "tag", tag, "err", perr)
+		}
+	}
 	b.Status, b.Layers, b.Config = "ready", st.layers, st.cfg
 	if perr := s.st.PutBuild(ctx, b); perr != nil {
 		s.log.Error("record build", "build", b.ID, "err", perr)
 		return
-	}
-	for _, tag := range append([]string{"latest"}, b.Tags...) {
-		_ = s.st.PutTag(ctx, store.TagRec{TemplateID: b.TemplateID, Tag: tag, BuildID: b.ID, CreatedAt: now})
 	}
 	_ = s.reg.Reload(ctx)
 }
