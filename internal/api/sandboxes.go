@@ -75,7 +75,7 @@ func seconds(v int64, max time.Duration) (time.Duration, error) {
 
 func (s *Server) sandboxResp(in sandbox.Info) sandboxResp {
 	r := sandboxResp{
-		SandboxID: in.ID, TemplateID: in.TemplateID, Alias: in.TemplateID, ClientID: "sbx",
+		SandboxID: in.ID, TemplateID: in.TemplateID, Alias: alias(in), ClientID: "sbx",
 		EnvdVersion: EnvdVersion, EnvdAccessToken: in.EnvdToken, Domain: s.domain(),
 	}
 	if in.TrafficTok != "" {
@@ -108,7 +108,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 
 func listed(in sandbox.Info) listedSandbox {
 	return listedSandbox{
-		SandboxID: in.ID, TemplateID: in.TemplateID, Alias: in.TemplateID, ClientID: "sbx",
+		SandboxID: in.ID, TemplateID: in.TemplateID, Alias: alias(in), ClientID: "sbx",
 		CPUCount: in.CPUCount, MemoryMB: in.MemoryMB, DiskSizeMB: in.DiskSizeMB,
 		EnvdVersion: EnvdVersion, StartedAt: in.StartedAt, EndAt: in.EndAt, State: publicState(in.State),
 		Metadata: in.Metadata, Runtime: in.Runtime,
@@ -219,4 +219,13 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusCreated
 	}
 	writeJSON(w, status, s.sandboxResp(in))
+}
+
+// alias is the template name a sandbox runs (E2B's alias): the name the
+// template had at create, else its id.
+func alias(in sandbox.Info) string {
+	if in.Alias != "" {
+		return in.Alias
+	}
+	return in.TemplateID
 }

@@ -148,7 +148,11 @@ func (r *Registry) Get(ref string) (sandbox.Template, error) {
 	}
 	t, b, err := r.resolveBuild(ref)
 	if err == nil {
-		return r.fromBuild(t.ID, b), nil
+		tt := r.fromBuild(t.ID, b)
+		if len(t.Names) > 0 {
+			tt.Alias = t.Names[0]
+		}
+		return tt, nil
 	}
 	if name, tag := splitRef(ref); tag == "latest" {
 		if lt, lerr := r.Legacy.Get(name); lerr == nil {

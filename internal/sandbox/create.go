@@ -107,7 +107,7 @@ func (m *Manager) coldStart(ctx context.Context, tmpl Template, rtName string, r
 // newRecord is the record of a sandbox about to be built (state "creating").
 func newRecord(template Template, rtName string, res Resources) store.Sandbox {
 	return store.Sandbox{
-		ID: NewID(), State: "creating", TemplateID: template.Name, Build: template.Build, Runtime: rtName,
+		ID: NewID(), State: "creating", TemplateID: template.Name, Build: template.Build, Alias: template.Alias, Runtime: rtName,
 		StartedAt: time.Now().UTC(), InitSecret: newToken(), CPUCount: res.CPUCount,
 		MemoryMB: res.MemoryMB, DiskSizeMB: res.DiskSizeMB,
 	}

@@ -48,6 +48,7 @@ type Layers interface {
 type Template struct {
 	Name         string
 	Build        string // the build it resolves to; recorded so resume and restart use the same layers
+	Alias        string // its name, when Name is an id
 	Rootfs       string // owned by host root (gVisor); one dir or a ':'-joined overlay lower stack
 	RootfsUserNS string // shifted to the userns uid range (crun, runc)
 	Runtime      string // preferred runtime, "" for the server default

@@ -93,7 +93,7 @@ func (m *Manager) captureRunning(ctx context.Context, id, dir string, quota bool
 // lifecycle settings. The init secret is src's: the restored agent holds it
 // in memory (it is never visible inside the sandbox).
 func childRecord(src store.Sandbox) store.Sandbox {
-	rec := newRecord(Template{Name: src.TemplateID, Build: src.Build}, src.Runtime, Resources{CPUCount: src.CPUCount, MemoryMB: src.MemoryMB, DiskSizeMB: src.DiskSizeMB})
+	rec := newRecord(Template{Name: src.TemplateID, Build: src.Build, Alias: src.Alias}, src.Runtime, Resources{CPUCount: src.CPUCount, MemoryMB: src.MemoryMB, DiskSizeMB: src.DiskSizeMB})
 	rec.InitSecret = src.InitSecret
 	rec.Metadata, rec.EnvVars = maps.Clone(src.Metadata), maps.Clone(src.EnvVars)
 	rec.AutoPause, rec.AllowNet, rec.Network = src.AutoPause, src.AllowNet, src.Network
