@@ -205,7 +205,6 @@ after(async () => {
   if (ctx) rmSync(ctx, { recursive: true, force: true })
 })
 
-
 // tst is test, skipped unless its name matches SBX_E2E_ONLY (when set).
 const only = process.env.SBX_E2E_ONLY ? new RegExp(process.env.SBX_E2E_ONLY) : null
 function tst(name, opts, fn) {
