@@ -9,7 +9,7 @@
 #   4. the agent end-to-end test with the official e2b SDK (debug mode)
 #   5. the daemon end-to-end test with the official e2b SDK, per runtime
 #   6. code interpreter end-to-end with @e2b/code-interpreter, through the daemon
-#   7. sbx bench and the SDK TTI script in a short mode, so they cannot rot
+#   7. sbx bench, the SDK TTI script and the template benchmark in a short mode, so they cannot rot
 # With CI=true a missing runtime, template or tool is a failure, never a skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -74,6 +74,6 @@ for rt in runsc crun; do
 done
 
 log "benchmarks, short mode"
-test/e2e/daemon/run.sh crun test/e2e/bench.test.mjs
+test/e2e/daemon/run.sh crun test/e2e/bench.test.mjs test/e2e/bench-template.test.mjs # the latter: registry from SBX_E2E_REGISTRY_BIN
 test/e2e/bench/raw.sh crun 3
 log "all tests passed"
