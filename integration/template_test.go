@@ -1,0 +1,102 @@
+package integration
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// buildStatus is the part of E2B's TemplateBuildInfo the tests read.
+type buildStatus struct {
+	Status     string `json:"status"`
+	LogEntries []struct {
+		Message string `json:"message"`
+	} `json:"logEntries"`
+	Reason *struct {
+		Message string `json:"message"`
+		Step    string `json:"step"`
+	} `json:"reason"`
+}
+
+// startBuild requests a build of name and starts it with spec.
+func (d *daemon) startBuild(t *testing.T, name string, spec map[string]any) (tid, bid string) {
+	t.Helper()
+	var req struct{ TemplateID, BuildID string }
+	if code := d.api("POST", "/v3/templates", map[string]any{"name": name}, &req); code != 202 {
+		t.Fatalf("request build: %d", code)
+	}
+	if code := d.api("POST", "/v2/templates/"+req.TemplateID+"/builds/"+req.BuildID, spec, nil); code != 202 {
+		t.Fatalf("start build: %d", code)
+	}
+	return req.TemplateID, req.BuildID
+}
+
+// waitStatus polls a build until done(status) or the bound.
+func (d *daemon) waitStatus(t *testing.T, tid, bid string, bound time.Duration, done func(buildStatus) bool) buildStatus {
+	t.Helper()
+	var st buildStatus
+	for end := time.Now().Add(bound); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		st = buildStatus{}
+		if code := d.api("GET", "/templates/"+tid+"/builds/"+bid+"/status", nil, &st); code != 200 {
+			t.Fatalf("status: %d", code)
+		}
+		if done(st) {
+			return st
+		}
+	}
+	t.Fatalf("build %s: not done within %s: %+v", bid, bound, st)
+	return st
+}
+
+func logHas(st buildStatus, s string) bool {
+	for _, e := range st.LogEntries {
+		if strings.Contains(e.Message, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// A daemon killed while a step runs: after the restart the build is failed
+// (never half-usable), the host is back at its baseline (the build sandbox,
+// its layer and network, the layer being written are gone), and the same
+// template builds and serves sandboxes on runsc and on crun (shifted layers).
+func TestTemplateBuildCrash(t *testing.T) {
+	requirements(t, "runsc", "crun")
+	d := startDaemon(t, "runsc", "")
+	base := d.inventory()
+	tid, bid := d.startBuild(t, "it-crash", map[string]any{"fromTemplate": "base",
+		"steps": []map[string]any{{"type": "RUN", "args": []string{"sleep 120"}}}})
+	d.waitStatus(t, tid, bid, time.Minute, func(st buildStatus) bool { return logHas(st, "[1] RUN") })
+	time.Sleep(2 * time.Second) // the step's sandbox is up and running it
+	d.stop(syscall.SIGKILL)
+	d2 := startDaemon(t, "runsc", d.dataDir)
+	st := d2.waitStatus(t, tid, bid, 10*time.Second, func(st buildStatus) bool { return st.Status != "building" })
+	if st.Status != "error" || st.Reason == nil || !strings.Contains(st.Reason.Message, "restarted") {
+		t.Fatalf("after the crash: %+v", st)
+	}
+	if code := d2.api("POST", "/v2/sandboxes", map[string]any{"templateID": "it-crash"}, nil); code != 404 {
+		t.Fatalf("create from a template whose only build failed: %d, want 404", code)
+	}
+	d2.backToBaseline(t, base)
+
+	tid, bid = d2.startBuild(t, "it-crash", map[string]any{"fromTemplate": "base",
+		"steps": []map[string]any{{"type": "RUN", "args": []string{"echo layered > /ok"}}, {"type": "ENV", "args": []string{"K", "v"}}}})
+	if st := d2.waitStatus(t, tid, bid, 3*time.Minute, func(st buildStatus) bool { return st.Status == "ready" || st.Status == "error" }); st.Status != "ready" {
+		t.Fatalf("rebuild: %+v", st)
+	}
+	for _, rt := range []string{"runsc", "crun"} {
+		sb := d2.create(map[string]any{"templateID": "it-crash", "runtime": rt})
+		if out, _ := sb.run("", "cat /ok; echo $K; whoami", 20*time.Second); out != "layered\nv\nuser\n" {
+			t.Fatalf("%s sandbox of the template: %q", rt, out)
+		}
+		if code := d2.api("DELETE", "/sandboxes/"+sb.ID, nil, nil); code != 204 {
+			t.Fatalf("delete: %d", code)
+		}
+	}
+	if code := d2.api("DELETE", "/templates/"+tid, nil, nil); code != 204 {
+		t.Fatalf("delete template: %d", code)
+	}
+	d2.backToBaseline(t, base)
+}
