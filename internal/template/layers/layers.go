@@ -132,10 +132,19 @@ func (s *Store) commit(ctx context.Context, id string, fill func(dir string) err
 		return err
 	}
 	dst := filepath.Join(s.Dir, id)
+	if s.Has(id) { // another process sharing Dir committed it meanwhile
+		return layer.Cleanup(tmp)
+	}
 	if err := layer.Cleanup(dst); err != nil { // an uncommitted leftover
 		return err
 	}
-	return os.Rename(tmp, dst)
+	if err := os.Rename(tmp, dst); err != nil {
+		if s.Has(id) { // lost a race with another process: theirs is the same content
+			return layer.Cleanup(tmp)
+		}
+		return err
+	}
+	return nil
 }
 
 // EnsureUserNS returns the shifted tree of layer id, making it first.
