@@ -48,7 +48,7 @@ func BenchmarkPull(b *testing.B) {
 		b.Skip("needs root (the unpack chowns)")
 	}
 	ref, size := benchImage(b)
-	rates := map[string][]float64{} // one per -count run
+	rates := map[string][]rate{} // one per run of the sub-benchmark (-count, and the b.N=1 probe)
 	tmp := func(b *testing.B) string {
 		d, err := os.MkdirTemp("", "sbx-bench-pull-")
 		if err != nil {
@@ -71,7 +71,7 @@ func BenchmarkPull(b *testing.B) {
 			}
 			r := float64(size) * float64(b.N) / 1e6 / b.Elapsed().Seconds()
 			b.ReportMetric(r, "MB/s")
-			rates[name] = append(rates[name], r)
+			rates[name] = append(rates[name], rate{b.N, r})
 		})
 	}
 	run("sbx", func(b *testing.B, dir string) {
@@ -89,19 +89,37 @@ func BenchmarkPull(b *testing.B) {
 			b.Fatal(err)
 		}
 	})
-	if sbx, cr := median(rates["sbx"]), median(rates["crane"]); sbx > 0 && cr > 0 {
-		b.Logf("image %.1f MB compressed; median of %d runs: sbx %.0f MB/s, crane %.0f MB/s, sbx/crane %.2f×",
-			float64(size)/1e6, len(rates["sbx"]), sbx, cr, sbx/cr)
+	sbx, ns := median(rates["sbx"])
+	cr, nc := median(rates["crane"])
+	if sbx > 0 && cr > 0 {
+		b.Logf("image %.1f MB compressed; medians of %d and %d runs: sbx %.0f MB/s, crane %.0f MB/s, sbx/crane %.2f×",
+			float64(size)/1e6, ns, nc, sbx, cr, sbx/cr)
 	}
 }
 
-func median(a []float64) float64 {
-	if len(a) == 0 {
-		return 0
+type rate struct {
+	n   int
+	mbs float64
+}
+
+// median is the median rate of the runs with the largest b.N (not the
+// probes) and how many there were.
+func median(rs []rate) (float64, int) {
+	maxN := 0
+	for _, r := range rs {
+		maxN = max(maxN, r.n)
 	}
-	s := slices.Clone(a)
-	slices.Sort(s)
-	return s[len(s)/2]
+	var a []float64
+	for _, r := range rs {
+		if r.n == maxN {
+			a = append(a, r.mbs)
+		}
+	}
+	if len(a) == 0 {
+		return 0, 0
+	}
+	slices.Sort(a)
+	return a[len(a)/2], len(a)
 }
 
 var bench struct {
