@@ -2,10 +2,14 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/sbx-dev/sbx/internal/builder"
 	"github.com/sbx-dev/sbx/internal/egress"
@@ -56,17 +60,37 @@ func buildManager(_ context.Context, f *serveFlags, st *store.Store, aud sandbox
 		ImagesDir: filepath.Join(f.dataDir, "images"), ImageQuota: f.imageQuotaMB << 20,
 		Unavailable: unavailable,
 	}
-	mgr, err := sandbox.New(cfg, st, rts, netAdapter{nw, eg.res.Forget}, ly, newRegistry(f, st), log)
+	owner, err := nodeID(f.dataDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	mgr, err := sandbox.New(cfg, st, rts, netAdapter{nw, eg.res.Forget}, ly, newRegistry(f, st, owner), log)
 	return mgr, nw, err
+}
+
+// nodeID is this data dir's persistent random id (<data-dir>/node-id),
+// made on first start: daemons sharing a templates dir tell their uses of
+// layers apart by it.
+func nodeID(dataDir string) (string, error) {
+	p := filepath.Join(dataDir, "node-id")
+	if b, err := os.ReadFile(p); err == nil && len(strings.TrimSpace(string(b))) == 32 {
+		return strings.TrimSpace(string(b)), nil
+	}
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	id := hex.EncodeToString(b)
+	return id, os.WriteFile(p, []byte(id+"\n"), 0o600)
 }
 
 // newRegistry makes the template registry: built-in templates in the
 // templates dir, user templates' layers under it, records in st.
-func newRegistry(f *serveFlags, st *store.Store) *builder.Registry {
+func newRegistry(f *serveFlags, st *store.Store, owner string) *builder.Registry {
 	base := uint32(f.uidBase)
 	return &builder.Registry{
 		Legacy: &template.Store{Dir: f.templatesDir, UIDBase: base},
-		Layers: &layers.Store{Dir: filepath.Join(f.templatesDir, "layers"), Shift: func(ctx context.Context, src, dst string) error {
+		Layers: &layers.Store{Dir: filepath.Join(f.templatesDir, "layers"), Owner: owner, Shift: func(ctx context.Context, src, dst string) error {
 			return template.ShiftCopy(ctx, src, dst, base)
 		}},
 		Store: st, UIDBase: base,

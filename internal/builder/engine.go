@@ -73,6 +73,8 @@ func hashKey(parts ...string) string {
 }
 
 // execute runs a build to its end; the returned error is the build's reason.
+// Every layer it makes or takes from the cache is marked as used by this
+// daemon (Layers.Use), so GC can release it later.
 func (s *Service) execute(ctx context.Context, b *store.BuildRec, spec Spec, lg *buildLog) (*state, error) {
 	st, err := s.base(ctx, spec, lg)
 	if err != nil {
@@ -140,6 +142,9 @@ func (s *Service) fromImage(ctx context.Context, spec Spec, lg *buildLog) (*stat
 		if err != nil {
 			return nil, err
 		}
+		if err := s.reg.Layers.Use(id); err != nil {
+			return nil, err
+		}
 		st.layers = append(st.layers, id)
 	}
 	return st, s.provisionLayer(ctx, st, lg)
@@ -185,7 +190,7 @@ func (s *Service) provisionLayer(ctx context.Context, st *state, lg *buildLog) e
 		}
 	}
 	st.layers, st.key = append(st.layers, id), key
-	return nil
+	return s.reg.Layers.Use(id)
 }
 
 // step applies one step to st: metadata steps change the defaults, RUN and
@@ -254,7 +259,7 @@ func (s *Service) layerStep(ctx context.Context, b *store.BuildRec, lg *buildLog
 		lg.add("info", name, "[%s] done in %s", name, time.Since(t0).Round(10*time.Millisecond))
 	}
 	st.layers, st.key = append(st.layers, id), key
-	return nil
+	return s.reg.Layers.Use(id)
 }
 
 // finalize checks the result can serve sandboxes: a shell for commands,

@@ -68,24 +68,28 @@ func (s *Service) GC(ctx context.Context) (int64, error) {
 	return freed, errors.Join(err, s.removeUploads())
 }
 
+// removeLayers releases this daemon's use of every layer no build keeps
+// (the layer goes once no daemon sharing the store uses it).
 func (s *Service) removeLayers(keep map[string]bool) (int64, error) {
-	ids, err := s.reg.Layers.List()
+	ls := s.reg.Layers
+	ids, err := ls.List()
 	if err != nil {
 		return 0, err
 	}
 	var freed int64
 	var errs []error
 	for _, id := range ids {
-		fi, err := os.Stat(filepath.Join(s.reg.Layers.Dir, id))
-		if keep[id] || err != nil || time.Since(fi.ModTime()) < gcGrace {
+		fi, err := os.Stat(filepath.Join(ls.Dir, id))
+		if keep[id] || err != nil || !ls.Owned(id) || time.Since(fi.ModTime()) < gcGrace {
 			continue
 		}
-		size := s.reg.Layers.Size(id)
-		if err := s.reg.Layers.Remove(id); err != nil {
+		size := ls.Size(id)
+		removed, err := ls.Release(id)
+		if err != nil {
 			errs = append(errs, err)
-			continue
+		} else if removed {
+			freed += size
 		}
-		freed += size
 	}
 	return freed, errors.Join(errs...)
 }

@@ -74,7 +74,10 @@ func (s *Service) tmpMarker(ctx context.Context) (string, error) {
 		}
 		return os.WriteFile(dir+"/tmp/.sbx-build", nil, 0o644)
 	})
-	return id, err
+	if err != nil {
+		return "", err
+	}
+	return id, s.reg.Layers.Use(id)
 }
 
 // runShell runs script with /bin/sh -c as user in the build sandbox,

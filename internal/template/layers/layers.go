@@ -13,6 +13,9 @@
 //	<key24>/fs-userns   the same tree shifted into the user-namespace range
 //	                    (crun, runc), made on first use
 //	<key24>/size        bytes of the tree's regular files (written at commit)
+//	<key24>/users/<o>   one empty file per store owner (daemon) that uses the
+//	                    layer: daemons sharing Dir each release only their
+//	                    own use, and the last one removes the layer
 //	.tmp-*              a layer being written (or an interrupted one)
 //
 // <key24> is the first 24 hex digits of the key (96 bits).
@@ -40,6 +43,9 @@ var ErrNotFound = errors.New("layer not found")
 // processes sharing Dir: commits are renames).
 type Store struct {
 	Dir string
+	// Owner names this process's uses of layers (a daemon's persistent id);
+	// "" marks nothing and Release removes nothing.
+	Owner string
 	// Shift makes dst a copy of src with owners moved into the user
 	// namespace range (template.ShiftCopy); nil disables fs-userns.
 	Shift func(ctx context.Context, src, dst string) error
@@ -171,6 +177,50 @@ func (s *Store) EnsureUserNS(ctx context.Context, id string) (string, error) {
 		return "", err
 	}
 	return dst, nil
+}
+
+// Use records that Owner uses layer id (idempotent).
+func (s *Store) Use(id string) error {
+	if s.Owner == "" {
+		return nil
+	}
+	unlock := s.lock(id)
+	defer unlock()
+	if !s.Has(id) {
+		return fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	dir := filepath.Join(s.Dir, id, "users")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, s.Owner), nil, 0o600)
+}
+
+// Owned reports whether Owner uses layer id.
+func (s *Store) Owned(id string) bool {
+	if s.Owner == "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(s.Dir, id, "users", s.Owner))
+	return err == nil
+}
+
+// Release drops Owner's use of layer id and removes the layer when no
+// owner uses it any more. It reports whether the layer was removed.
+func (s *Store) Release(id string) (bool, error) {
+	if s.Owner == "" {
+		return false, nil
+	}
+	unlock := s.lock(id)
+	defer unlock()
+	users := filepath.Join(s.Dir, id, "users")
+	if err := os.Remove(filepath.Join(users, s.Owner)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	if ents, err := os.ReadDir(users); err == nil && len(ents) > 0 {
+		return false, nil
+	}
+	return true, layer.Cleanup(filepath.Join(s.Dir, id))
 }
 
 // Size returns the committed size of layer id in bytes (0 if unknown).

@@ -95,3 +95,30 @@ func TestEnsureUserNS(t *testing.T) {
 		t.Fatalf("shifted %d times", shifted)
 	}
 }
+
+// Two daemons sharing a store: a layer goes only when the last one
+// releases it, and a daemon never releases another's use.
+func TestReleaseByLastOwner(t *testing.T) {
+	dir := t.TempDir()
+	a, b := &Store{Dir: dir, Owner: "a"}, &Store{Dir: dir, Owner: "b"}
+	p, err := a.Ensure(context.Background(), key, func(string) error { return nil })
+	if err != nil || p == "" {
+		t.Fatal(err)
+	}
+	id, _ := ID(key)
+	if err := errors.Join(a.Use(id), b.Use(id)); err != nil {
+		t.Fatal(err)
+	}
+	if !a.Owned(id) || !b.Owned(id) {
+		t.Fatal("uses not recorded")
+	}
+	if removed, err := a.Release(id); err != nil || removed || !b.Has(id) {
+		t.Fatalf("first release removed the layer b uses: %v %v", removed, err)
+	}
+	if removed, err := b.Release(id); err != nil || !removed || a.Has(id) {
+		t.Fatalf("last release: removed %v, err %v", removed, err)
+	}
+	if removed, _ := (&Store{Dir: dir}).Release(id); removed {
+		t.Fatal("a store without owner released something")
+	}
+}
