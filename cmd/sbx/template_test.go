@@ -94,7 +94,7 @@ func (f *fakeBuilds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if r.Header.Get("X-API-Key") != testKey {
-		http.Error(w, `{"code":401,"message":"bad key"}`, 401)
+		http.Error(w, `{"code":401,"message":"bad key"}`, http.StatusUnauthorized)
 		return
 	}
 	p := r.URL.Path

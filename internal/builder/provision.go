@@ -48,7 +48,7 @@ func addUser(v *rootView, dir string, log func(string, ...any)) error {
 	if err != nil {
 		return fmt.Errorf("read /etc/passwd: %w", err)
 	}
-	if hasEntry(passwd, "root") == false {
+	if !hasEntry(passwd, "root") {
 		passwd = append(passwd, "root:x:0:0:root:/root:/bin/sh\n"...)
 		log("the image's /etc/passwd has no root: added")
 	}

@@ -190,5 +190,5 @@ func (c *converter) step(typ string, args ...string) {
 }
 
 func (c *converter) warnf(line int, format string, a ...any) {
-	c.spec.Warnings = append(c.spec.Warnings, fmt.Sprintf("Dockerfile line %d: ", line)+fmt.Sprintf(format, a...))
+	c.spec.Warnings = append(c.spec.Warnings, fmt.Sprintf("line %d of the Dockerfile: ", line)+fmt.Sprintf(format, a...))
 }

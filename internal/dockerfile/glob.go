@@ -143,18 +143,6 @@ func unescape(s string) string {
 	return b.String()
 }
 
-// hasMagic reports whether pattern needs a directory walk.
-func hasMagic(pattern string) bool {
-	for _, alt := range compileGlob(pattern) {
-		for _, p := range alt.parts {
-			if p.globstar || p.re != nil {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // match reports whether the "/"-separated path matches p, with minimatch's
 // rules: segments "." and ".." match no wildcard and no "**", and a path
 // with one trailing "/" matches a pattern without it.

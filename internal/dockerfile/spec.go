@@ -70,5 +70,5 @@ func Parse(r io.Reader, buildArgs map[string]string) (*Spec, error) {
 
 // lineErr prefixes err with the Dockerfile line.
 func lineErr(line int, err error) error {
-	return fmt.Errorf("Dockerfile line %d: %w", line, err)
+	return fmt.Errorf("line %d of the Dockerfile: %w", line, err)
 }

@@ -80,7 +80,7 @@ func (u *unpacker) entry(hdr *tar.Header, body io.Reader) error {
 	switch hdr.Typeflag {
 	case tar.TypeDir:
 		return u.dir(rel, hdr)
-	case tar.TypeReg, tar.TypeRegA, tar.TypeGNUSparse:
+	case tar.TypeReg, tar.TypeGNUSparse: // the reader reports the old TypeRegA as TypeReg
 		return u.file(rel, hdr, body)
 	case tar.TypeSymlink:
 		return u.symlink(rel, hdr)
