@@ -6,12 +6,20 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"sync"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"golang.org/x/sync/errgroup"
 )
 
+// pullConcurrency is how many layers are pulled at once (Docker's default):
+// one layer's hashing and unpacking is CPU-bound and serial.
+const pullConcurrency = 3
+
 // pullLayers makes every layer present in store and returns their keys,
-// bottom first. budget is what MaxImageBytes leaves for unpacking.
+// bottom first, pulling up to pullConcurrency at once. Each layer may
+// unpack what MaxImageBytes leaves when it starts; the sum is checked as
+// layers finish.
 func (p *Puller) pullLayers(ctx context.Context, layers []v1.Layer, store LayerStore) ([]string, error) {
 	budget := p.maxImage()
 	for _, l := range layers {
@@ -22,21 +30,65 @@ func (p *Puller) pullLayers(ctx context.Context, layers []v1.Layer, store LayerS
 	if budget < 0 {
 		return nil, fmt.Errorf("compressed layers alone exceed the image bound of %s: %w", humanBytes(p.maxImage()), ErrTooLarge)
 	}
-	budget = p.maxImage()
-	keys := make([]string, 0, len(layers))
-	for _, l := range layers {
-		key, err := p.pullLayer(ctx, l, store, &budget)
-		if err != nil {
-			return nil, err
-		}
-		keys = append(keys, key)
+	q := *p // log lines of concurrent layers must not interleave mid-line
+	if p.Log != nil {
+		q.Log = &syncWriter{w: p.Log}
+	}
+	b := &budgetLeft{left: p.maxImage()}
+	keys := make([]string, len(layers))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(pullConcurrency)
+	for i, l := range layers {
+		g.Go(func() error {
+			key, err := q.pullLayer(gctx, l, store, b)
+			keys[i] = key
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	return keys, nil
 }
 
+// budgetLeft is the image bound shared by concurrent layer pulls; mu
+// guards left.
+type budgetLeft struct {
+	mu   sync.Mutex
+	left int64
+}
+
+func (b *budgetLeft) get() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.left
+}
+
+// charge takes n bytes; it fails when the image went past its bound.
+func (b *budgetLeft) charge(n int64) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.left -= n; b.left < 0 {
+		return fmt.Errorf("the image's layers unpack to more than its bound: %w", ErrTooLarge)
+	}
+	return nil
+}
+
+// syncWriter serialises writes to w.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(b)
+}
+
 // pullLayer makes layer l present in store under its DiffID hex, charging
 // the bytes unpacked to *budget.
-func (p *Puller) pullLayer(ctx context.Context, l v1.Layer, store LayerStore, budget *int64) (string, error) {
+func (p *Puller) pullLayer(ctx context.Context, l v1.Layer, store LayerStore, budget *budgetLeft) (string, error) {
 	diff, err := l.DiffID()
 	if err != nil {
 		return "", fmt.Errorf("layer diff id: %w", err)
@@ -57,7 +109,7 @@ func (p *Puller) pullLayer(ctx context.Context, l v1.Layer, store LayerStore, bu
 
 // fill downloads layer l and unpacks it into dir, checking that its
 // uncompressed content hashes to diff.
-func (p *Puller) fill(ctx context.Context, l v1.Layer, diff v1.Hash, dir string, budget *int64) error {
+func (p *Puller) fill(ctx context.Context, l v1.Layer, diff v1.Hash, dir string, budget *budgetLeft) error {
 	if size, err := l.Size(); err == nil {
 		p.logf("pulling %s %s", short(diff), humanBytes(size))
 	} else {
@@ -70,10 +122,12 @@ func (p *Puller) fill(ctx context.Context, l v1.Layer, diff v1.Hash, dir string,
 	defer rc.Close()
 	h := sha256.New()
 	c := &countReader{r: io.TeeReader(rc, h)}
-	if err := Unpack(ctx, c, dir, min(p.maxLayer(), *budget), p.Log); err != nil {
+	if err := Unpack(ctx, c, dir, min(p.maxLayer(), budget.get()), p.Log); err != nil {
 		return err
 	}
-	*budget -= c.n
+	if err := budget.charge(c.n); err != nil {
+		return err
+	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != diff.Hex {
 		return fmt.Errorf("content hashes to sha256:%s, not its diff id: %w", got, ErrUnsafeLayer)
 	}
