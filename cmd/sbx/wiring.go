@@ -102,7 +102,11 @@ func newBuilder(f *serveFlags, mgr *sandbox.Manager, st *store.Store, log *slog.
 	reg := mgr.Templates().(*builder.Registry)
 	p := &ocipull.Puller{Insecure: f.insecureRegistries, Mirror: f.registryMirror}
 	d := mgr.Config().Defaults
-	cfg := builder.Config{DataDir: f.dataDir, TmpDir: filepath.Join(f.dataDir, "run", "build-views"),
+	shift := false
+	for _, n := range mgr.RuntimeNames() {
+		shift = shift || n == "crun" || n == "runc" // the user-namespace runtimes
+	}
+	cfg := builder.Config{ShiftLayers: shift, DataDir: f.dataDir, TmpDir: filepath.Join(f.dataDir, "run", "build-views"),
 		MaxConcurrent: f.buildConcurrency, StepTimeout: f.buildStepTimeout, QuotaBytes: f.templateQuotaMB << 20,
 		CPUCount: max(d.CPUCount, 2), MemoryMB: max(d.MemoryMB, 2048), DiskSizeMB: max(d.DiskSizeMB, 4096)}
 	return builder.New(cfg, reg, mgr, st, p, log)

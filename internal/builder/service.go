@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,6 +47,10 @@ type Config struct {
 	// QuotaBytes bounds the disk of template layers and uploads (0: none):
 	// a build that starts past it fails with a clear reason.
 	QuotaBytes int64
+	// ShiftLayers makes the user-namespace copies of a ready build's layers
+	// in the background (crun/runc are configured), so the first sandbox of
+	// a template on them does not wait for the copy.
+	ShiftLayers bool
 }
 
 // Service is the template build API over a Registry and a Manager.
@@ -64,6 +69,8 @@ type Service struct {
 	cancels map[string]context.CancelFunc
 	names   sync.Mutex
 	wg      sync.WaitGroup
+	bg      context.Context // background work (preshift); Close cancels it
+	stopBG  context.CancelFunc
 }
 
 // New returns a Service. Call Recover before serving.
@@ -80,7 +87,8 @@ func New(cfg Config, reg *Registry, mgr *sandbox.Manager, st *store.Store, p *oc
 	if cfg.Runtime == "" {
 		cfg.Runtime = "runsc"
 	}
-	return &Service{cfg: cfg, reg: reg, mgr: mgr, st: st, puller: p, log: log,
+	bg, stop := context.WithCancel(context.Background())
+	return &Service{cfg: cfg, reg: reg, mgr: mgr, st: st, puller: p, log: log, bg: bg, stopBG: stop,
 		slots: make(chan struct{}, cfg.MaxConcurrent), logs: map[string]*buildLog{}, cancels: map[string]context.CancelFunc{}}
 }
 
@@ -115,8 +123,9 @@ func (s *Service) Recover(ctx context.Context) error {
 	return err
 }
 
-// Close cancels running builds and waits for them.
+// Close cancels running builds and background work and waits for them.
 func (s *Service) Close() {
+	s.stopBG()
 	s.mu.Lock()
 	for _, c := range s.cancels {
 		c()
@@ -245,6 +254,25 @@ func (s *Service) finish(b *store.BuildRec, st *state, err error, lg *buildLog) 
 		return
 	}
 	_ = s.reg.Reload(ctx)
+	if s.cfg.ShiftLayers {
+		s.wg.Add(1)
+		go s.preshift(b.ID, b.Layers)
+	}
+}
+
+// preshift makes the user-namespace copies of layers (errors are logged: a
+// create makes a missing copy itself).
+func (s *Service) preshift(build string, ls []string) {
+	defer s.wg.Done()
+	for _, l := range ls {
+		if strings.HasPrefix(l, legacyPrefix) {
+			continue
+		}
+		if _, err := s.reg.Layers.EnsureUserNS(s.bg, l); err != nil && s.bg.Err() == nil {
+			s.log.Warn("user-namespace copy of a template layer", "build", build, "layer", l, "err", err)
+			return
+		}
+	}
 }
 
 // logsOf returns a build's log entries (in memory, else from disk).
