@@ -32,13 +32,13 @@ type Step struct {
 	Gzip            *bool `json:"gzip,omitempty"`
 }
 
-// stepSandbox runs in a fresh build sandbox over stack and returns the
-// sandbox; the caller kills it.
-func (s *Service) stepSandbox(ctx context.Context, b *store.BuildRec, stack []string, cfg store.BuildConfig) (sandbox.Info, *client.SandboxConn, func(), error) {
+// stepSandbox starts a fresh build sandbox over stack and returns a
+// connection to its agent and how to kill it (the caller does).
+func (s *Service) stepSandbox(ctx context.Context, b *store.BuildRec, stack []string, cfg store.BuildConfig) (*client.SandboxConn, func(), error) {
 	key := "sbx-build-" + b.ID + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	marker, err := s.tmpMarker(ctx)
 	if err != nil {
-		return sandbox.Info{}, nil, nil, err
+		return nil, nil, err
 	}
 	stack = append(append([]string(nil), stack...), marker)
 	t := s.reg.stackTemplate(key, "", stack, store.BuildConfig{User: "root", Env: cfg.Env})
@@ -51,12 +51,12 @@ func (s *Service) stepSandbox(ctx context.Context, b *store.BuildRec, stack []st
 		Resources: sandbox.Resources{CPUCount: b.CPUCount, MemoryMB: b.MemoryMB, DiskSizeMB: b.DiskSizeMB},
 	})
 	if err != nil {
-		return sandbox.Info{}, nil, nil, fmt.Errorf("start a build sandbox: %w", err)
+		return nil, nil, fmt.Errorf("start a build sandbox: %w", err)
 	}
 	kill := func() { _ = s.mgr.Kill(context.WithoutCancel(ctx), in.ID) }
 	host, port, _ := strings.Cut(in.AgentAddr, ":")
 	p, _ := strconv.Atoi(port)
-	return in, sandbox.AgentConn(host, p, in.ID, in.EnvdToken), kill, nil
+	return sandbox.AgentConn(host, p, in.ID, in.EnvdToken), kill, nil
 }
 
 // tmpMarker is a layer holding only /tmp/.sbx-build, on top of every build
@@ -105,10 +105,10 @@ func (s *Service) runShell(ctx context.Context, conn *client.SandboxConn, lg *bu
 // as in Docker) and gives it to user when user made it.
 const ensureWorkdir = `[ -z "$1" ] || [ -d "$1" ] || { mkdir -p -- "$1" && { [ -z "$2" ] || [ "$2" = root ] || chown -- "$2" "$1"; }; }`
 
-// runStep executes a RUN or COPY step in a sandbox over stack and returns
-// the directory holding what it changed (to become a layer).
+// runStep executes a RUN or COPY step in a sandbox over stack and saves
+// what it changed into dst (to become a layer).
 func (s *Service) runStep(ctx context.Context, b *store.BuildRec, lg *buildLog, stepName string, stack []string, cfg store.BuildConfig, st Step, dst string) error {
-	_, conn, kill, err := s.stepSandbox(ctx, b, stack, cfg)
+	conn, kill, err := s.stepSandbox(ctx, b, stack, cfg)
 	if err != nil {
 		return err
 	}
@@ -138,8 +138,7 @@ func (s *Service) runStep(ctx context.Context, b *store.BuildRec, lg *buildLog, 
 	if err != nil {
 		return err
 	}
-	in, _ := s.mgr.Get(conn.ID())
-	return s.mgr.SaveFiles(ctx, in.ID, dst)
+	return s.mgr.SaveFiles(ctx, conn.ID(), dst)
 }
 
 // copyStep unpacks the step's uploaded files at their destination inside the
