@@ -53,11 +53,23 @@ func (e *stepError) Error() string { return e.err.Error() }
 func (e *stepError) Unwrap() error { return e.err }
 
 // state is a build's position: its layers so far, the cache key of that
-// stack, and the defaults accumulated from the image and the steps.
+// stack, and the defaults accumulated from the image and the steps. cfg is
+// what sandboxes get: env from the image and ENV steps, user and workdir
+// from USER and WORKDIR steps only (as on E2B, a sandbox's default is
+// `user` in its home whatever the image says); run holds the user and
+// workdir steps run with, which start from the image's (as in Docker).
 type state struct {
 	layers []string
 	key    string
 	cfg    store.BuildConfig
+	run    struct{ user, workdir string }
+}
+
+// runCfg is the configuration a RUN or COPY step runs with.
+func (st *state) runCfg() store.BuildConfig {
+	c := st.cfg
+	c.User, c.Workdir = st.run.user, st.run.workdir
+	return c
 }
 
 // stepVersion is part of every step's cache key: bump it when the way steps
@@ -110,7 +122,9 @@ func (s *Service) base(ctx context.Context, spec Spec, lg *buildLog) (*state, er
 func (s *Service) fromTemplate(ref string, lg *buildLog) (*state, error) {
 	if _, b, err := s.reg.resolveBuild(ref); err == nil {
 		lg.add("info", "base", "FROM template %s (build %s)", ref, b.ID)
-		return &state{layers: append([]string(nil), b.Layers...), key: "build:" + b.ID, cfg: cloneCfg(b.Config)}, nil
+		st := &state{layers: append([]string(nil), b.Layers...), key: "build:" + b.ID, cfg: cloneCfg(b.Config)}
+		st.run.user, st.run.workdir = b.Config.User, b.Config.Workdir
+		return st, nil
 	}
 	lt, err := s.reg.Legacy.Get(ref)
 	if err != nil {
@@ -137,6 +151,10 @@ func (s *Service) fromImage(ctx context.Context, spec Spec, lg *buildLog) (*stat
 		return nil, err
 	}
 	st := &state{key: "image:" + img.Digest, cfg: imageConfig(img.Config)}
+	st.run.user, st.run.workdir = img.Config.User, img.Config.WorkingDir
+	if st.run.workdir == "/" {
+		st.run.workdir = ""
+	}
 	for _, k := range img.Layers {
 		id, err := layers.ID(k)
 		if err != nil {
@@ -150,16 +168,13 @@ func (s *Service) fromImage(ctx context.Context, spec Spec, lg *buildLog) (*stat
 	return st, s.provisionLayer(ctx, st, lg)
 }
 
-// imageConfig takes an image's env, workdir and user as build defaults.
+// imageConfig takes an image's env as the template's.
 func imageConfig(c oci.Config) store.BuildConfig {
-	cfg := store.BuildConfig{Env: map[string]string{}, Workdir: c.WorkingDir, User: c.User}
+	cfg := store.BuildConfig{Env: map[string]string{}}
 	for _, kv := range c.Env {
 		if k, v, ok := strings.Cut(kv, "="); ok {
 			cfg.Env[k] = v
 		}
-	}
-	if cfg.Workdir == "/" {
-		cfg.Workdir = ""
 	}
 	return cfg
 }
@@ -212,11 +227,12 @@ func (s *Service) step(ctx context.Context, b *store.BuildRec, lg *buildLog, nam
 		}
 	case "WORKDIR":
 		if len(step.Args) > 0 {
-			st.cfg.Workdir = absWorkdir(st.cfg.Workdir, step.Args[0])
+			st.run.workdir = absWorkdir(st.run.workdir, step.Args[0])
+			st.cfg.Workdir = st.run.workdir
 		}
 	case "USER":
 		if len(step.Args) > 0 {
-			st.cfg.User = step.Args[0]
+			st.cfg.User, st.run.user = step.Args[0], step.Args[0]
 		}
 	case "RUN", "COPY":
 		if len(step.Args) == 0 {
@@ -251,7 +267,7 @@ func (s *Service) layerStep(ctx context.Context, b *store.BuildRec, lg *buildLog
 			if err := os.Remove(dir); err != nil { // SaveFiles makes it
 				return err
 			}
-			return s.runStep(ctx, b, lg, name, st.layers, st.cfg, step, dir)
+			return s.runStep(ctx, b, lg, name, st.layers, st.runCfg(), step, dir)
 		})
 		if err != nil {
 			return err
