@@ -83,9 +83,12 @@ func (s *Service) RequestBuild(ctx context.Context, req BuildRequest) (*Requeste
 	return &Requested{TemplateID: t.ID, BuildID: b.ID, Names: t.Names, Aliases: t.Names, Tags: nonNilStrings(tags), Public: t.Public}, nil
 }
 
+// resources are a template's: cpuCount and memoryMB as requested (else the
+// node's sandbox defaults) are what its sandboxes get; builds run with at
+// least the builder's (buildResources).
 func (s *Service) resources(req BuildRequest) (sandbox.Resources, error) {
-	r := sandbox.Resources{CPUCount: s.cfg.CPUCount, MemoryMB: s.cfg.MemoryMB, DiskSizeMB: s.cfg.DiskSizeMB}
-	mx := s.mgr.Config().Max
+	d, mx := s.mgr.Config().Defaults, s.mgr.Config().Max
+	r := sandbox.Resources{CPUCount: d.CPUCount, MemoryMB: d.MemoryMB, DiskSizeMB: s.cfg.DiskSizeMB}
 	if req.CPUCount != 0 {
 		if req.CPUCount < 1 || req.CPUCount > mx.CPUCount {
 			return r, fmt.Errorf("%w: cpuCount must be between 1 and %d", sandbox.ErrInvalid, mx.CPUCount)
@@ -102,6 +105,17 @@ func (s *Service) resources(req BuildRequest) (sandbox.Resources, error) {
 		r.DiskSizeMB = min(req.MinFreeDiskMB, mx.DiskSizeMB)
 	}
 	return r, nil
+}
+
+// buildResources are what a build's step sandboxes run with: the
+// template's, at least the builder's defaults, within the node's bounds.
+func (s *Service) buildResources(b *store.BuildRec) sandbox.Resources {
+	mx := s.mgr.Config().Max
+	return sandbox.Resources{
+		CPUCount:   min(max(b.CPUCount, s.cfg.CPUCount), mx.CPUCount),
+		MemoryMB:   min(max(b.MemoryMB, s.cfg.MemoryMB), mx.MemoryMB),
+		DiskSizeMB: min(max(b.DiskSizeMB, s.cfg.DiskSizeMB), mx.DiskSizeMB),
+	}
 }
 
 // templateFor returns the template named name, creating it. Hold s.names.

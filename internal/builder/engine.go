@@ -310,7 +310,7 @@ func (s *Service) finalize(ctx context.Context, b *store.BuildRec, spec Spec, st
 }
 
 // checkStart starts a sandbox of the finished stack (with the resources
-// sandboxes get by default), runs the start command and waits for the
+// the template's sandboxes get by default), runs the start command and waits for the
 // ready command, so a broken start fails the build; then, on a runtime with
 // memory checkpoints, snapshots it: sandboxes of the template restore that
 // snapshot with the server already running.
@@ -318,6 +318,7 @@ func (s *Service) checkStart(ctx context.Context, b *store.BuildRec, st *state, 
 	lg.add("info", "finalize", "start command: %s; waiting for: %s", st.cfg.StartCmd, orDefault(st.cfg.ReadyCmd, "(none)"))
 	key := "sbx-build-" + b.ID + "-start"
 	t := s.reg.stackTemplate(key, "", st.layers, st.cfg)
+	t.CPUCount, t.MemoryMB = b.CPUCount, b.MemoryMB // the snapshot must fit its sandboxes
 	s.reg.setTransient(key, &t)
 	defer s.reg.setTransient(key, nil)
 	t0 := time.Now()

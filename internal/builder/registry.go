@@ -168,7 +168,9 @@ func legacyTemplate(lt *template.Template) sandbox.Template {
 
 // fromBuild is the sandbox template of a ready build.
 func (r *Registry) fromBuild(templateID string, b *store.BuildRec) sandbox.Template {
-	return r.stackTemplate(templateID, b.ID, b.Layers, b.Config)
+	t := r.stackTemplate(templateID, b.ID, b.Layers, b.Config)
+	t.CPUCount, t.MemoryMB = b.CPUCount, b.MemoryMB
+	return t
 }
 
 // stackTemplate is a sandbox template over layers (bottom first).

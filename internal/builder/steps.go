@@ -48,7 +48,7 @@ func (s *Service) stepSandbox(ctx context.Context, b *store.BuildRec, stack []st
 	in, err := s.mgr.Create(ctx, sandbox.CreateOpts{
 		Template: key, Runtime: s.cfg.Runtime, Timeout: s.cfg.StepTimeout + 5*time.Minute,
 		Metadata: map[string]string{buildMetaKey: b.ID}, AllowNet: &allow,
-		Resources: sandbox.Resources{CPUCount: b.CPUCount, MemoryMB: b.MemoryMB, DiskSizeMB: b.DiskSizeMB},
+		Resources: s.buildResources(b),
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("start a build sandbox: %w", err)

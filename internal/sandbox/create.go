@@ -175,7 +175,14 @@ func (m *Manager) resolve(o CreateOpts) (Template, string, Resources, error) {
 	if _, ok := m.runtimes[rtName]; !ok {
 		return Template{}, "", Resources{}, fmt.Errorf("%w: runtime %q is not available on this node (have %v)", ErrInvalid, rtName, m.RuntimeNames())
 	}
-	res, err := m.resources(o.Resources)
+	r := o.Resources
+	if r.CPUCount == 0 {
+		r.CPUCount = tmpl.CPUCount
+	}
+	if r.MemoryMB == 0 {
+		r.MemoryMB = tmpl.MemoryMB
+	}
+	res, err := m.resources(r)
 	return tmpl, rtName, res, err
 }
 

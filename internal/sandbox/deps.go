@@ -63,6 +63,9 @@ type Template struct {
 	// StartCmd, if set, is started (as User, in Workdir) when a sandbox is
 	// created, and the create answers once ReadyCmd exits 0.
 	StartCmd, ReadyCmd string
+	// CPUCount and MemoryMB, if set, are the resources its sandboxes get
+	// when the create asks for none (E2B's template cpuCount/memoryMB).
+	CPUCount, MemoryMB int
 	// Snapshot, if set, is a snapshot of a ready sandbox of this template
 	// that creates restore when runtime and resources match it.
 	Snapshot string
