@@ -260,3 +260,35 @@ func TestEnvdVersionsAgree(t *testing.T) {
 		t.Fatalf("envd versions: template %s, builder %s, api %s", template.EnvdVersion, builder.EnvdVersion, api.EnvdVersion)
 	}
 }
+
+// Two builds of one name racing: one template, both builds ready, latest is
+// one of them, and creates work throughout.
+func TestTemplateBuildRace(t *testing.T) {
+	srv := newTemplateServer(t)
+	type req struct{ tid, bid string }
+	var rs []req
+	for range 2 {
+		tid, bid := requestBuild(t, srv, "racy")
+		rs = append(rs, req{tid, bid})
+	}
+	if rs[0].tid != rs[1].tid || rs[0].bid == rs[1].bid {
+		t.Fatalf("builds of one name: %+v", rs)
+	}
+	for _, r := range rs {
+		if code, e := do(t, srv, "POST", "/v2/templates/"+r.tid+"/builds/"+r.bid, `{"fromTemplate":"base"}`, nil); code != 202 {
+			t.Fatalf("start = %d %v", code, e)
+		}
+	}
+	for _, r := range rs {
+		if st := waitBuild(t, srv, r.tid, r.bid); st["status"] != "ready" {
+			t.Fatalf("status %v", st)
+		}
+	}
+	code, g := do(t, srv, "GET", "/templates/racy", "", nil)
+	if code != 200 || len(g["builds"].([]any)) != 2 || (g["buildID"] != rs[0].bid && g["buildID"] != rs[1].bid) {
+		t.Fatalf("get = %d %v", code, g)
+	}
+	if code, _ := do(t, srv, "POST", "/v2/sandboxes", `{"templateID":"racy","timeout":30}`, nil); code != 201 {
+		t.Fatalf("create = %d", code)
+	}
+}
