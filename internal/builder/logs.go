@@ -19,9 +19,13 @@ type LogEntry struct {
 	Step      string    `json:"step,omitempty"`
 }
 
-// maxLogEntries bounds one build's log (later entries are dropped, with a
-// note): a step printing without end cannot fill the disk.
-const maxLogEntries = 20000
+// maxLogEntries and maxLogBytes bound one build's log (later entries are
+// dropped, with a note): a step printing without end fills neither the
+// daemon's memory nor the disk.
+const (
+	maxLogEntries = 20000
+	maxLogBytes   = 4 << 20
+)
 
 // buildLog is the log of one build: in memory while the daemon runs and
 // appended to <dir>/<build>.log (JSON lines) so it survives a restart.
@@ -29,6 +33,7 @@ const maxLogEntries = 20000
 type buildLog struct {
 	mu      sync.Mutex
 	entries []LogEntry
+	bytes   int
 	f       *os.File
 	dropped bool
 }
@@ -72,7 +77,7 @@ func (l *buildLog) add(level, step, format string, args ...any) {
 	e := LogEntry{Timestamp: time.Now().UTC(), Level: level, Message: msg, Step: step}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.entries) >= maxLogEntries {
+	if len(l.entries) >= maxLogEntries || l.bytes+len(msg) > maxLogBytes {
 		if !l.dropped {
 			l.dropped = true
 			l.entries = append(l.entries, LogEntry{Timestamp: e.Timestamp, Level: "warn", Message: "log limit reached: further output is dropped"})
@@ -80,6 +85,7 @@ func (l *buildLog) add(level, step, format string, args ...any) {
 		return
 	}
 	l.entries = append(l.entries, e)
+	l.bytes += len(msg)
 	if l.f != nil {
 		b, _ := json.Marshal(e)
 		_, _ = l.f.Write(append(b, '\n'))

@@ -33,6 +33,10 @@ const buildMetaKey = "sbx.build"
 // IsBuildSandbox reports whether a sandbox's metadata marks it as a build's.
 func IsBuildSandbox(md map[string]string) bool { _, ok := md[buildMetaKey]; return ok }
 
+// maxPending bounds builds running or waiting at once (each holds a log and
+// a goroutine); more are refused with 429.
+const maxPending = 64
+
 // Config sets a Service up.
 type Config struct {
 	DataDir        string        // build logs and uploads live under it
@@ -148,6 +152,12 @@ func (s *Service) StartBuild(ctx context.Context, templateID, buildID string, sp
 	}
 	if err := validateSpec(spec); err != nil {
 		return err
+	}
+	s.mu.Lock()
+	n := len(s.cancels)
+	s.mu.Unlock()
+	if n >= maxPending {
+		return fmt.Errorf("%w: %d builds are running or waiting; try again later", sandbox.ErrBusy, n)
 	}
 	b.Spec, _ = json.Marshal(spec)
 	b.UpdatedAt = time.Now().UTC()
