@@ -52,7 +52,12 @@ func (s *SandboxConn) ReadFile(ctx context.Context, path string) ([]byte, error)
 // directories, owned by user ("" = the sandbox's default user). It uses
 // POST /files with an application/octet-stream body.
 func (s *SandboxConn) WriteFile(ctx context.Context, path string, data []byte, user string) error {
-	resp, err := s.files(ctx, http.MethodPost, path, user, data)
+	return s.WriteFileFrom(ctx, path, bytes.NewReader(data), user)
+}
+
+// WriteFileFrom is WriteFile with the content streamed from r.
+func (s *SandboxConn) WriteFileFrom(ctx context.Context, path string, r io.Reader, user string) error {
+	resp, err := s.files(ctx, http.MethodPost, path, user, r)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -61,7 +66,7 @@ func (s *SandboxConn) WriteFile(ctx context.Context, path string, data []byte, u
 }
 
 // files sends one /files request and returns its 2xx response.
-func (s *SandboxConn) files(ctx context.Context, method, path, user string, body []byte) (*http.Response, error) {
+func (s *SandboxConn) files(ctx context.Context, method, path, user string, body io.Reader) (*http.Response, error) {
 	if path == "" {
 		return nil, fmt.Errorf("%w: empty path", ErrBadRequest)
 	}
@@ -69,7 +74,7 @@ func (s *SandboxConn) files(ctx context.Context, method, path, user string, body
 	if user != "" {
 		q.Set("username", user)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, s.baseURL+"/files?"+q.Encode(), bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, method, s.baseURL+"/files?"+q.Encode(), body)
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package builder
 
 import (
 	"archive/tar"
-	"bytes"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -164,14 +163,10 @@ func (s *Service) copyStep(ctx context.Context, conn *client.SandboxConn, lg *bu
 	if !strings.HasSuffix(dest, "/") && s.runShell(ctx, conn, &buildLog{}, stepName, "root", "/", nil, `[ -d "$1" ]`, dest) == nil {
 		dest += "/" // an existing directory: the files go into it, as in Docker
 	}
-	var buf bytes.Buffer
-	tops, err := retarget(f, &buf, src, dest, s.cfg.MaxUploadBytes)
+	tmp := "/tmp/.sbx-copy-" + strconv.FormatInt(time.Now().UnixNano(), 36) + ".tar"
+	tops, err := streamCopy(ctx, conn, f, tmp, src, dest, s.cfg.MaxUploadBytes)
 	if err != nil {
 		return fmt.Errorf("COPY %s: %w", src, err)
-	}
-	tmp := "/tmp/.sbx-copy-" + strconv.FormatInt(time.Now().UnixNano(), 36) + ".tar"
-	if err := conn.WriteFile(ctx, tmp, buf.Bytes(), "root"); err != nil {
-		return fmt.Errorf("COPY %s: upload into the build sandbox: %w", src, err)
 	}
 	script := `set -e; t=$1; o=$2; m=$3; shift 3; tar -xpf "$t" -C /; rm -f "$t"
 if [ -n "$o" ]; then case "$o" in *:*) ;; *) g=$(id -g -- "$o" 2>/dev/null) && o="$o:$g" ;; esac; chown -R -- "$o" "$@"; fi
@@ -183,6 +178,30 @@ if [ -n "$o" ]; then case "$o" in *:*) ;; *) g=$(id -g -- "$o" 2>/dev/null) && o
 // into: "." or anything ending in "/" (or "/.").
 func intoDir(dest string) bool {
 	return dest == "." || strings.HasSuffix(dest, "/") || strings.HasSuffix(dest, "/.")
+}
+
+// streamCopy writes the retargeted tar of upload straight into the build
+// sandbox at tmp (never whole in the daemon's memory) and returns the
+// top-level paths it holds.
+func streamCopy(ctx context.Context, conn *client.SandboxConn, upload io.Reader, tmp, src, dest string, limit int64) ([]string, error) {
+	pr, pw := io.Pipe()
+	var tops []string
+	done := make(chan error, 1)
+	go func() {
+		t, err := retarget(upload, pw, src, dest, limit)
+		tops = t
+		pw.CloseWithError(err)
+		done <- err
+	}()
+	werr := conn.WriteFileFrom(ctx, tmp, pr, "root")
+	pr.CloseWithError(werr) // a failed upload stops the writer
+	if rerr := <-done; rerr != nil && (werr == nil || !errors.Is(rerr, io.ErrClosedPipe)) {
+		return nil, rerr
+	}
+	if werr != nil {
+		return nil, fmt.Errorf("upload into the build sandbox: %w", werr)
+	}
+	return tops, nil
 }
 
 func argAt(a []string, i int) string {
