@@ -132,8 +132,9 @@ func TestTemplateBuildFromTemplate(t *testing.T) {
 	if code, _ := do(t, srv, "POST", "/v2/sandboxes", `{"templateID":"mine:prod","timeout":30}`, nil); code != 404 {
 		t.Fatalf("create from a removed tag = %d, want 404", code)
 	}
-	if code, g := do(t, srv, "GET", "/templates/mine", "", nil); code != 200 || len(g["builds"].([]any)) != 1 {
-		t.Fatalf("get = %d %v", code, g)
+	if code, g := do(t, srv, "GET", "/templates/mine", "", nil); code != 200 || len(g["builds"].([]any)) != 1 ||
+		g["spawnCount"] != float64(5) || g["lastSpawnedAt"] == nil {
+		t.Fatalf("get = %d %v (5 creates so far)", code, g)
 	}
 	if code, u := do(t, srv, "PATCH", "/templates/"+tid, `{"public":true}`, nil); code != 200 || u["names"] == nil {
 		t.Fatalf("patch = %d %v", code, u)

@@ -122,6 +122,7 @@ func (s *Service) RunGC(ctx context.Context, interval time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			s.flushSpawns(ctx)
 			if n, err := s.GC(ctx); err != nil {
 				s.log.Warn("template GC", "err", err)
 			} else if n > 0 {

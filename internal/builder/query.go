@@ -102,6 +102,7 @@ const EnvdVersion = "0.6.4"
 
 // List returns every template: built-in ones, then user templates.
 func (s *Service) List(ctx context.Context) ([]Info, error) {
+	s.flushSpawns(ctx)
 	out, err := s.builtIns()
 	if err != nil {
 		return nil, err
@@ -177,6 +178,7 @@ func buildInfo(b *store.BuildRec) BuildInfo {
 
 // Get returns one template by id or name, with its builds.
 func (s *Service) Get(ctx context.Context, ref string) (*Info, error) {
+	s.flushSpawns(ctx)
 	if t, ok := s.reg.lookup(ref); ok {
 		in, err := s.info(ctx, t, true)
 		if in != nil && in.Builds == nil {
@@ -196,6 +198,16 @@ func (s *Service) Get(ctx context.Context, ref string) (*Info, error) {
 		}
 	}
 	return nil, fmt.Errorf("%w: template %q not found", sandbox.ErrNotFound, ref)
+}
+
+// flushSpawns writes the creates counted since the last flush into the
+// template records (under s.names: no update or delete interleaves).
+func (s *Service) flushSpawns(ctx context.Context) {
+	s.names.Lock()
+	defer s.names.Unlock()
+	if err := s.reg.FlushSpawns(ctx); err != nil {
+		s.log.Warn("record template spawn counts", "err", err)
+	}
 }
 
 // Alias answers E2B's GET /templates/aliases/{alias}.

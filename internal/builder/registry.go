@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/store"
@@ -38,6 +39,54 @@ type Registry struct {
 	mu        sync.RWMutex
 	idx       index
 	transient map[string]sandbox.Template
+	spawns    map[string]spawn // not yet written to the store
+}
+
+// spawn counts creates from one template since the last flush.
+type spawn struct {
+	n    int64
+	last time.Time
+}
+
+// Spawned implements sandbox.Spawner: it counts in memory; FlushSpawns
+// writes the counts to the store.
+func (r *Registry) Spawned(templateID string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.idx.templates[templateID]; !ok {
+		return // built-in or transient
+	}
+	if r.spawns == nil {
+		r.spawns = map[string]spawn{}
+	}
+	sp := r.spawns[templateID]
+	sp.n, sp.last = sp.n+1, time.Now().UTC()
+	r.spawns[templateID] = sp
+}
+
+// FlushSpawns adds the counted creates to the template records.
+func (r *Registry) FlushSpawns(ctx context.Context) error {
+	r.mu.Lock()
+	pending := r.spawns
+	r.spawns = nil
+	recs := map[string]store.TemplateRec{}
+	for id := range pending {
+		if t, ok := r.idx.templates[id]; ok {
+			recs[id] = *t
+		}
+	}
+	r.mu.Unlock()
+	if len(pending) == 0 {
+		return nil
+	}
+	for id, t := range recs {
+		sp := pending[id]
+		t.SpawnCount, t.LastSpawnedAt = t.SpawnCount+sp.n, sp.last
+		if err := r.Store.PutTemplate(ctx, &t); err != nil {
+			return err
+		}
+	}
+	return r.Reload(ctx)
 }
 
 // Reload rebuilds the index from the store.

@@ -136,6 +136,7 @@ func (s *Service) Close() {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.flushSpawns(context.Background())
 }
 
 func (s *Service) logDir() string { return filepath.Join(s.cfg.DataDir, "builds") }

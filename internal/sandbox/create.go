@@ -38,6 +38,9 @@ const agentMount = "/.sbx/sbx-agent"
 // everything created so far is released and no record remains.
 func (m *Manager) Create(ctx context.Context, o CreateOpts) (Info, error) {
 	in, err := m.create(ctx, o)
+	if s, ok := m.templates.(Spawner); ok && err == nil {
+		s.Spawned(in.TemplateID)
+	}
 	return in, storageErr(err)
 }
 

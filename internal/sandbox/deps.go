@@ -88,5 +88,11 @@ type Templates interface {
 	List() ([]Template, error)
 }
 
+// Spawner is implemented by Templates that count the sandboxes created from
+// each template (E2B's spawnCount, lastSpawnedAt). Spawned must not block.
+type Spawner interface {
+	Spawned(templateID string)
+}
+
 // Runtimes maps a backend name to its implementation.
 type Runtimes map[string]runtime.Runtime
