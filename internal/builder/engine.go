@@ -123,6 +123,7 @@ func (s *Service) fromTemplate(ref string, lg *buildLog) (*state, error) {
 	if _, b, err := s.reg.resolveBuild(ref); err == nil {
 		lg.add("info", "base", "FROM template %s (build %s)", ref, b.ID)
 		st := &state{layers: append([]string(nil), b.Layers...), key: "build:" + b.ID, cfg: cloneCfg(b.Config)}
+		st.cfg.Snapshot = "" // the parent's ready sandbox is not this template's
 		st.run.user, st.run.workdir = b.Config.User, b.Config.Workdir
 		return st, nil
 	}
