@@ -283,6 +283,13 @@ func (s *Service) layerStep(ctx context.Context, b *store.BuildRec, lg *buildLog
 // the working directory, and the start command's readiness.
 func (s *Service) finalize(ctx context.Context, b *store.BuildRec, spec Spec, st *state, lg *buildLog) error {
 	st.cfg.StartCmd, st.cfg.ReadyCmd = spec.StartCmd, spec.ReadyCmd
+	if st.cfg.User != "" { // sandboxes' default user by name (USER 1000, USER app:app)
+		u, err := s.userName(ctx, st.layers, st.cfg.User)
+		if err != nil {
+			return err
+		}
+		st.cfg.User = u
+	}
 	lower, err := s.reg.lower(ctx, st.layers, false)
 	if err != nil {
 		return err

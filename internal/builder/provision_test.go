@@ -99,3 +99,17 @@ func TestViewResolvesInsideTheImage(t *testing.T) {
 		t.Fatalf("read the host's /etc/shadow through the image: %d bytes", len(b))
 	}
 }
+
+func TestUserName(t *testing.T) {
+	img := image(t, map[string]string{"etc/passwd": "root:x:0:0::/root:/bin/sh\napp:x:1001:1001::/app:/bin/sh\n"})
+	s := &Service{cfg: Config{TmpDir: t.TempDir()}}
+	for _, tc := range []struct{ in, want string }{{"", "root"}, {"app", "app"}, {"app:app", "app"}, {"1001", "app"}, {"1001:1001", "app"}, {"0", "root"}} {
+		got, err := s.userNameIn(img, tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("userName(%q) = %q %v, want %q", tc.in, got, err, tc.want)
+		}
+	}
+	if _, err := s.userNameIn(img, "4242"); err == nil {
+		t.Error("an unknown uid was accepted")
+	}
+}

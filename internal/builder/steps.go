@@ -113,8 +113,11 @@ func (s *Service) runStep(ctx context.Context, b *store.BuildRec, lg *buildLog, 
 	}
 	defer kill()
 	user := cfg.User
-	if user == "" {
-		user = "root"
+	if st.Type == "RUN" && len(st.Args) > 1 && st.Args[1] != "" {
+		user = st.Args[1]
+	}
+	if user, err = s.userName(ctx, stack, user); err != nil {
+		return err
 	}
 	if cfg.Workdir != "" {
 		if err := s.runShell(ctx, conn, lg, stepName, "root", "/", nil, ensureWorkdir, cfg.Workdir, user); err != nil {
@@ -123,9 +126,6 @@ func (s *Service) runStep(ctx context.Context, b *store.BuildRec, lg *buildLog, 
 	}
 	switch st.Type {
 	case "RUN":
-		if len(st.Args) > 1 && st.Args[1] != "" {
-			user = st.Args[1]
-		}
 		cwd := cfg.Workdir
 		if cwd == "" {
 			cwd = "/"
@@ -172,6 +172,50 @@ func (s *Service) copyStep(ctx context.Context, conn *client.SandboxConn, lg *bu
 if [ -n "$o" ]; then case "$o" in *:*) ;; *) g=$(id -g -- "$o" 2>/dev/null) && o="$o:$g" ;; esac; chown -R -- "$o" "$@"; fi
 [ -z "$m" ] || chmod -R -- "$m" "$@"`
 	return s.runShell(ctx, conn, lg, stepName, "root", "/", nil, script, append([]string{tmp, owner, mode}, tops...)...)
+}
+
+// userName turns a Docker USER value into the account name the agent runs
+// steps as: "" is root, "name[:group]" is name, a numeric "uid[:gid]" is
+// the name /etc/passwd of the stack gives that uid.
+func (s *Service) userName(ctx context.Context, stack []string, user string) (string, error) {
+	user, _, _ = strings.Cut(user, ":")
+	if user == "" {
+		return "root", nil
+	}
+	if _, err := strconv.ParseUint(user, 10, 32); err != nil {
+		return user, nil
+	}
+	lower, err := s.reg.lower(ctx, stack, false)
+	if err != nil {
+		return "", err
+	}
+	return s.userNameIn(lower, user)
+}
+
+// userNameIn finds the account of numeric uid user in the tree lower.
+func (s *Service) userNameIn(lower, user string) (string, error) {
+	user, _, _ = strings.Cut(user, ":")
+	if user == "" {
+		return "root", nil
+	}
+	if _, err := strconv.ParseUint(user, 10, 32); err != nil {
+		return user, nil
+	}
+	v, err := openView(s.cfg.TmpDir, lower)
+	if err != nil {
+		return "", err
+	}
+	defer v.close()
+	passwd, err := v.readFile("/etc/passwd", 4<<20)
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(passwd), "\n") {
+		if f := strings.Split(line, ":"); len(f) > 2 && f[2] == user {
+			return f[0], nil
+		}
+	}
+	return "", fmt.Errorf("user %s: no account with that uid in the image's /etc/passwd", user)
 }
 
 // intoDir reports whether a COPY destination names a directory to copy
