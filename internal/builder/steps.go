@@ -178,12 +178,8 @@ if [ -n "$o" ]; then case "$o" in *:*) ;; *) g=$(id -g -- "$o" 2>/dev/null) && o
 // steps as: "" is root, "name[:group]" is name, a numeric "uid[:gid]" is
 // the name /etc/passwd of the stack gives that uid.
 func (s *Service) userName(ctx context.Context, stack []string, user string) (string, error) {
-	user, _, _ = strings.Cut(user, ":")
-	if user == "" {
-		return "root", nil
-	}
-	if _, err := strconv.ParseUint(user, 10, 32); err != nil {
-		return user, nil
+	if name, ok := plainUser(user); ok {
+		return name, nil
 	}
 	lower, err := s.reg.lower(ctx, stack, false)
 	if err != nil {
@@ -194,13 +190,10 @@ func (s *Service) userName(ctx context.Context, stack []string, user string) (st
 
 // userNameIn finds the account of numeric uid user in the tree lower.
 func (s *Service) userNameIn(lower, user string) (string, error) {
+	if name, ok := plainUser(user); ok {
+		return name, nil
+	}
 	user, _, _ = strings.Cut(user, ":")
-	if user == "" {
-		return "root", nil
-	}
-	if _, err := strconv.ParseUint(user, 10, 32); err != nil {
-		return user, nil
-	}
 	v, err := openView(s.cfg.TmpDir, lower)
 	if err != nil {
 		return "", err
@@ -216,6 +209,19 @@ func (s *Service) userNameIn(lower, user string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("user %s: no account with that uid in the image's /etc/passwd", user)
+}
+
+// plainUser is the account name of a USER value that needs no lookup:
+// "" is root, "name[:group]" is name; ok is false for a numeric uid.
+func plainUser(user string) (name string, ok bool) {
+	user, _, _ = strings.Cut(user, ":")
+	if user == "" {
+		return "root", true
+	}
+	if _, err := strconv.ParseUint(user, 10, 32); err != nil {
+		return user, true
+	}
+	return "", false
 }
 
 // intoDir reports whether a COPY destination names a directory to copy
