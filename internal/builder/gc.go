@@ -11,13 +11,13 @@ import (
 	"github.com/sbx-dev/sbx/internal/sandbox"
 )
 
-// gcGrace keeps unreferenced layers this long: the cache of a failed or
-// cancelled build, for the retry that usually follows.
-const gcGrace = time.Hour
+// DefaultGCGrace keeps unreferenced layers this long: the cache of a failed
+// or cancelled build, for the retry that usually follows.
+const DefaultGCGrace = time.Hour
 
 // GC removes orphan builds (of deleted templates) that no sandbox or
 // snapshot runs on, then every layer no build references, older than
-// gcGrace, and uploads of deleted templates. It returns the bytes freed.
+// GCGrace, and uploads of deleted templates. It returns the bytes freed.
 func (s *Service) GC(ctx context.Context) (int64, error) {
 	s.names.Lock() // no template appears or disappears meanwhile
 	defer s.names.Unlock()
@@ -80,7 +80,7 @@ func (s *Service) removeLayers(keep map[string]bool) (int64, error) {
 	var errs []error
 	for _, id := range ids {
 		fi, err := os.Stat(filepath.Join(ls.Dir, id))
-		if keep[id] || err != nil || !ls.Owned(id) || time.Since(fi.ModTime()) < gcGrace {
+		if keep[id] || err != nil || !ls.Owned(id) || time.Since(fi.ModTime()) < s.cfg.GCGrace {
 			continue
 		}
 		size := ls.Size(id)

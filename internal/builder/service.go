@@ -55,6 +55,9 @@ type Config struct {
 	// in the background (crun/runc are configured), so the first sandbox of
 	// a template on them does not wait for the copy.
 	ShiftLayers bool
+	// GCGrace is how long a layer no build references is kept (default
+	// DefaultGCGrace).
+	GCGrace time.Duration
 }
 
 // Service is the template build API over a Registry and a Manager.
@@ -90,6 +93,9 @@ func New(cfg Config, reg *Registry, mgr *sandbox.Manager, st *store.Store, p *oc
 	}
 	if cfg.Runtime == "" {
 		cfg.Runtime = "runsc"
+	}
+	if cfg.GCGrace == 0 {
+		cfg.GCGrace = DefaultGCGrace
 	}
 	bg, stop := context.WithCancel(context.Background())
 	return &Service{cfg: cfg, reg: reg, mgr: mgr, st: st, puller: p, log: log, bg: bg, stopBG: stop,
