@@ -100,3 +100,31 @@ func TestTemplateBuildCrash(t *testing.T) {
 	}
 	d2.backToBaseline(t, base)
 }
+
+// A template's start command serves as soon as the create answers: on
+// runsc from the build's memory snapshot, on crun started at create and
+// awaited through the ready command; a start command that dies fails the
+// build with its output.
+func TestTemplateStartCommand(t *testing.T) {
+	requirements(t, "runsc", "crun")
+	d := startDaemon(t, "runsc", "")
+	tid, bid := d.startBuild(t, "it-start", map[string]any{"fromTemplate": "base",
+		"steps":    []map[string]any{{"type": "RUN", "args": []string{"mkdir -p /srv && echo served > /srv/index.html"}}},
+		"startCmd": "cd /srv && python3 -m http.server 8000", "readyCmd": "curl -sf http://localhost:8000/ >/dev/null"})
+	st := d.waitStatus(t, tid, bid, 3*time.Minute, func(st buildStatus) bool { return st.Status == "ready" || st.Status == "error" })
+	if st.Status != "ready" || !logHas(st, "snapshot") {
+		t.Fatalf("build: %+v", st)
+	}
+	for _, rt := range []string{"runsc", "crun"} {
+		sb := d.create(map[string]any{"templateID": "it-start", "runtime": rt})
+		if out, _ := sb.run("", "curl -s http://localhost:8000/", 20*time.Second); out != "served\n" {
+			t.Fatalf("%s: the start command does not serve right after create: %q", rt, out)
+		}
+	}
+	tid, bid = d.startBuild(t, "it-start-dies", map[string]any{"fromTemplate": "base",
+		"startCmd": "echo giving up; exit 3", "readyCmd": "false"})
+	st = d.waitStatus(t, tid, bid, 3*time.Minute, func(st buildStatus) bool { return st.Status == "ready" || st.Status == "error" })
+	if st.Status != "error" || st.Reason == nil || !strings.Contains(st.Reason.Message, "giving up") || st.Reason.Step != "finalize" {
+		t.Fatalf("a start command that dies: %+v", st)
+	}
+}
