@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sbx-dev/sbx/internal/layer"
 	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/store"
 	"github.com/sbx-dev/sbx/internal/template/layers"
@@ -355,17 +354,4 @@ func orDefault(s, d string) string {
 		return d
 	}
 	return s
-}
-
-// cleanupTmp removes what a killed daemon left in the scratch directory.
-func cleanupTmp(dir string) error {
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	var errs []error
-	for _, e := range ents {
-		errs = append(errs, layer.Cleanup(filepath.Join(dir, e.Name())))
-	}
-	return errors.Join(errs...)
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/sbx-dev/sbx/internal/layer"
 	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/store"
 	"github.com/sbx-dev/sbx/internal/template/oci"
@@ -106,7 +107,7 @@ func New(cfg Config, reg *Registry, mgr *sandbox.Manager, st *store.Store, p *oc
 // a reason), their sandboxes and scratch are removed, interrupted layer
 // writes are dropped, and the registry is loaded.
 func (s *Service) Recover(ctx context.Context) error {
-	if err := errors.Join(cleanupTmp(s.cfg.TmpDir), ensureDir(s.cfg.TmpDir), s.reg.Layers.RemoveStale()); err != nil {
+	if err := errors.Join(layer.CleanupMatching(s.cfg.TmpDir, func(string) bool { return true }), ensureDir(s.cfg.TmpDir), s.reg.Layers.RemoveStale()); err != nil {
 		return err
 	}
 	bs, err := s.st.Builds(ctx, "")

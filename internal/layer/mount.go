@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,6 +31,26 @@ func Cleanup(dir string) error {
 		return fmt.Errorf("cleanup layer %s: %w", dir, err)
 	}
 	return nil
+}
+
+// CleanupMatching is Cleanup for every entry of dir whose name match
+// accepts (what interrupted writes left, say). A missing dir is nothing to
+// clean.
+func CleanupMatching(dir string, match func(name string) bool) error {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range ents {
+		if match(e.Name()) {
+			errs = append(errs, Cleanup(filepath.Join(dir, e.Name())))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // UnmountAll unmounts every mount at or under dir, deepest first, and checks

@@ -105,17 +105,7 @@ func (s *Store) lock(ctx context.Context) (unlock func(), err error) {
 // removeStale removes what interrupted builds left (unmounting anything
 // mounted in them first). Call it with the lock held.
 func (s *Store) removeStale() error {
-	ents, err := os.ReadDir(s.Dir)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), ".build-") {
-			errs = append(errs, layer.Cleanup(filepath.Join(s.Dir, e.Name())))
-		}
-	}
-	return errors.Join(errs...)
+	return layer.CleanupMatching(s.Dir, func(name string) bool { return strings.HasPrefix(name, ".build-") })
 }
 
 func syncDir(dir string) error {

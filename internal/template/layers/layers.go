@@ -264,20 +264,7 @@ func (s *Store) Remove(id string) error {
 // RemoveStale deletes interrupted writes (.tmp-*). Call it at start, before
 // any Ensure of this process runs.
 func (s *Store) RemoveStale() error {
-	ents, err := os.ReadDir(s.Dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), ".tmp-") {
-			errs = append(errs, layer.Cleanup(filepath.Join(s.Dir, e.Name())))
-		}
-	}
-	return errors.Join(errs...)
+	return layer.CleanupMatching(s.Dir, func(name string) bool { return strings.HasPrefix(name, ".tmp-") })
 }
 
 func (s *Store) lock(id string) func() {
