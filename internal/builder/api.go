@@ -13,6 +13,7 @@ import (
 
 	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/store"
+	"github.com/sbx-dev/sbx/internal/template"
 )
 
 // BuildRequest is E2B's TemplateBuildRequestV3.
@@ -133,18 +134,10 @@ func newTemplateID() string {
 	return strings.ReplaceAll(newID(), "-", "")[:20]
 }
 
-// validName accepts E2B-style names: 1-64 of a-z 0-9 - _ . , not starting
-// with '.' or '-'.
+// validName accepts E2B-style names: a built-in template's name
+// (template.ValidName) that does not start with '-' either.
 func validName(n string) bool {
-	if n == "" || len(n) > 64 || n[0] == '.' || n[0] == '-' {
-		return false
-	}
-	for _, c := range n {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-			return false
-		}
-	}
-	return true
+	return template.ValidName(n) && n[0] != '-'
 }
 
 func validHash(h string) bool {

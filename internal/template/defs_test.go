@@ -20,7 +20,7 @@ func TestDefinitions(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d, ok := Definitions[tc.name]
-			if !ok || d.Name != tc.name || !validName(d.Name) {
+			if !ok || d.Name != tc.name || !ValidName(d.Name) {
 				t.Fatalf("definition %q: %+v", tc.name, d)
 			}
 			for _, p := range required {

@@ -75,7 +75,7 @@ const metaFile = "template.json"
 // Get returns the built template name; the error wraps ErrNotFound when it
 // is not built (or the name is not a valid template name).
 func (s *Store) Get(name string) (*Template, error) {
-	if !validName(name) {
+	if !ValidName(name) {
 		return nil, fmt.Errorf("%w: invalid name %q", ErrNotFound, name)
 	}
 	dir := filepath.Join(s.Dir, name)
@@ -119,9 +119,9 @@ func (s *Store) List() ([]*Template, error) {
 	return out, nil
 }
 
-// validName accepts lowercase names of letters, digits, '-', '_' and '.',
+// ValidName accepts lowercase names of letters, digits, '-', '_' and '.',
 // not starting with '.', at most 64 bytes.
-func validName(n string) bool {
+func ValidName(n string) bool {
 	if n == "" || len(n) > 64 || strings.HasPrefix(n, ".") {
 		return false
 	}
