@@ -143,10 +143,10 @@ func (s *Service) fromImage(ctx context.Context, spec Spec, lg *buildLog) (*stat
 		auth = &oci.Auth{Username: ra.Username, Password: ra.Password}
 	}
 	lg.add("info", "base", "FROM %s", spec.FromImage)
-	p := *s.puller
-	p.Log = &lineWriter{log: lg, step: "base", level: "info"}
+	p, progress := *s.puller, &lineWriter{log: lg, step: "base", level: "info"}
+	p.Log = progress
 	img, err := p.Pull(ctx, spec.FromImage, auth, s.reg.Layers)
-	p.Log.(*lineWriter).flush()
+	progress.flush()
 	if err != nil {
 		return nil, err
 	}
@@ -160,12 +160,20 @@ func (s *Service) fromImage(ctx context.Context, spec Spec, lg *buildLog) (*stat
 		if err != nil {
 			return nil, err
 		}
-		if err := s.reg.Layers.Use(id); err != nil {
+		if err := s.push(st, id); err != nil {
 			return nil, err
 		}
-		st.layers = append(st.layers, id)
 	}
 	return st, s.provisionLayer(ctx, st, lg)
+}
+
+// push puts layer id on top of st, marked as used by this daemon.
+func (s *Service) push(st *state, id string) error {
+	if err := s.reg.Layers.Use(id); err != nil {
+		return err
+	}
+	st.layers = append(st.layers, id)
+	return nil
 }
 
 // imageConfig takes an image's env as the template's.
@@ -204,8 +212,8 @@ func (s *Service) provisionLayer(ctx context.Context, st *state, lg *buildLog) e
 			return fmt.Errorf("provision: %w", err)
 		}
 	}
-	st.layers, st.key = append(st.layers, id), key
-	return s.reg.Layers.Use(id)
+	st.key = key
+	return s.push(st, id)
 }
 
 // step applies one step to st: metadata steps change the defaults, RUN and
@@ -274,8 +282,8 @@ func (s *Service) layerStep(ctx context.Context, b *store.BuildRec, lg *buildLog
 		}
 		lg.add("info", name, "[%s] done in %s", name, time.Since(t0).Round(10*time.Millisecond))
 	}
-	st.layers, st.key = append(st.layers, id), key
-	return s.reg.Layers.Use(id)
+	st.key = key
+	return s.push(st, id)
 }
 
 // finalize checks the result can serve sandboxes: a shell for commands,

@@ -81,7 +81,6 @@ type Info struct {
 	Builds        []BuildInfo `json:"builds,omitempty"`
 	Tags          []string    `json:"tags,omitempty"`
 	Runtime       string      `json:"runtime,omitempty"`
-	builtIn       bool
 }
 
 // BuildInfo is E2B's TemplateBuild.
@@ -131,7 +130,7 @@ func (s *Service) builtIns() ([]Info, error) {
 	for _, lt := range lts {
 		out = append(out, Info{TemplateID: lt.Name, BuildID: lt.BuildID, Names: []string{lt.Name}, Aliases: []string{lt.Name},
 			Public: true, BuildStatus: "ready", BuildCount: 1, CPUCount: d.CPUCount, MemoryMB: d.MemoryMB, DiskSizeMB: d.DiskSizeMB,
-			EnvdVersion: EnvdVersion, CreatedAt: lt.Created, UpdatedAt: lt.Created, Runtime: lt.Runtime, builtIn: true})
+			EnvdVersion: EnvdVersion, CreatedAt: lt.Created, UpdatedAt: lt.Created, Runtime: lt.Runtime})
 	}
 	return out, nil
 }
