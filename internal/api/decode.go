@@ -15,9 +15,21 @@ const maxBody = 1 << 20
 // trailing data and oversized bodies. It writes the error response itself and
 // reports whether the caller may go on. An empty body decodes as {}.
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	return decodeBody(w, r, v, true)
+}
+
+// decodeLenient is decode ignoring fields sbx does not know (the template
+// routes: the next SDK release may add some).
+func decodeLenient(w http.ResponseWriter, r *http.Request, v any) bool {
+	return decodeBody(w, r, v, false)
+}
+
+func decodeBody(w http.ResponseWriter, r *http.Request, v any, strict bool) bool {
 	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
+	if strict {
+		dec.DisallowUnknownFields()
+	}
 	err := dec.Decode(v)
 	if errors.Is(err, io.EOF) {
 		return true

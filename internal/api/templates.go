@@ -5,10 +5,8 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -35,17 +33,6 @@ func (s *Server) SetBuilder(b *builder.Service) {
 	h("PATCH /templates/{template}", s.updateTemplate)
 	// The upload URL is signed (the SDK sends no API key with it).
 	s.mux.HandleFunc("PUT /sbx/uploads/{template}/{hash}", s.upload)
-}
-
-// decodeLenient decodes a JSON body, ignoring fields sbx does not know
-// (the next SDK release may add some).
-func decodeLenient(w http.ResponseWriter, r *http.Request, v any) bool {
-	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
-	if err := json.NewDecoder(r.Body).Decode(v); err != nil && !errors.Is(err, io.EOF) {
-		WriteError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
-		return false
-	}
-	return true
 }
 
 func (s *Server) requestBuild(w http.ResponseWriter, r *http.Request) {
