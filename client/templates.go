@@ -269,3 +269,26 @@ func (c *Client) TemplateByAlias(ctx context.Context, alias string) (*TemplateAl
 	}
 	return &a, nil
 }
+
+// FollowTemplateBuild polls a build's status every interval until it ends,
+// handing each batch of new log entries to logs, then polls on while
+// entries still come (as the SDK does). It returns the final status.
+func (c *Client) FollowTemplateBuild(ctx context.Context, templateID, buildID string, interval time.Duration, logs func([]BuildLogEntry)) (*BuildStatus, error) {
+	offset := 0
+	for {
+		st, err := c.TemplateBuildStatus(ctx, templateID, buildID, offset)
+		if err != nil {
+			return nil, err
+		}
+		offset += len(st.LogEntries)
+		logs(st.LogEntries)
+		if st.Done() && len(st.LogEntries) == 0 {
+			return st, nil
+		}
+		if !st.Done() {
+			if err := sleep(ctx, interval); err != nil {
+				return nil, err
+			}
+		}
+	}
+}

@@ -28,7 +28,8 @@ func runBuild(ctx context.Context, c *client.Client, o *buildOpts, spec *dockerf
 	if err := c.StartTemplateBuild(ctx, b.TemplateID, b.BuildID, clientSpec(spec)); err != nil {
 		return buildFailed(ctx, std, "starting the build", err)
 	}
-	st, err := followBuild(ctx, c, b.TemplateID, b.BuildID, std.err)
+	st, err := c.FollowTemplateBuild(ctx, b.TemplateID, b.BuildID, pollInterval,
+		func(es []client.BuildLogEntry) { printEntries(std.err, es) })
 	if err != nil {
 		return buildFailed(ctx, std, "following the build", err)
 	}
@@ -96,28 +97,6 @@ func uploadOne(ctx context.Context, c *client.Client, u *client.FileUpload, cont
 	return c.UploadTemplateFiles(ctx, u, f, size)
 }
 
-// followBuild polls the build until it ends, printing its log entries to
-// w, then polls on while entries still come (as the SDK does).
-func followBuild(ctx context.Context, c *client.Client, templateID, buildID string, w io.Writer) (*client.BuildStatus, error) {
-	offset := 0
-	for {
-		st, err := c.TemplateBuildStatus(ctx, templateID, buildID, offset)
-		if err != nil {
-			return nil, err
-		}
-		offset += len(st.LogEntries)
-		printEntries(w, st.LogEntries)
-		if st.Done() && len(st.LogEntries) == 0 {
-			return st, nil
-		}
-		if !st.Done() {
-			if err := sleepCtx(ctx, pollInterval); err != nil {
-				return nil, err
-			}
-		}
-	}
-}
-
 func printEntries(w io.Writer, es []client.BuildLogEntry) {
 	for _, e := range es {
 		level := ""
@@ -134,21 +113,10 @@ func printReason(w io.Writer, r *client.BuildReason) {
 		fmt.Fprintln(w, "sbx template build: the build failed (no reason given)")
 		return
 	}
-	// r.LogEntries repeats the log's tail, which followBuild printed already.
+	// r.LogEntries repeats the log's tail, which was printed already.
 	if r.Step != "" {
 		fmt.Fprintf(w, "sbx template build: the build failed at step %s: %s\n", r.Step, r.Message)
 		return
 	}
 	fmt.Fprintf(w, "sbx template build: the build failed: %s\n", r.Message)
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
