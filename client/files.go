@@ -48,6 +48,15 @@ func (s *SandboxConn) ReadFile(ctx context.Context, path string) ([]byte, error)
 	return data, nil
 }
 
+// OpenFile streams the file at path (GET /files); the caller closes it.
+func (s *SandboxConn) OpenFile(ctx context.Context, path string) (io.ReadCloser, error) {
+	resp, err := s.files(ctx, http.MethodGet, path, "", nil)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return resp.Body, nil
+}
+
 // WriteFile creates or replaces the file at path with data, creating parent
 // directories, owned by user ("" = the sandbox's default user). It uses
 // POST /files with an application/octet-stream body.

@@ -22,8 +22,11 @@ type RunRequest struct {
 	Stdin   io.Reader         // if non-nil, copied to the command's stdin, then closed
 	Timeout time.Duration     // the command is killed after this long (0 = no limit)
 	// Detach leaves the command running when ctx is cancelled (Run returns
-	// the context's error); by default it is killed.
+	// the context's error); by default it is killed, unless ctx was
+	// cancelled with the cause ErrDetached.
 	Detach bool
+	// TTY, if non-nil, runs the command on a pseudo-terminal.
+	TTY *TTY
 }
 
 // keepalive is the Keepalive-Ping-Interval (seconds) the E2B SDK sends.
@@ -81,7 +84,11 @@ func (req RunRequest) startRequest() (*process.StartRequest, error) {
 		return nil, fmt.Errorf("%w: negative timeout %v", ErrBadRequest, req.Timeout)
 	}
 	stdin := req.Stdin != nil
-	return &process.StartRequest{Process: cfg, Stdin: &stdin}, nil
+	sr := &process.StartRequest{Process: cfg, Stdin: &stdin}
+	if req.TTY != nil {
+		sr.Pty = req.TTY.proto()
+	}
+	return sr, nil
 }
 
 func orDiscard(w io.Writer) io.Writer {

@@ -23,12 +23,28 @@ func (s *SandboxConn) feedStdin(ctx context.Context, pid uint32, in io.Reader) e
 	return err
 }
 
+// feedTTY copies in to the terminal of process pid; the end of in does not
+// end the terminal's input (the shell ends on its own exit).
+func (s *SandboxConn) feedTTY(ctx context.Context, pid uint32, in io.Reader) error {
+	sel := &process.ProcessSelector{Selector: &process.ProcessSelector_Pid{Pid: pid}}
+	return s.copyInput(ctx, sel, in, func(b []byte) *process.ProcessInput {
+		return &process.ProcessInput{Input: &process.ProcessInput_Pty{Pty: b}}
+	})
+}
+
 func (s *SandboxConn) copyStdin(ctx context.Context, sel *process.ProcessSelector, in io.Reader) error {
+	return s.copyInput(ctx, sel, in, func(b []byte) *process.ProcessInput {
+		return &process.ProcessInput{Input: &process.ProcessInput_Stdin{Stdin: b}}
+	})
+}
+
+// copyInput sends what in yields, wrapped by wrap, until in ends.
+func (s *SandboxConn) copyInput(ctx context.Context, sel *process.ProcessSelector, in io.Reader, wrap func([]byte) *process.ProcessInput) error {
 	buf := make([]byte, stdinChunk)
 	for {
 		n, rerr := in.Read(buf)
 		if n > 0 {
-			input := &process.ProcessInput{Input: &process.ProcessInput_Stdin{Stdin: append([]byte(nil), buf[:n]...)}}
+			input := wrap(append([]byte(nil), buf[:n]...))
 			if _, err := s.proc.SendInput(ctx, connect.NewRequest(&process.SendInputRequest{Process: sel, Input: input})); err != nil {
 				return fmt.Errorf("sending stdin: %w", rpcErr(err))
 			}

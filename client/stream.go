@@ -53,7 +53,15 @@ func (r *runner) started(ctx context.Context, pid uint32) {
 		return
 	}
 	r.pid = pid
-	if r.req.Stdin != nil {
+	switch {
+	case r.req.TTY != nil:
+		if r.req.Stdin != nil {
+			go func() { _ = r.conn.feedTTY(ctx, pid, r.req.Stdin) }()
+		}
+		if r.req.TTY.Resize != nil {
+			go r.conn.resizeLoop(ctx, pid, r.req.TTY.Resize)
+		}
+	case r.req.Stdin != nil:
 		go func() { _ = r.conn.feedStdin(ctx, pid, r.req.Stdin) }()
 	}
 }
@@ -92,7 +100,7 @@ func (r *runner) finish(end *process.ProcessEvent_EndEvent) (int, error) {
 // killIfCanceled kills the process when the caller gave up on it, so it does
 // not outlive the stream.
 func (r *runner) killIfCanceled(ctx context.Context) {
-	if ctx.Err() != nil && !r.req.Detach {
+	if ctx.Err() != nil && !r.req.Detach && !errors.Is(context.Cause(ctx), ErrDetached) {
 		r.kill()
 	}
 }

@@ -79,8 +79,8 @@ func runBench(ctx context.Context, args []string) int {
 	fs.IntVar(&f.idle, "idle", 10, "idle sandboxes to start (until the first failure) to measure memory\nper sandbox and the node's ceiling (0 = skip)")
 	fs.StringVar(&f.cmd, "cmd", "true", "first command (e.g. 'node -v')")
 	fs.BoolVar(&f.json, "json", false, "print JSON instead of a table")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if f.stagger > 0 && f.every <= 0 {
 		fmt.Fprintln(std.err, "sbx bench: --every must be positive")

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/alecthomas/kong"
+
 	"github.com/sbx-dev/sbx/client"
 )
 
@@ -84,6 +86,18 @@ func (l kvList) Set(s string) error {
 	}
 	l[k] = v
 	return nil
+}
+
+// Decode makes kvList a repeatable kong flag.
+func (l *kvList) Decode(ctx *kong.DecodeContext) error {
+	var s string
+	if err := ctx.Scan.PopValueInto("K=V", &s); err != nil {
+		return err
+	}
+	if *l == nil {
+		*l = kvList{}
+	}
+	return l.Set(s)
 }
 
 // parseFlags parses args; it reports the exit code to return if parsing

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -12,41 +10,38 @@ import (
 	"github.com/sbx-dev/sbx/client"
 )
 
-// runLs implements `sbx ls`: the daemon's sandboxes as a table or JSON.
-func runLs(ctx context.Context, args []string, std stdio) int {
-	var cf clientFlags
-	fs := newFlagSet("ls", "sbx ls [flags]\n\nLists sandboxes, newest first.", std, &cf)
-	asJSON := fs.Bool("json", false, "print a JSON array (E2B ListedSandbox objects)")
-	md := kvList{}
-	fs.Var(md, "metadata", "only sandboxes with metadata `K=V` (repeatable; all must match)")
-	state := fs.String("state", "", "only sandboxes in these states: comma list of running, paused")
-	if code, ok := parseFlags(fs, args); !ok {
+// lsCmd is `sbx ls`: the daemon's sandboxes as a table or JSON.
+type lsCmd struct {
+	JSON     bool   `name:"json" help:"print a JSON array (E2B ListedSandbox objects)"`
+	Quiet    bool   `short:"q" help:"print only the IDs"`
+	Metadata kvList `placeholder:"K=V" help:"only sandboxes with this metadata (repeatable; all must match)"`
+	State    string `help:"only sandboxes in these states: comma list of running, paused"`
+}
+
+func (l *lsCmd) run(e *env) int {
+	c, code := e.client()
+	if c == nil {
 		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(std.err, "sbx ls: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
+	opts := client.ListOptions{Metadata: l.Metadata}
+	if l.State != "" {
+		opts.State = strings.Split(l.State, ",")
 	}
-	c, err := cf.client()
+	list, err := c.List(e.ctx, opts)
 	if err != nil {
-		fmt.Fprintln(std.err, "sbx ls:", err)
-		return exitUsage
-	}
-	opts := client.ListOptions{Metadata: md}
-	if *state != "" {
-		opts.State = strings.Split(*state, ",")
-	}
-	list, err := c.List(ctx, opts)
-	if err != nil {
-		fmt.Fprintln(std.err, "sbx ls:", err)
+		e.errorf("%v", err)
 		return 1
 	}
-	if *asJSON {
-		enc := json.NewEncoder(std.out)
-		enc.SetIndent("", "  ")
-		return boolCode(enc.Encode(list) != nil)
+	switch {
+	case l.JSON:
+		return printJSON(e.std, list)
+	case l.Quiet:
+		for _, sb := range list {
+			fmt.Fprintln(e.std.out, sb.SandboxID)
+		}
+		return 0
 	}
-	printTable(std, list, time.Now())
+	printTable(e.std, list, time.Now())
 	return 0
 }
 

@@ -35,7 +35,7 @@ func TestLs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, out, stderr := cli(t, context.Background(), srv, runLs, "", tt.args...)
+			code, out, stderr := cli(t, context.Background(), srv, "ls", "", tt.args...)
 			if code != tt.code {
 				t.Fatalf("exit %d, want %d (stderr %q)", code, tt.code, stderr)
 			}
@@ -90,7 +90,7 @@ func TestKill(t *testing.T) {
 			srv := clienttest.NewServer(t, testKey)
 			srv.Add(&clienttest.Sandbox{ID: "aaaaaaaaaaaaaaaaaaaa", TemplateID: "base"})
 			srv.Add(&clienttest.Sandbox{ID: "bbbbbbbbbbbbbbbbbbbb", TemplateID: "base"})
-			code, out, stderr := cli(t, context.Background(), srv, runKill, "", tt.args...)
+			code, out, stderr := cli(t, context.Background(), srv, "kill", "", tt.args...)
 			if code != tt.code || out != tt.stdout || !strings.HasPrefix(stderr, tt.stderr) {
 				t.Errorf("got %d, %q, %q; want %d, %q, %q", code, out, stderr, tt.code, tt.stdout, tt.stderr)
 			}

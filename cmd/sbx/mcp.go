@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"flag"
-	"fmt"
 	"net/http"
-	"os"
 	"sync"
 	"time"
 
@@ -13,26 +10,23 @@ import (
 
 	"github.com/sbx-dev/sbx/client"
 	"github.com/sbx-dev/sbx/internal/mcpserver"
+	"github.com/sbx-dev/sbx/internal/version"
 )
 
-const version = "0.1.0"
+// mcpCmd is `sbx mcp`: an MCP server on stdio, a plain client of the sbx
+// API found through --url/--api-key (SBX_URL/SBX_API_KEY). At the end of
+// its input it answers the requests it has read, then exits.
+type mcpCmd struct{}
 
-// runMCP implements `sbx mcp`: an MCP server on stdio, a plain client of
-// the sbx API found through --url/--api-key (SBX_URL/SBX_API_KEY).
-func runMCP(ctx context.Context, args []string) int {
-	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: sbx mcp [--url URL] [--api-key KEY]\n\nServes sbx sandboxes as MCP tools over stdio (for Claude Desktop, IDE agents).\n\nflags:")
-		fs.PrintDefaults()
-	}
-	url := fs.String("url", envOr("SBX_URL", client.DefaultURL), "sbx server (env SBX_URL)")
-	key := fs.String("api-key", os.Getenv("SBX_API_KEY"), "API key (env SBX_API_KEY)")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	s := mcpserver.New(newMCPBackend(client.New(*url, *key)), version)
-	if err := s.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
-		fmt.Fprintln(os.Stderr, "sbx mcp:", err)
+// Help is the long help of sbx mcp.
+func (*mcpCmd) Help() string {
+	return "Serves sbx sandboxes as MCP tools over stdio (for Claude Desktop, IDE agents)."
+}
+
+func (*mcpCmd) run(e *env) int {
+	s := mcpserver.New(newMCPBackend(client.New(e.root.URL, e.root.APIKey)), version.Version)
+	if err := s.Run(e.ctx, mcpserver.DrainingTransport(e.ctx, e.std.in, e.std.out)); err != nil && e.ctx.Err() == nil {
+		e.errorf("%v", err)
 		return 1
 	}
 	return 0
@@ -47,7 +41,7 @@ func mcpHTTPHandler(apiURL string) http.Handler {
 		if b, ok := cutBearer(r.Header.Get("Authorization")); ok && key == "" {
 			key = b
 		}
-		return mcpserver.New(newMCPBackend(client.New(apiURL, key)), version)
+		return mcpserver.New(newMCPBackend(client.New(apiURL, key)), version.Version)
 	}, nil)
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -72,4 +73,19 @@ func (b *mcpBackend) KillSandbox(ctx context.Context, id string) error {
 	delete(b.conns, id)
 	b.mu.Unlock()
 	return b.c.Kill(ctx, id)
+}
+
+// HasTemplate reports whether the daemon lists a ready template called name.
+func (b *mcpBackend) HasTemplate(ctx context.Context, name string) bool {
+	ts, err := b.c.Templates(ctx)
+	if err != nil {
+		return false
+	}
+	for _, t := range ts {
+		ready := t.BuildStatus == "" || t.BuildStatus == "ready"
+		if ready && (t.TemplateID == name || slices.Contains(t.Names, name) || slices.Contains(t.Aliases, name)) {
+			return true
+		}
+	}
+	return false
 }

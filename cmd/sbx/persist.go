@@ -9,92 +9,97 @@ import (
 	"github.com/sbx-dev/sbx/client"
 )
 
-// runPause implements `sbx pause [--files-only] ID...`.
-func runPause(ctx context.Context, args []string, std stdio) int {
-	var cf clientFlags
-	fs := newFlagSet("pause", "sbx pause [flags] ID...\n\nSaves sandboxes (memory and files on runsc) and frees their CPU, memory and network.\nResume with `sbx resume`. Exits 1 if any could not be paused.", std, &cf)
-	filesOnly := fs.Bool("files-only", false, "keep the files only: the processes restart on resume (crun, runc)")
-	if code, ok := parseFlags(fs, args); !ok {
-		return code
-	}
-	return eachID(ctx, fs.Args(), "pause", cf, std, func(ctx context.Context, c *client.Client, id string) error {
-		return c.Pause(ctx, id, !*filesOnly)
+// pauseCmd is `sbx pause [--files-only] ID...`.
+type pauseCmd struct {
+	FilesOnly bool     `help:"keep the files only: the processes restart on resume (crun, runc)"`
+	IDs       []string `arg:"" optional:"" name:"id" help:"sandboxes to pause"`
+}
+
+// Help is the long help of sbx pause.
+func (*pauseCmd) Help() string {
+	return "Saves sandboxes (memory and files on runsc) and frees their CPU, memory and network.\n" +
+		"Resume with `sbx resume`. Exits 1 if any could not be paused."
+}
+
+func (p *pauseCmd) run(e *env) int {
+	return eachID(e, p.IDs, func(ctx context.Context, c *client.Client, id string) error {
+		return c.Pause(ctx, id, !p.FilesOnly)
 	})
 }
 
-// runResume implements `sbx resume [--timeout D] ID...`.
-func runResume(ctx context.Context, args []string, std stdio) int {
-	var cf clientFlags
-	fs := newFlagSet("resume", "sbx resume [flags] ID...\n\nResumes paused sandboxes (running ones get their timeout extended).", std, &cf)
-	timeout := fs.Duration("timeout", 5*time.Minute, "time to live from now")
-	if code, ok := parseFlags(fs, args); !ok {
-		return code
-	}
-	return eachID(ctx, fs.Args(), "resume", cf, std, func(ctx context.Context, c *client.Client, id string) error {
-		_, err := c.Connect(ctx, id, *timeout)
+// resumeCmd is `sbx resume [--timeout D] ID...`.
+type resumeCmd struct {
+	Timeout time.Duration `default:"5m" help:"time to live from now"`
+	IDs     []string      `arg:"" optional:"" name:"id" help:"sandboxes to resume"`
+}
+
+// Help is the long help of sbx resume.
+func (*resumeCmd) Help() string {
+	return "Resumes paused sandboxes (running ones get their timeout extended)."
+}
+
+func (r *resumeCmd) run(e *env) int {
+	return eachID(e, r.IDs, func(ctx context.Context, c *client.Client, id string) error {
+		_, err := c.Connect(ctx, id, r.Timeout)
 		return err
 	})
 }
 
-// runFork implements `sbx fork [-n N] [--timeout D] ID`: it prints one
-// child id per line.
-func runFork(ctx context.Context, args []string, std stdio) int {
-	var cf clientFlags
-	fs := newFlagSet("fork", "sbx fork [flags] ID\n\nStarts live copies (memory and files) of a running runsc sandbox and prints their ids.", std, &cf)
-	n := fs.Int("n", 1, "number of copies (1-16)")
-	timeout := fs.Duration("timeout", 5*time.Minute, "time to live of each copy")
-	if code, ok := parseFlags(fs, args); !ok {
+// forkCmd is `sbx fork [-n N] [--timeout D] ID`: it prints one child id per
+// line.
+type forkCmd struct {
+	N       int           `short:"n" default:"1" help:"number of copies (1-16)"`
+	Timeout time.Duration `default:"5m" help:"time to live of each copy"`
+	ID      string        `arg:"" name:"id" help:"the running runsc sandbox to copy"`
+}
+
+// Help is the long help of sbx fork.
+func (*forkCmd) Help() string {
+	return "Starts live copies (memory and files) of a running runsc sandbox and prints their ids."
+}
+
+func (f *forkCmd) run(e *env) int {
+	c, code := e.client()
+	if c == nil {
 		return code
 	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(std.err, "sbx fork: give exactly one sandbox ID")
-		return exitUsage
-	}
-	c, err := cf.client()
+	kids, err := c.Fork(e.ctx, f.ID, f.N, f.Timeout)
 	if err != nil {
-		fmt.Fprintln(std.err, "sbx fork:", err)
-		return exitUsage
-	}
-	kids, err := c.Fork(ctx, fs.Arg(0), *n, *timeout)
-	if err != nil {
-		fmt.Fprintln(std.err, "sbx fork:", err)
+		e.errorf("%v", err)
 		return 1
 	}
-	code := 0
 	for _, k := range kids {
 		if k.Sandbox == nil {
-			fmt.Fprintf(std.err, "sbx fork: a copy failed: %d %s\n", k.Error.Code, k.Error.Message)
+			e.errorf("a copy failed: %d %s", k.Error.Code, k.Error.Message)
 			code = 1
 			continue
 		}
-		fmt.Fprintln(std.out, k.Sandbox.SandboxID)
+		fmt.Fprintln(e.std.out, k.Sandbox.SandboxID)
 	}
 	return code
 }
 
 // eachID runs fn on every id, printing the ids that succeeded; it exits 1
 // if any failed.
-func eachID(ctx context.Context, ids []string, name string, cf clientFlags, std stdio, fn func(context.Context, *client.Client, string) error) int {
+func eachID(e *env, ids []string, fn func(context.Context, *client.Client, string) error) int {
 	if len(ids) == 0 {
-		fmt.Fprintf(std.err, "sbx %s: no sandbox ID given\n", name)
+		e.errorf("no sandbox ID given")
 		return exitUsage
 	}
-	c, err := cf.client()
-	if err != nil {
-		fmt.Fprintf(std.err, "sbx %s: %v\n", name, err)
-		return exitUsage
+	c, code := e.client()
+	if c == nil {
+		return code
 	}
-	code := 0
 	for _, id := range ids {
-		switch err := fn(ctx, c, id); {
+		switch err := fn(e.ctx, c, id); {
 		case errors.Is(err, client.ErrNotFound):
-			fmt.Fprintf(std.err, "sbx %s: %s: no such sandbox\n", name, id)
+			e.errorf("%s: no such sandbox", id)
 			code = 1
 		case err != nil:
-			fmt.Fprintf(std.err, "sbx %s: %s: %v\n", name, id, err)
+			e.errorf("%s: %v", id, err)
 			code = 1
 		default:
-			fmt.Fprintln(std.out, id)
+			fmt.Fprintln(e.std.out, id)
 		}
 	}
 	return code

@@ -9,18 +9,32 @@ import (
 	"github.com/sbx-dev/sbx/client"
 )
 
-const runSynopsis = `sbx run [flags] [--] CMD [ARGS...]
+// runCmd is `sbx run [flags] [--] CMD [ARGS...]`.
+type runCmd struct {
+	Runtime  string        `help:"OCI runtime: runsc, crun or runc (default: the daemon's)"`
+	Template string        `default:"base" help:"template to create the sandbox from"`
+	Timeout  time.Duration `default:"5m" help:"sandbox lifetime; CMD is killed when it ends"`
+	Env      kvList        `placeholder:"K=V" help:"environment variable for CMD (repeatable)"`
+	Metadata kvList        `placeholder:"K=V" help:"sandbox metadata (repeatable; see sbx ls --metadata)"`
+	Cwd      string        `help:"working directory of CMD (default: the user's home)"`
+	User     string        `help:"user to run CMD as (default: the template's user)"`
+	Keep     bool          `help:"keep the sandbox after CMD ends (its ID is printed to stderr)"`
+	Stdin    bool          `name:"interactive" short:"i" help:"forward standard input to CMD"`
+	Argv     []string      `arg:"" optional:"" passthrough:"partial" name:"cmd" help:"the command and its arguments"`
+}
 
-Creates a sandbox, runs CMD in it with its output streamed live, removes the
+// Help is the long help of sbx run.
+func (*runCmd) Help() string {
+	return `Creates a sandbox, runs CMD in it with its output streamed live, removes the
 sandbox and exits with CMD's exit code. A single CMD argument is a shell
 command (run with bash -l -c); several are executed directly.
 
 exit codes: CMD's own; 125 if sbx or the sandbox failed; 137 if CMD was
 killed by a signal; 130 if interrupted; 2 for bad usage`
+}
 
 // runOpts are the parsed flags of sbx run.
 type runOpts struct {
-	cf       clientFlags
 	runtime  string
 	template string
 	timeout  time.Duration
@@ -32,33 +46,23 @@ type runOpts struct {
 	argv     []string
 }
 
-func parseRun(args []string, std stdio) (*runOpts, int, bool) {
-	o := &runOpts{env: kvList{}, md: kvList{}}
-	fs := newFlagSet("run", runSynopsis, std, &o.cf)
-	fs.StringVar(&o.runtime, "runtime", "", "OCI runtime: runsc, crun or runc (default: the daemon's)")
-	fs.StringVar(&o.template, "template", "base", "template to create the sandbox from")
-	fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "sandbox lifetime; CMD is killed when it ends")
-	fs.Var(o.env, "env", "environment variable `K=V` for CMD (repeatable)")
-	fs.Var(o.md, "metadata", "sandbox metadata `K=V` (repeatable; see sbx ls --metadata)")
-	fs.StringVar(&o.cwd, "cwd", "", "working directory of CMD (default: the user's home)")
-	fs.StringVar(&o.user, "user", "", "user to run CMD as (default: the template's user)")
-	fs.BoolVar(&o.keep, "keep", false, "keep the sandbox after CMD ends (its ID is printed to stderr)")
-	fs.BoolVar(&o.stdin, "i", false, "forward standard input to CMD")
-	if code, ok := parseFlags(fs, args); !ok {
-		return nil, code, false
+func (r *runCmd) opts() *runOpts {
+	return &runOpts{runtime: r.Runtime, template: r.Template, timeout: r.Timeout, env: r.Env, md: r.Metadata,
+		cwd: r.Cwd, user: r.User, keep: r.Keep, stdin: r.Stdin, argv: trimDashes(r.Argv)}
+}
+
+// trimDashes drops the "--" kong leaves in front of a passthrough argument.
+func trimDashes(argv []string) []string {
+	if len(argv) > 0 && argv[0] == "--" {
+		return argv[1:]
 	}
-	o.argv = fs.Args()
-	if err := o.validate(); err != nil {
-		fmt.Fprintln(std.err, "sbx run:", err)
-		return nil, exitUsage, false
-	}
-	return o, 0, true
+	return argv
 }
 
 func (o *runOpts) validate() error {
 	switch {
 	case len(o.argv) == 0 || o.argv[0] == "":
-		return errors.New("no command given (usage: sbx run [flags] -- CMD [ARGS...])")
+		return errors.New("no command given (usage: sbx run [flags] [--] CMD [ARGS...])")
 	case o.timeout <= 0:
 		return fmt.Errorf("--timeout must be positive, got %v", o.timeout)
 	case o.runtime != "" && o.runtime != "runsc" && o.runtime != "crun" && o.runtime != "runc":
@@ -69,24 +73,31 @@ func (o *runOpts) validate() error {
 	return nil
 }
 
-// runRun implements sbx run.
-func runRun(ctx context.Context, args []string, std stdio) int {
-	o, code, ok := parseRun(args, std)
-	if !ok {
-		return code
-	}
-	c, err := o.cf.client()
-	if err != nil {
-		fmt.Fprintln(std.err, "sbx run:", err)
+// run implements sbx run.
+func (r *runCmd) run(e *env) int {
+	o := r.opts()
+	if err := o.validate(); err != nil {
+		e.errorf("%v", err)
 		return exitUsage
 	}
+	c, code := e.client()
+	if c == nil {
+		return code
+	}
+	ctx, std := e.ctx, e.std
 	sb, err := c.Create(ctx, client.CreateRequest{TemplateID: o.template, Timeout: o.timeout,
 		Metadata: o.md, Runtime: o.runtime})
 	if err != nil {
 		return fail(ctx, std, "creating sandbox", err)
 	}
 	defer o.cleanup(c, sb.SandboxID, std)
-	exit, err := c.Sandbox(sb).Run(ctx, o.request(std), std.out, std.err)
+	return runExit(ctx, std, c.Sandbox(sb), o.request(std))
+}
+
+// runExit runs req and maps the outcome to an exit code: the command's own,
+// 137 if a signal killed it, 125/130 if sbx failed or was interrupted.
+func runExit(ctx context.Context, std stdio, sc *client.SandboxConn, req client.RunRequest) int {
+	exit, err := sc.Run(ctx, req, std.out, std.err)
 	switch {
 	case err != nil:
 		return fail(ctx, std, "running command", err)

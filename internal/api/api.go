@@ -66,6 +66,7 @@ func (s *Server) routes() {
 	h("GET /snapshots", s.snapshots)
 	h("DELETE /templates/{template}", s.deleteTemplate)
 	h("GET /sbx/storage", s.storage)
+	h("GET /sbx/version", s.version)
 	h("PUT /sandboxes/{id}/network", s.updateNetwork)
 	h("GET /sandboxes/{id}/logs", s.logsV1)
 	h("GET /v2/sandboxes/{id}/logs", s.logsV2)

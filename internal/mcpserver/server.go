@@ -20,6 +20,9 @@ type Backend interface {
 	WriteFile(ctx context.Context, id, path string, data []byte) error
 	ListFiles(ctx context.Context, id, path string, depth int) ([]FileEntry, error)
 	KillSandbox(ctx context.Context, id string) error
+	// HasTemplate reports whether sandboxes can be created from the template
+	// name (false also when it cannot be told).
+	HasTemplate(ctx context.Context, name string) bool
 }
 
 // CommandResult is the outcome of a shell command.
@@ -50,11 +53,12 @@ func New(b Backend, version string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "sbx", Title: "sbx sandboxes", Version: version}, nil)
 	t := tools{b}
 	mcp.AddTool(s, &mcp.Tool{Name: "create_sandbox", Description: "Create a new isolated Linux sandbox (Debian, python3, node, git, curl). " +
-		"Returns its sandbox_id, which every other tool needs. Sandboxes are killed after their timeout (default 300 s)."}, t.create)
+		"Returns its sandbox_id, which every other tool needs. Sandboxes are killed after their timeout (default 300 s). " +
+		"Without a template it is code-interpreter-v1 (for run_code) when the daemon has it, else base."}, t.create)
 	mcp.AddTool(s, &mcp.Tool{Name: "run_command", Description: "Run a shell command (bash -l -c) in a sandbox and return stdout, stderr and the exit code. " +
 		"A non-zero exit code is reported, not treated as a tool failure."}, t.runCommand)
 	mcp.AddTool(s, &mcp.Tool{Name: "run_code", Description: "Run a cell of code in a stateful Jupyter-style context of the sandbox (python by default; also javascript, bash). " +
-		"Variables persist between calls. Returns the text result, printed output, errors with traceback, and charts as PNG images. Needs the code-interpreter-v1 template."}, t.runCode)
+		"Variables persist between calls. Returns the text result, printed output, errors with traceback, and charts as PNG images. Needs a sandbox of the code-interpreter-v1 template (create_sandbox's default when the daemon has it)."}, t.runCode)
 	mcp.AddTool(s, &mcp.Tool{Name: "read_file", Description: "Read a text file from a sandbox (absolute path, or relative to /home/user)."}, t.readFile)
 	mcp.AddTool(s, &mcp.Tool{Name: "write_file", Description: "Write a text file in a sandbox, creating parent directories; it is owned by the sandbox user."}, t.writeFile)
 	mcp.AddTool(s, &mcp.Tool{Name: "list_files", Description: "List a directory of a sandbox, optionally several levels deep."}, t.listFiles)

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"errors"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -11,18 +12,32 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-type fakeBackend struct{ files map[string][]byte }
+type fakeBackend struct {
+	files     map[string][]byte
+	templates []string // HasTemplate's answers
+	created   []string // templates of CreateSandbox calls
+}
 
-func (f *fakeBackend) CreateSandbox(context.Context, string, time.Duration, map[string]string) (string, error) {
+func (f *fakeBackend) CreateSandbox(_ context.Context, tmpl string, _ time.Duration, _ map[string]string) (string, error) {
+	f.created = append(f.created, tmpl)
 	return "abcdefghij0123456789", nil
+}
+func (f *fakeBackend) HasTemplate(_ context.Context, name string) bool {
+	return slices.Contains(f.templates, name)
 }
 func (f *fakeBackend) RunCommand(_ context.Context, id, cmd, _, _ string, _ time.Duration) (CommandResult, error) {
 	if id != "abcdefghij0123456789" {
 		return CommandResult{}, errors.New("sandbox not found")
 	}
+	if cmd == "slow" {
+		time.Sleep(300 * time.Millisecond)
+	}
 	return CommandResult{Stdout: "out:" + cmd + "\n", ExitCode: 3}, nil
 }
 func (f *fakeBackend) RunCode(_ context.Context, _, code, _ string, _ time.Duration) (CodeResult, error) {
+	if strings.Contains(code, "nokernel") {
+		return CodeResult{Error: "KernelStartError: jupyter_client is not installed"}, nil
+	}
 	if strings.Contains(code, "raise") {
 		return CodeResult{Error: "ValueError: x\nTraceback..."}, nil
 	}
@@ -45,9 +60,13 @@ func (f *fakeBackend) ListFiles(context.Context, string, string, int) ([]FileEnt
 func (f *fakeBackend) KillSandbox(context.Context, string) error { return nil }
 
 func connect(t *testing.T) *mcp.ClientSession {
+	return connectTo(t, &fakeBackend{files: map[string][]byte{}})
+}
+
+func connectTo(t *testing.T, b Backend) *mcp.ClientSession {
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
-	s := New(&fakeBackend{files: map[string][]byte{}}, "test")
+	s := New(b, "test")
 	if _, err := s.Connect(ctx, st, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -134,5 +153,43 @@ func TestToolCalls(t *testing.T) {
 	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_command", Arguments: map[string]any{"sandbox_id": 7}}); err == nil {
 		// Schema validation failures may be protocol or tool errors; either is clear.
 		t.Log("bad arguments accepted as tool error")
+	}
+}
+
+// TestCreateDefaultTemplate: create_sandbox without a template uses the
+// interpreter template when the daemon has it, so run_code works next.
+func TestCreateDefaultTemplate(t *testing.T) {
+	tests := []struct {
+		name     string
+		have     []string
+		args     map[string]any
+		wantTmpl string
+	}{
+		{"interpreter present", []string{"base", InterpreterTemplate}, map[string]any{}, InterpreterTemplate},
+		{"interpreter absent", []string{"base"}, map[string]any{}, "base"},
+		{"explicit wins", []string{"base", InterpreterTemplate}, map[string]any{"template": "base"}, "base"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := &fakeBackend{files: map[string][]byte{}, templates: tt.have}
+			cs := connectTo(t, b)
+			if r := call(t, cs, "create_sandbox", tt.args); r.IsError {
+				t.Fatal(textOf(r))
+			}
+			if len(b.created) != 1 || b.created[0] != tt.wantTmpl {
+				t.Fatalf("created %v, want [%s]", b.created, tt.wantTmpl)
+			}
+		})
+	}
+}
+
+// TestRunCodeWithoutKernel: run_code in a sandbox without Jupyter is a tool
+// error that says what to do instead.
+func TestRunCodeWithoutKernel(t *testing.T) {
+	cs := connect(t)
+	r := call(t, cs, "run_code", map[string]any{"sandbox_id": "abcdefghij0123456789", "code": "nokernel"})
+	txt := textOf(r)
+	if !r.IsError || !strings.Contains(txt, "run_command") || !strings.Contains(txt, `"template": "code-interpreter-v1"`) {
+		t.Fatalf("got %v %q", r.IsError, txt)
 	}
 }

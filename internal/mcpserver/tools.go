@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,7 +29,7 @@ func seconds(v int, def time.Duration) time.Duration {
 }
 
 type createIn struct {
-	Template       string            `json:"template,omitempty" jsonschema:"template name, default base (use code-interpreter-v1 for run_code)"`
+	Template       string            `json:"template,omitempty" jsonschema:"template name; default code-interpreter-v1 (needed by run_code) when the daemon has it, else base"`
 	TimeoutSeconds int               `json:"timeout_seconds,omitempty" jsonschema:"seconds until the sandbox is killed, default 300"`
 	Envs           map[string]string `json:"envs,omitempty" jsonschema:"environment variables for every process"`
 }
@@ -40,7 +41,7 @@ type createOut struct {
 func (t tools) create(ctx context.Context, _ *mcp.CallToolRequest, in createIn) (*mcp.CallToolResult, createOut, error) {
 	tmpl := in.Template
 	if tmpl == "" {
-		tmpl = "base"
+		tmpl = t.defaultTemplate(ctx)
 	}
 	id, err := t.b.CreateSandbox(ctx, tmpl, seconds(in.TimeoutSeconds, 300*time.Second), in.Envs)
 	if err != nil {
@@ -79,6 +80,9 @@ func (t tools) runCode(ctx context.Context, _ *mcp.CallToolRequest, in codeIn) (
 		return toolError(err), nil, nil
 	}
 	res := &mcp.CallToolResult{IsError: r.Error != ""}
+	if strings.HasPrefix(r.Error, kernelStartError) {
+		res.Content = append(res.Content, &mcp.TextContent{Text: noInterpreterHint(in.SandboxID)})
+	}
 	for _, part := range []struct{ label, s string }{{"", r.Text}, {"stdout:\n", r.Stdout}, {"stderr:\n", r.Stderr}, {"error:\n", r.Error}} {
 		if part.s != "" {
 			res.Content = append(res.Content, &mcp.TextContent{Text: part.label + part.s})
@@ -153,4 +157,28 @@ func (t tools) kill(ctx context.Context, _ *mcp.CallToolRequest, in idIn) (*mcp.
 		return toolError(err), nil, nil
 	}
 	return text("killed " + in.SandboxID), nil, nil
+}
+
+// InterpreterTemplate is the template run_code needs; create_sandbox uses it
+// by default when the daemon has it.
+const InterpreterTemplate = "code-interpreter-v1"
+
+// kernelStartError is the error name of a run_code in a sandbox without a
+// kernel (the base template has no jupyter_client).
+const kernelStartError = "KernelStartError"
+
+// defaultTemplate is the template of a create_sandbox without one: the
+// interpreter template when the daemon has it, so that the obvious
+// create_sandbox → run_code sequence works, else base.
+func (t tools) defaultTemplate(ctx context.Context) string {
+	if t.b.HasTemplate(ctx, InterpreterTemplate) {
+		return InterpreterTemplate
+	}
+	return "base"
+}
+
+func noInterpreterHint(id string) string {
+	return fmt.Sprintf("sandbox %s has no code interpreter (its template lacks Jupyter). Use run_command instead, "+
+		"or create a sandbox with create_sandbox {\"template\": %q} (an operator builds it once with "+
+		"`sbx template build %s` on the daemon's host).", id, InterpreterTemplate, InterpreterTemplate)
 }
