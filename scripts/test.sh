@@ -9,6 +9,7 @@
 #   4. the agent end-to-end test with the official e2b SDK (debug mode)
 #   5. the daemon end-to-end test with the official e2b SDK, per runtime
 #   6. code interpreter end-to-end with @e2b/code-interpreter, through the daemon
+#      and the MCP tools with the official MCP TypeScript SDK (stdio and /mcp)
 #   7. sbx bench, the SDK TTI script and the template benchmark in a short mode, so they cannot rot
 # With CI=true a missing runtime, template or tool is a failure, never a skip.
 set -euo pipefail
@@ -72,6 +73,9 @@ for rt in runsc crun; do
   log "code interpreter end-to-end on $rt (@e2b/code-interpreter through the daemon)"
   test/e2e/daemon/run.sh "$rt" test/e2e/interpreter.test.mjs
 done
+
+log "MCP end-to-end on runsc (official MCP TypeScript SDK client: sbx mcp over stdio, the daemon's /mcp)"
+test/e2e/daemon/run.sh runsc test/e2e/mcp.test.mjs
 
 log "benchmarks, short mode"
 test/e2e/daemon/run.sh crun test/e2e/bench.test.mjs test/e2e/bench-template.test.mjs # the latter: registry from SBX_E2E_REGISTRY_BIN

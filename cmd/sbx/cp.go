@@ -65,8 +65,12 @@ func (c *cpCmd) run(e *env) int {
 	} else {
 		err = c.upload(e, sc, c.Src, dstPath)
 	}
-	if err != nil {
+	switch {
+	case err != nil && e.ctx.Err() != nil:
 		return sandboxError(e, id, err)
+	case err != nil:
+		e.errorf("%v", err)
+		return 1
 	}
 	return 0
 }
@@ -74,6 +78,9 @@ func (c *cpCmd) run(e *env) int {
 // download copies the sandbox's src to the local dst.
 func (c *cpCmd) download(e *env, sc *client.SandboxConn, src, dst string) error {
 	info, err := sc.Stat(e.ctx, src)
+	if errors.Is(err, client.ErrNotFound) {
+		return fmt.Errorf("%s:%s: no such file or directory", sc.ID(), src)
+	}
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,9 @@ func downloadDir(e *env, sc *client.SandboxConn, dir, dst, user string) error {
 	done := make(chan error, 1)
 	go func() {
 		err := untar(pr, dst)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, pr) // tar's padding after the end marker
+		}
 		pr.CloseWithError(err) // a failed unpack stops tar (and Run kills it)
 		done <- err
 	}()
