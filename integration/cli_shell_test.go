@@ -49,13 +49,13 @@ func (p *ptyOutput) waitFor(t *testing.T, from int, s string) int {
 	return 0
 }
 
-// startShell runs `sbx shell args...` on a pseudo-terminal of 30x100. It
+// startShell runs `sbx args...` (shell ID, exec -t ID ...) on a pseudo-terminal of 30x100. It
 // returns the terminal's master (the user's side) and, checked after sbx
 // exits, whether sbx left the terminal as it found it (cooked, echoing).
 func startShell(t *testing.T, d *daemon, args ...string) (*os.File, *exec.Cmd, *ptyOutput, func()) {
 	t.Helper()
 	sbxBin, _ := requirements(t)
-	cmd := exec.Command(sbxBin, append([]string{"shell"}, args...)...)
+	cmd := exec.Command(sbxBin, args...)
 	cmd.Env = append(os.Environ(), "SBX_URL="+d.url, "SBX_API_KEY="+apiKey)
 	master, slave, err := pty.Open()
 	if err != nil {
@@ -101,7 +101,7 @@ func waitExit(t *testing.T, cmd *exec.Cmd) int {
 func TestCLIShell(t *testing.T) {
 	d := startDaemon(t, "runsc", "")
 	sb := d.create(nil)
-	tty, cmd, out, restored := startShell(t, d, sb.ID)
+	tty, cmd, out, restored := startShell(t, d, "shell", sb.ID)
 	at := 0
 	write := func(s string) {
 		if _, err := tty.Write([]byte(s)); err != nil {
@@ -123,7 +123,7 @@ func TestCLIShell(t *testing.T) {
 	restored()
 
 	// Detach: the shell keeps running.
-	tty, cmd, out, restored = startShell(t, d, sb.ID)
+	tty, cmd, out, restored = startShell(t, d, "shell", sb.ID)
 	write = func(s string) {
 		if _, err := tty.Write([]byte(s)); err != nil {
 			t.Fatal(err)
@@ -140,4 +140,18 @@ func TestCLIShell(t *testing.T) {
 	if o, code := sb.run("user", "kill -0 $(cat /tmp/shell.pid) && echo alive", 10*time.Second); code != 0 || !strings.Contains(o, "alive") {
 		t.Fatalf("shell gone after detach: %d %q", code, o)
 	}
+}
+
+// TestCLIExecTTY: `sbx exec -t` (docker's -it) runs the command on a
+// terminal and exits with its code.
+func TestCLIExecTTY(t *testing.T) {
+	d := startDaemon(t, "runsc", "")
+	sb := d.create(nil)
+	_, cmd, out, restored := startShell(t, d, "exec", "-t", sb.ID, "--", "sh", "-c", "tty -s && echo T-$((2+2)); stty size; exit 5")
+	if code := waitExit(t, cmd); code != 5 {
+		t.Fatalf("exit %d, want 5; terminal: %q", code, out.String())
+	}
+	out.waitFor(t, 0, "T-4")
+	out.waitFor(t, 0, "30 100")
+	restored()
 }

@@ -10,6 +10,7 @@ import (
 // execCmd is `sbx exec [flags] ID [--] CMD [ARGS...]`, like docker exec.
 type execCmd struct {
 	Stdin bool     `name:"interactive" short:"i" help:"forward standard input to CMD"`
+	TTY   bool     `name:"tty" short:"t" help:"run CMD on a pseudo-terminal, as sbx shell does (input always forwarded)"`
 	User  string   `short:"u" help:"user to run CMD as (default: the template's user)"`
 	Dir   string   `name:"workdir" short:"w" help:"working directory of CMD (default: the user's home)"`
 	Env   kvList   `short:"e" placeholder:"K=V" help:"environment variable for CMD (repeatable)"`
@@ -21,7 +22,8 @@ type execCmd struct {
 func (*execCmd) Help() string {
 	return `Runs CMD in a running sandbox with its output streamed live and exits with
 CMD's exit code. A single CMD argument is a shell command (run with
-bash -l -c); several are executed directly. Ctrl-C kills CMD.
+bash -l -c); several are executed directly. Ctrl-C kills CMD. With -t
+(docker's -it) CMD runs on a pseudo-terminal like sbx shell's.
 
 exit codes: CMD's own; 125 if sbx or the sandbox failed; 137 if CMD was
 killed by a signal; 130 if interrupted; 2 for bad usage`
@@ -40,6 +42,9 @@ func (x *execCmd) run(e *env) int {
 	req := client.RunRequest{Argv: argv, Envs: x.Env, Cwd: x.Dir, User: x.User}
 	if len(argv) == 1 {
 		req.Argv, req.Cmd = nil, argv[0]
+	}
+	if x.TTY {
+		return runTTY(e, sc, req)
 	}
 	if x.Stdin {
 		req.Stdin = e.std.in

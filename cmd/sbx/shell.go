@@ -44,6 +44,12 @@ func (s *shellCmd) run(e *env) int {
 	if len(argv) == 0 {
 		argv = []string{"/bin/bash", "-l"}
 	}
+	return runTTY(e, sc, client.RunRequest{Argv: argv, Envs: s.Env, Cwd: s.Dir, User: s.User})
+}
+
+// runTTY runs req on a pseudo-terminal wired to the local one (see
+// shellCmd) and returns the exit code.
+func runTTY(e *env, sc *client.SandboxConn, req client.RunRequest) int {
 	ctx, cancel := context.WithCancelCause(e.ctx)
 	defer cancel(nil)
 	tty, restore, err := openTerminal(ctx, e.std)
@@ -51,8 +57,8 @@ func (s *shellCmd) run(e *env) int {
 		e.errorf("%v", err)
 		return exitInfra
 	}
-	in := &detachReader{r: e.std.in, keys: detachKeys, detach: func() { cancel(client.ErrDetached) }}
-	req := client.RunRequest{Argv: argv, Envs: s.Env, Cwd: s.Dir, User: s.User, Stdin: in, TTY: tty}
+	req.TTY = tty
+	req.Stdin = &detachReader{r: e.std.in, keys: detachKeys, detach: func() { cancel(client.ErrDetached) }}
 	exit, err := sc.Run(ctx, req, e.std.out, e.std.err)
 	restore()
 	return shellExit(e, ctx, exit, err)
