@@ -11,25 +11,16 @@ import (
 // maxBody bounds every JSON request body.
 const maxBody = 1 << 20
 
-// decode reads exactly one JSON object into v, rejecting unknown fields,
-// trailing data and oversized bodies. It writes the error response itself and
-// reports whether the caller may go on. An empty body decodes as {}.
+// decode reads exactly one JSON object into v, rejecting trailing data and
+// oversized bodies. Fields v does not declare are ignored, as E2B's API does:
+// the next SDK release may send a field this server does not know yet, and
+// must not break every user. Fields v declares but sbx cannot honour are
+// refused by the route itself, naming the field (see unsupportedFields). It
+// writes the error response itself and reports whether the caller may go on.
+// An empty body decodes as {}.
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	return decodeBody(w, r, v, true)
-}
-
-// decodeLenient is decode ignoring fields sbx does not know (the template
-// routes: the next SDK release may add some).
-func decodeLenient(w http.ResponseWriter, r *http.Request, v any) bool {
-	return decodeBody(w, r, v, false)
-}
-
-func decodeBody(w http.ResponseWriter, r *http.Request, v any, strict bool) bool {
 	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 	dec := json.NewDecoder(r.Body)
-	if strict {
-		dec.DisallowUnknownFields()
-	}
 	err := dec.Decode(v)
 	if errors.Is(err, io.EOF) {
 		return true

@@ -14,7 +14,7 @@ import (
 func lifecycleOpts(req newSandbox, o *sandbox.CreateOpts) error {
 	o.AutoPause = req.AutoPause != nil && *req.AutoPause
 	o.AutoPauseFilesOnly = req.AutoPauseMemory != nil && !*req.AutoPauseMemory
-	if len(req.AutoResume) > 0 && string(req.AutoResume) != "null" {
+	if present(req.AutoResume) {
 		var ar struct {
 			Enabled bool `json:"enabled"`
 		}
@@ -86,6 +86,10 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		if in, gerr := s.mgr.Get(id); gerr == nil && in.State == "running" {
 			err = fmt.Errorf("%w: sandbox %s is already running", sandbox.ErrConflict, id)
+		} else if gerr == nil && req.AutoPause != nil && *req.AutoPause != in.AutoPause {
+			// Refused rather than ignored: a resume keeps the lifecycle the
+			// sandbox was created with.
+			err = fmt.Errorf("%w: autoPause cannot be changed on resume (the sandbox has autoPause=%t)", sandbox.ErrInvalid, in.AutoPause)
 		}
 	}
 	var in sandbox.Info

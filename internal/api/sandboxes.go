@@ -34,6 +34,9 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 // createOpts validates a create body and turns it into manager options.
 func (s *Server) createOpts(req newSandbox) (sandbox.CreateOpts, error) {
 	cfg := s.mgr.Config()
+	if err := unsupportedFields(req); err != nil {
+		return sandbox.CreateOpts{}, err
+	}
 	o := sandbox.CreateOpts{
 		Template: req.TemplateID, Runtime: req.Runtime, Timeout: cfg.DefaultTimeout,
 		Metadata: req.Metadata, EnvVars: req.EnvVars, AllowNet: req.AllowInternetAccess,
@@ -127,6 +130,8 @@ func (s *Server) kill(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// setTimeout is POST /sandboxes/{id}/timeout: the sandbox's deadline becomes
+// now + timeout seconds (shorter or longer than before); 0 or less means now.
 func (s *Server) setTimeout(w http.ResponseWriter, r *http.Request) {
 	id, ok := sandboxID(w, r)
 	if !ok {
@@ -142,7 +147,13 @@ func (s *Server) setTimeout(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusBadRequest, "timeout is required")
 		return
 	}
-	d, err := seconds(*req.Timeout, s.mgr.Config().MaxTimeout)
+	// As E2B: 0 (or less) ends the sandbox's time now, so it times out at
+	// once (killed, or paused with lifecycle.onTimeout "pause").
+	var d time.Duration
+	var err error
+	if *req.Timeout > 0 {
+		d, err = seconds(*req.Timeout, s.mgr.Config().MaxTimeout)
+	}
 	if err == nil {
 		err = s.mgr.SetTimeout(r.Context(), id, d)
 	}

@@ -37,7 +37,7 @@ func (s *Server) SetBuilder(b *builder.Service) {
 
 func (s *Server) requestBuild(w http.ResponseWriter, r *http.Request) {
 	var req builder.BuildRequest
-	if !decodeLenient(w, r, &req) {
+	if !decode(w, r, &req) {
 		return
 	}
 	res, err := s.builds.RequestBuild(r.Context(), req)
@@ -93,7 +93,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) startBuild(w http.ResponseWriter, r *http.Request) {
 	var spec builder.Spec
-	if !decodeLenient(w, r, &spec) {
+	if !decode(w, r, &spec) {
 		return
 	}
 	if err := s.builds.StartBuild(r.Context(), r.PathValue("template"), r.PathValue("build"), spec); err != nil {
@@ -150,7 +150,7 @@ func (s *Server) assignTags(w http.ResponseWriter, r *http.Request) {
 		Target string   `json:"target"`
 		Tags   []string `json:"tags"`
 	}
-	if !decodeLenient(w, r, &req) {
+	if !decode(w, r, &req) {
 		return
 	}
 	bid, tags, err := s.builds.AssignTags(r.Context(), req.Target, req.Tags)
@@ -166,7 +166,7 @@ func (s *Server) removeTags(w http.ResponseWriter, r *http.Request) {
 		Name string   `json:"name"`
 		Tags []string `json:"tags"`
 	}
-	if !decodeLenient(w, r, &req) {
+	if !decode(w, r, &req) {
 		return
 	}
 	if err := s.builds.RemoveTags(r.Context(), req.Name, req.Tags); err != nil {
@@ -202,7 +202,7 @@ func (s *Server) updateTemplate(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Public *bool `json:"public"`
 	}
-	if !decodeLenient(w, r, &req) {
+	if !decode(w, r, &req) {
 		return
 	}
 	names, err := s.builds.Update(r.Context(), r.PathValue("template"), req.Public)

@@ -57,3 +57,29 @@ func validateNetwork(allowNet *bool, n *networkConfig) error {
 	_, err := sandbox.NetworkPolicy(allowNet, raw)
 	return err
 }
+
+// unsupportedFields refuses, naming it, the first create field E2B defines
+// that this server cannot honour: ignoring it would let the caller believe it
+// took effect. (Fields E2B does not define are ignored by decode.)
+func unsupportedFields(req newSandbox) error {
+	n := req.Network
+	for _, f := range []struct {
+		name, why string
+		set       bool
+	}{
+		{"mcp", "there is no MCP gateway in sbx sandboxes", present(req.MCP)},
+		{"iam", "sbx issues no workload identity tokens", present(req.IAM)},
+		{"network.maskRequestHost", "the proxy forwards the Host header unchanged", n != nil && n.MaskRequestHost != nil},
+		{"network.httpsPorts", "the proxy speaks plain HTTP to sandbox ports", n != nil && len(n.HTTPSPorts) > 0},
+	} {
+		if f.set {
+			return fmt.Errorf("%w: %s is not supported by this server (%s); remove it from the request", sandbox.ErrInvalid, f.name, f.why)
+		}
+	}
+	return nil
+}
+
+// present reports whether an optional JSON value was sent (and is not null).
+func present(raw json.RawMessage) bool {
+	return len(raw) > 0 && string(raw) != "null"
+}

@@ -45,7 +45,9 @@ func (m *Manager) expire(id string) {
 	_ = m.killLocked(ctx, sb, "timeout", nil)
 }
 
-// SetTimeout replaces the deadline with now+d.
+// SetTimeout replaces the deadline with now+d. A d of 0 ends the sandbox's
+// time now, as E2B's setTimeout(0) does: it times out at once (killed, or
+// paused if it asked for that), after this call returns.
 func (m *Manager) SetTimeout(ctx context.Context, id string, d time.Duration) error {
 	return m.moveEnd(ctx, id, d, false)
 }
@@ -56,8 +58,10 @@ func (m *Manager) Extend(ctx context.Context, id string, d time.Duration) error 
 }
 
 func (m *Manager) moveEnd(ctx context.Context, id string, d time.Duration, onlyLater bool) error {
-	if err := m.checkTimeout(d); err != nil {
-		return err
+	if d != 0 || onlyLater {
+		if err := m.checkTimeout(d); err != nil {
+			return err
+		}
 	}
 	sb, unlock, err := m.lockOp(id)
 	if err != nil {
