@@ -3,16 +3,20 @@
 //
 //	SBX_FAILPOINTS="create/after-network=error,delete/before-layer=kill"
 //
-// Actions: "error" returns an error from Hit; "kill" SIGKILLs the process
-// (simulating a crash at that exact step); "sleep" pauses 2 s. The variable is
-// read once at start; Hit on an unset name costs one map lookup.
+// Actions: "error" returns an error from Hit; "errorN" (e.g. "error3") returns
+// one from the first N hits only, then lets the step through (a transient
+// failure); "kill" SIGKILLs the process (simulating a crash at that exact
+// step); "sleep" pauses 2 s. The variable is read once at start; Hit on an
+// unset name costs one map lookup.
 package failpoint
 
 import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -21,6 +25,12 @@ import (
 var ErrInjected = errors.New("failpoint: injected failure")
 
 var points = parse(os.Getenv("SBX_FAILPOINTS"))
+
+// hits counts the hits of "errorN" points; mu guards it.
+var (
+	mu   sync.Mutex
+	hits = map[string]int{}
+)
 
 func parse(s string) map[string]string {
 	if s == "" {
@@ -51,8 +61,25 @@ func Hit(name string) error {
 		time.Sleep(2 * time.Second)
 		return nil
 	}
+	if n, err := strconv.Atoi(strings.TrimPrefix(action, "error")); err == nil && !spent(name, n) {
+		return nil
+	}
 	return fmt.Errorf("%w at %s", ErrInjected, name)
 }
 
-// Set arms failpoints for tests in this process (replacing any).
-func Set(spec string) { points = parse(spec) }
+// spent counts a hit of an "errorN" point and reports whether it still fails.
+func spent(name string, n int) bool {
+	mu.Lock()
+	defer mu.Unlock()
+	hits[name]++
+	return hits[name] <= n
+}
+
+// Set arms failpoints for tests in this process (replacing any) and resets
+// the counts of "errorN" points.
+func Set(spec string) {
+	mu.Lock()
+	defer mu.Unlock()
+	points = parse(spec)
+	hits = map[string]int{}
+}

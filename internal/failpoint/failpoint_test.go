@@ -18,3 +18,13 @@ func TestHit(t *testing.T) {
 		t.Fatalf("c: %v", err)
 	}
 }
+
+func TestHitTransient(t *testing.T) {
+	Set("t=error2")
+	defer Set("")
+	for i, want := range []bool{true, true, false, false} {
+		if err := Hit("t"); errors.Is(err, ErrInjected) != want {
+			t.Fatalf("hit %d: %v, want failure=%v", i+1, err, want)
+		}
+	}
+}

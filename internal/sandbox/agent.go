@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/sbx-dev/sbx/internal/failpoint"
 )
 
 // agentClient talks to agents over their sandbox links. Keep-alives are off:
@@ -22,6 +25,12 @@ var agentClient = &http.Client{
 const agentStartTimeout = 10 * time.Second
 
 // initAgent sends /init with the sandbox's token, default user and env vars.
+// An agent that does not take the request (a refused, reset or timed-out
+// connection: under load a sandbox can stall past one dial's timeout right
+// after it answered /health) is asked again until agentStartTimeout or ctx
+// ends; /init is idempotent. Failing that, the error is ErrUnavailable (the
+// API answers 503 with Retry-After), never a bare internal error. An agent
+// that answers and refuses is not asked again.
 func (m *Manager) initAgent(ctx context.Context, sb *Sandbox) error {
 	base := fmt.Sprintf("http://%s:%d", sb.info.SandboxIP, m.cfg.AgentPort)
 	user := sb.tmpl.User
@@ -33,20 +42,56 @@ func (m *Manager) initAgent(ctx context.Context, sb *Sandbox) error {
 		"defaultUser": user, "defaultWorkdir": sb.tmpl.Workdir, "timestamp": time.Now().UTC().Format(time.RFC3339Nano),
 		"lifecycleID": sb.rec.LifecycleID,
 	})
+	ctx, cancel := context.WithTimeout(ctx, agentStartTimeout)
+	defer cancel()
+	delay := 5 * time.Millisecond
+	for {
+		err := postInit(ctx, base, sb.rec.InitSecret, body)
+		var refused *initRefusedError
+		switch {
+		case err == nil:
+			return nil
+		case errors.As(err, &refused):
+			return fmt.Errorf("init sandbox %s agent: %w", sb.rec.ID, err)
+		case ctx.Err() != nil:
+			return fmt.Errorf("init sandbox %s agent: %w", sb.rec.ID, errors.Join(ErrUnavailable, err))
+		}
+		m.log.Debug("agent did not take /init yet; retrying", "sandbox", sb.rec.ID, "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, 250*time.Millisecond)
+	}
+}
+
+// initRefusedError is an agent's non-2xx answer to /init.
+type initRefusedError struct {
+	status string
+	msg    []byte
+}
+
+func (e *initRefusedError) Error() string { return e.status + ": " + string(e.msg) }
+
+// postInit makes one /init request; a transport failure is returned as is.
+func postInit(ctx context.Context, base, secret string, body []byte) error {
+	if err := failpoint.Hit("create/init-unreachable"); err != nil {
+		return err
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/init", bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Sbx-Init-Token", sb.rec.InitSecret)
+	req.Header.Set("X-Sbx-Init-Token", secret)
 	resp, err := agentClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("init sandbox %s agent: %w", sb.rec.ID, err)
+		return err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fmt.Errorf("init sandbox %s agent: %s: %s", sb.rec.ID, resp.Status, msg)
+		return &initRefusedError{resp.Status, msg}
 	}
 	return nil
 }
