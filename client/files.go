@@ -20,7 +20,7 @@ const maxReadFile = 1 << 30
 // EntryInfo describes a file in a sandbox.
 type EntryInfo struct {
 	Name          string
-	Type          string // "file", "dir" or "symlink"
+	Type          string // "file" or "dir"; a symlink has its target's type (SymlinkTarget set), "" when it dangles
 	Path          string
 	Size          int64
 	Mode          os.FileMode // permission bits as envd reports them

@@ -46,10 +46,12 @@ func TestKillRaces(t *testing.T) {
 }
 
 // TestParallelUploadsOnePath: 16 concurrent uploads to one path each land
-// whole: the file ends as exactly one of them, never a mix or a torn file.
+// whole (the agent serialises writes to one path; each is in place): the file
+// ends as exactly one of them, never a mix, and no other name appears.
 func TestParallelUploadsOnePath(t *testing.T) {
 	d := startDaemon(t, "crun", "")
 	sb := d.create(nil)
+	before, _ := sb.run("", "ls -A /home/user", 20*time.Second)
 	var wg sync.WaitGroup
 	bodies := map[string]bool{}
 	for i := 0; i < 16; i++ {
@@ -68,9 +70,25 @@ func TestParallelUploadsOnePath(t *testing.T) {
 	if code != 200 || !bodies[got] {
 		t.Fatalf("after parallel uploads: %d, %d bytes, not one whole upload (prefix %q)", code, len(got), truncate(got, 8))
 	}
-	if out, _ := sb.run("", "ls -a /home/user | grep -c sbx-upload || true", 20*time.Second); strings.TrimSpace(out) != "0" {
-		t.Errorf("temporary upload files left: %q", out)
+	after, _ := sb.run("", "ls -A /home/user", 20*time.Second)
+	if added := newNames(before, after); len(added) != 1 || added[0] != "same.txt" {
+		t.Errorf("names new in the home after the uploads: %q, want only same.txt", added)
 	}
+}
+
+// newNames lists the lines of after that are not in before.
+func newNames(before, after string) []string {
+	had := map[string]bool{}
+	for _, n := range strings.Fields(before) {
+		had[n] = true
+	}
+	var out []string
+	for _, n := range strings.Fields(after) {
+		if !had[n] {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // upload writes body to path in the sandbox through /files (as user).

@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// readMultipart stages every part named "file". Its target is the path query
+// readMultipart writes every part named "file". Its target is the path query
 // when given (single-file form), else the part's filename, taken whole (not
 // reduced to its base name as mime/multipart does).
 func readMultipart(r *http.Request, up *uploadReq) error {

@@ -22,9 +22,9 @@ type written struct {
 	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
-// upload serves POST /files. All files of a request are staged first and
-// renamed into place only when every one was written: a failed request
-// changes no file (missing parent directories may remain).
+// upload serves POST /files. Each file is written in place as its part
+// arrives (see writeFile), as envd does: if a part fails, the files before
+// it stay written and the request answers the error.
 func (h *handler) upload(w http.ResponseWriter, r *http.Request) {
 	out, err := h.receive(r)
 	if err != nil {
@@ -35,12 +35,12 @@ func (h *handler) upload(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(out)
 }
 
-// uploadReq is what every body form needs to stage its files.
+// uploadReq is what every body form needs to write its files.
 type uploadReq struct {
 	user identity.User
 	md   map[string]string
 	seen map[string]bool
-	done []*staged
+	done []written
 }
 
 func (h *handler) receive(r *http.Request) ([]written, error) {
@@ -63,13 +63,12 @@ func (h *handler) receive(r *http.Request) ([]written, error) {
 	r.Body = body
 	up := &uploadReq{user: u, md: md, seen: map[string]bool{}}
 	if err := h.readBody(r, up); err != nil {
-		up.abort()
 		return nil, err
 	}
-	return up.commit()
+	return up.done, nil
 }
 
-// readBody stages the files of an octet-stream or multipart body.
+// readBody writes the files of an octet-stream or multipart body.
 func (h *handler) readBody(r *http.Request, up *uploadReq) error {
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch {
@@ -84,39 +83,19 @@ func (h *handler) readBody(r *http.Request, up *uploadReq) error {
 	return withStatus(http.StatusBadRequest, fmt.Errorf("unsupported content type %q, expected multipart/form-data or application/octet-stream", r.Header.Get("Content-Type")))
 }
 
-// add resolves path for the user and stages one file from src.
+// add resolves path for the user and writes one file from src.
 func (up *uploadReq) add(path string, src io.Reader) error {
 	p, err := fsutil.Resolve(path, up.user)
 	if err != nil {
 		return err
 	}
 	if up.seen[p] {
-		return fmt.Errorf("%w: you cannot upload multiple files to the same path '%s' in one upload request", fsutil.ErrInvalid, p)
+		return fmt.Errorf("%w: you cannot upload multiple files to the same path '%s' in one upload request, only the first specified file was uploaded", fsutil.ErrInvalid, p)
 	}
 	up.seen[p] = true
-	s, err := stage(p, src, up.user, up.md)
-	if err != nil {
+	if err := writeFile(p, src, up.user, up.md); err != nil {
 		return err
 	}
-	up.done = append(up.done, s)
+	up.done = append(up.done, written{Path: p, Name: filepath.Base(p), Type: "file", Metadata: up.md})
 	return nil
-}
-
-// commit renames every staged file into place, in order.
-func (up *uploadReq) commit() ([]written, error) {
-	out := make([]written, 0, len(up.done))
-	for i, s := range up.done {
-		if err := s.commit(); err != nil {
-			(&uploadReq{done: up.done[i+1:]}).abort()
-			return nil, err
-		}
-		out = append(out, written{Path: s.dst, Name: filepath.Base(s.dst), Type: "file", Metadata: up.md})
-	}
-	return out, nil
-}
-
-func (up *uploadReq) abort() {
-	for _, s := range up.done {
-		s.abort()
-	}
 }

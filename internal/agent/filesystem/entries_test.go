@@ -31,7 +31,8 @@ func TestStat(t *testing.T) {
 		{"absolute", file, 0, &fspb.EntryInfo{Name: "a.txt", Path: file}},
 		{"dotdot", "x/../a.txt", 0, &fspb.EntryInfo{Name: "a.txt", Path: file}},
 		{"home", "~", 0, &fspb.EntryInfo{Name: "user", Type: fspb.FileType_FILE_TYPE_DIRECTORY, Mode: 0o755, Permissions: "drwxr-xr-x"}},
-		{"symlink", "link", 0, &fspb.EntryInfo{Name: "link", Type: fspb.FileType_FILE_TYPE_SYMLINK, Mode: 0o644, Permissions: "Lrwxrwxrwx"}},
+		{"symlink", "link", 0, &fspb.EntryInfo{Name: "link", Type: fspb.FileType_FILE_TYPE_FILE, Mode: 0o644, Permissions: "Lrwxrwxrwx"}},
+		{"symlink to a directory", "root", 0, &fspb.EntryInfo{Name: "root", Type: fspb.FileType_FILE_TYPE_DIRECTORY, Permissions: "Lrwxrwxrwx"}},
 		{"symlink to root", "root/etc", 0, &fspb.EntryInfo{Name: "etc", Type: fspb.FileType_FILE_TYPE_DIRECTORY, Owner: "root"}},
 		{"missing", "nope", connect.CodeNotFound, nil},
 		{"through a file", "a.txt/x", connect.CodeNotFound, nil},
@@ -89,8 +90,41 @@ func TestStatMetadataAndSymlinkTarget(t *testing.T) {
 	}
 	res, err = e.client.Stat(context.Background(), as("", &fspb.StatRequest{Path: "dangling"}))
 	must(t, err)
-	if en := res.Msg.Entry; en.GetSymlinkTarget() != "gone" || en.Type != fspb.FileType_FILE_TYPE_SYMLINK || en.Mode != 0 {
+	if en := res.Msg.Entry; en.GetSymlinkTarget() != "gone" || en.Type != fspb.FileType_FILE_TYPE_UNSPECIFIED || en.Mode != 0 {
 		t.Fatalf("dangling = %v", en)
+	}
+	must(t, os.Symlink("loop", filepath.Join(e.home, "loop")))
+	res, err = e.client.Stat(context.Background(), as("", &fspb.StatRequest{Path: "loop"}))
+	must(t, err)
+	if en := res.Msg.Entry; en.Type != fspb.FileType_FILE_TYPE_UNSPECIFIED || en.Mode != 0 {
+		t.Fatalf("loop = %v", en)
+	}
+}
+
+// TestListSymlinks: a listing reports a symlink as envd does, by its
+// target's type, with the resolved target; it does not descend into a
+// symlinked directory (the tree below belongs to the target).
+func TestListSymlinks(t *testing.T) {
+	e := newEnv(t)
+	d := filepath.Join(e.home, "d")
+	must(t, os.MkdirAll(filepath.Join(d, "real", "inner"), 0o755))
+	must(t, os.WriteFile(filepath.Join(d, "f"), []byte("x"), 0o600))
+	must(t, os.Symlink("f", filepath.Join(d, "lf")))
+	must(t, os.Symlink("real", filepath.Join(d, "ld")))
+	res, err := e.client.ListDir(context.Background(), as("", &fspb.ListDirRequest{Path: "d", Depth: 3}))
+	must(t, err)
+	got := map[string]*fspb.EntryInfo{}
+	for _, en := range res.Msg.Entries {
+		got[strings.TrimPrefix(en.Path, d+"/")] = en
+	}
+	if len(got) != 5 || got["ld/inner"] != nil {
+		t.Fatalf("entries %v, want f, lf, ld, real, real/inner", got)
+	}
+	if lf := got["lf"]; lf.Type != fspb.FileType_FILE_TYPE_FILE || lf.Mode != 0o600 || lf.GetSymlinkTarget() != filepath.Join(d, "f") {
+		t.Fatalf("lf = %v", lf)
+	}
+	if ld := got["ld"]; ld.Type != fspb.FileType_FILE_TYPE_DIRECTORY || ld.GetSymlinkTarget() != filepath.Join(d, "real") {
+		t.Fatalf("ld = %v", ld)
 	}
 }
 

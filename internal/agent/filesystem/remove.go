@@ -12,7 +12,8 @@ import (
 )
 
 // Remove deletes a file, a symlink (not its target) or a whole directory
-// tree. A missing path is not_found; "/" is refused.
+// tree. A missing path succeeds, as envd's os.RemoveAll does; "/" is
+// refused.
 func (s *Service) Remove(_ context.Context, req *connect.Request[fspb.RemoveRequest]) (*connect.Response[fspb.RemoveResponse], error) {
 	_, p, err := s.resolve(req.Header(), req.Msg.GetPath())
 	if err != nil {
@@ -20,9 +21,6 @@ func (s *Service) Remove(_ context.Context, req *connect.Request[fspb.RemoveRequ
 	}
 	if p == "/" {
 		return nil, errorf(connect.CodeInvalidArgument, "refusing to remove /")
-	}
-	if _, err := os.Lstat(p); err != nil {
-		return nil, toConnect(fsutil.Classify(err))
 	}
 	if err := os.RemoveAll(p); err != nil {
 		return nil, toConnect(fsutil.Classify(fmt.Errorf("remove %s: %w", p, err)))

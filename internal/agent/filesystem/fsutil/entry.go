@@ -13,9 +13,12 @@ import (
 )
 
 // Entry describes the file at the absolute path p without following a final
-// symlink, as envd does: a symlink is reported as FILE_TYPE_SYMLINK with its
-// resolved target (or its raw target when dangling), the link's own size and
-// permissions string, and the target's permission bits as mode.
+// symlink, as envd does. A symlink is reported by what it leads to: the
+// target's type (FILE_TYPE_FILE or _DIRECTORY, what E2B's SDK tests expect)
+// and permission bits as mode, its resolved absolute target as
+// symlink_target, and the link's own size and permissions string
+// ("Lrwxrwxrwx"). A dangling or looping link has FILE_TYPE_UNSPECIFIED (the
+// SDK leaves such entries out of a listing), mode 0 and its raw target.
 func Entry(p string, names *Names) (*fspb.EntryInfo, error) {
 	fi, err := os.Lstat(p)
 	if err != nil {
@@ -40,28 +43,31 @@ func EntryFromInfo(p string, fi fs.FileInfo, names *Names) *fspb.EntryInfo {
 		e.Owner, e.Group = names.User(st.Uid), names.Group(st.Gid)
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
-		target, mode := symlinkTarget(p)
-		e.SymlinkTarget, e.Mode = &target, mode
+		target, tfi := symlinkTarget(p)
+		e.SymlinkTarget, e.Type, e.Mode = &target, fspb.FileType_FILE_TYPE_UNSPECIFIED, 0
+		if tfi != nil {
+			e.Type, e.Mode = fileType(tfi.Mode()), uint32(tfi.Mode().Perm())
+		}
 	}
 	return e
 }
 
-// symlinkTarget returns where the link p leads and the target's permission
-// bits (0 when the link dangles).
-func symlinkTarget(p string) (string, uint32) {
+// symlinkTarget returns where the link p leads and what is there (nil when
+// the link dangles or loops; the target is then the link's raw text).
+func symlinkTarget(p string) (string, fs.FileInfo) {
 	resolved, err := filepath.EvalSymlinks(p)
 	if err != nil {
 		raw, rerr := os.Readlink(p)
 		if rerr != nil {
-			return p, 0
+			return p, nil
 		}
-		return raw, 0
+		return raw, nil
 	}
 	fi, err := os.Stat(resolved)
 	if err != nil {
-		return resolved, 0
+		return resolved, nil
 	}
-	return resolved, uint32(fi.Mode().Perm())
+	return resolved, fi
 }
 
 func fileType(m fs.FileMode) fspb.FileType {

@@ -72,8 +72,23 @@ func ReadMetadata(p string) map[string]string {
 	return md
 }
 
-// SetMetadata stores md as user.e2b.* xattrs on the open file fd.
-func SetMetadata(fd int, md map[string]string) error {
+// ReplaceMetadata makes md the user.e2b.* xattrs of the open file fd: keys
+// it does not name are removed (an upload replaces a file's metadata). A
+// filesystem without xattrs is an error only when md is not empty.
+func ReplaceMetadata(fd int, md map[string]string) error {
+	names, err := splitNames(func(b []byte) (int, error) { return unix.Flistxattr(fd, b) })
+	if err != nil && len(md) > 0 {
+		return Classify(fmt.Errorf("list metadata: %w", err))
+	}
+	for _, name := range names {
+		key, ok := strings.CutPrefix(name, MetadataPrefix)
+		if _, keep := md[key]; !ok || keep {
+			continue
+		}
+		if err := unix.Fremovexattr(fd, name); err != nil && err != unix.ENODATA {
+			return Classify(fmt.Errorf("remove metadata %q: %w", key, err))
+		}
+	}
 	for k, v := range md {
 		if err := unix.Fsetxattr(fd, MetadataPrefix+k, []byte(v), 0); err != nil {
 			return Classify(fmt.Errorf("set metadata %q: %w", k, err))
@@ -83,12 +98,18 @@ func SetMetadata(fd int, md map[string]string) error {
 }
 
 func listXattr(p string) ([]string, error) {
-	size, err := unix.Llistxattr(p, nil)
+	return splitNames(func(b []byte) (int, error) { return unix.Llistxattr(p, b) })
+}
+
+// splitNames calls list (a listxattr(2) flavour) for the size, then the
+// NUL-separated names.
+func splitNames(list func([]byte) (int, error)) ([]string, error) {
+	size, err := list(nil)
 	if err != nil || size == 0 {
 		return nil, err
 	}
 	buf := make([]byte, size)
-	n, err := unix.Llistxattr(p, buf)
+	n, err := list(buf)
 	if err != nil {
 		return nil, err
 	}
