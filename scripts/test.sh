@@ -49,8 +49,8 @@ log "agent end-to-end (official e2b SDK, debug mode)"
 SBX_AGENT_BIN="$PWD/bin/sbx-agent" test/e2e/agent/run.sh
 
 for rt in $RUNTIMES; do
-  log "daemon end-to-end on $rt (official e2b SDK), exposed ports included"
-  test/e2e/daemon/run.sh "$rt" test/e2e/daemon.test.mjs test/e2e/ports.test.mjs
+  log "daemon end-to-end on $rt (official e2b SDK), exposed ports and E2B's edges included"
+  test/e2e/daemon/run.sh "$rt" test/e2e/daemon.test.mjs test/e2e/ports.test.mjs test/e2e/edges.test.mjs
 done
 
 # the loopback registry the template builds pull from (images made from the
