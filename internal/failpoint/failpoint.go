@@ -7,7 +7,7 @@
 // one from the first N hits only, then lets the step through (a transient
 // failure); "kill" SIGKILLs the process (simulating a crash at that exact
 // step); "sleep" pauses 2 s. The variable is read once at start; Hit on an
-// unset name costs one map lookup.
+// unset name costs one map lookup under a mutex.
 package failpoint
 
 import (
@@ -26,7 +26,8 @@ var ErrInjected = errors.New("failpoint: injected failure")
 
 var points = parse(os.Getenv("SBX_FAILPOINTS"))
 
-// hits counts the hits of "errorN" points; mu guards it.
+// mu guards points (replaced by Set) and hits, the hit counts of "errorN"
+// points.
 var (
 	mu   sync.Mutex
 	hits = map[string]int{}
@@ -49,7 +50,9 @@ func parse(s string) map[string]string {
 
 // Hit triggers the failpoint name if it is armed.
 func Hit(name string) error {
+	mu.Lock()
 	action, ok := points[name]
+	mu.Unlock()
 	if !ok {
 		return nil
 	}
