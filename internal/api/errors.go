@@ -51,6 +51,8 @@ func statusOf(err error) int {
 		return http.StatusConflict
 	case errors.Is(err, volume.ErrQuota), errors.Is(err, volume.ErrNoSpace):
 		return http.StatusInsufficientStorage
+	case errors.Is(err, volume.ErrUnavailable):
+		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
 }

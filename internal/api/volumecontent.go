@@ -49,7 +49,7 @@ func (s *Server) contentAuth(fn contentHandler) http.Handler {
 			writeErr(sw, err)
 			return
 		}
-		root, err := volume.OpenRoot(s.vols.Data(v.ID))
+		root, err := s.vols.Root(r.Context(), v.ID)
 		if err != nil {
 			writeErr(sw, err)
 			return

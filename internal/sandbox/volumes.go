@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -90,6 +91,10 @@ func (m *Manager) createWithVolumes(ctx context.Context, tmpl Template, rtName s
 	}
 	defer m.release()
 	sb, err := m.coldStart(ctx, tmpl, rtName, res, o.Volumes...)
+	if errors.Is(err, errAgentStart) && ctx.Err() == nil {
+		m.log.Warn("retrying create once", "err", err) // as create does
+		sb, err = m.coldStart(ctx, tmpl, rtName, res, o.Volumes...)
+	}
 	if err != nil {
 		return Info{}, err
 	}

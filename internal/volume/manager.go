@@ -257,6 +257,22 @@ func (m *Manager) mount(ctx context.Context, id string, userNS bool) error {
 	return mountIDMapped(m.Data(id), m.Source(id, true), m.userns)
 }
 
+// Root opens volume id's files for the content API, mounting the volume
+// first if needed: never its bare mount point, whose writes would land on
+// the host's disk, outside the quota.
+func (m *Manager) Root(ctx context.Context, id string) (*Root, error) {
+	var err error
+	if !mounted(m.Data(id)) { // the common case needs no lock
+		m.mu.Lock()
+		err = m.mount(ctx, id, false)
+		m.mu.Unlock()
+	}
+	if err != nil || !mounted(m.Data(id)) {
+		return nil, fmt.Errorf("volume %s is not mounted: %w", id, errors.Join(ErrUnavailable, err))
+	}
+	return OpenRoot(m.Data(id))
+}
+
 // Authorize reports whether token is volume v's content token.
 func Authorize(v *store.Volume, token string) bool {
 	return token != "" && subtle.ConstantTimeCompare([]byte(v.Token), []byte(token)) == 1
