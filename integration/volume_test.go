@@ -103,9 +103,7 @@ func testVolumes(t *testing.T, rt string) {
 	if code, body := d2.content(v, "GET", "/file?path=/a.txt", ""); code != 200 || body != "from-a\n" {
 		t.Errorf("after a daemon crash the content API reads %d %q", code, body)
 	}
-	if rt == "runsc" {
-		pauseKeepsVolume(t, d2, a)
-	}
+	pauseKeepsVolume(t, d2, a, rt == "runsc") // files only on crun/runc: a cold boot from the record
 	if code := d2.api("DELETE", "/volumes/"+v.ID, nil, nil); code != 409 {
 		t.Errorf("delete of a mounted volume: %d, want 409", code)
 	}
@@ -145,10 +143,11 @@ func volumeSymlinks(t *testing.T, d *daemon, v volumeRef, s *sandbox) {
 	}
 }
 
-// pauseKeepsVolume pauses and resumes s: the mount is back, writable.
-func pauseKeepsVolume(t *testing.T, d *daemon, s *sandbox) {
+// pauseKeepsVolume pauses (with memory or files only) and resumes s: the
+// mount is back, writable.
+func pauseKeepsVolume(t *testing.T, d *daemon, s *sandbox, memory bool) {
 	t.Helper()
-	if code := d.api("POST", "/sandboxes/"+s.ID+"/pause", nil, nil); code != 204 {
+	if code := d.api("POST", "/sandboxes/"+s.ID+"/pause", map[string]bool{"memory": memory}, nil); code != 204 {
 		t.Fatalf("pause: %d\n%s", code, tail(d.log.String(), 2000))
 	}
 	if code := d.api("DELETE", "/volumes/x-unknown", nil, nil); code != 404 {
