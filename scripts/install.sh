@@ -22,7 +22,7 @@ export PATH="/usr/local/go/bin:$PATH"
 command -v go >/dev/null || die "Go 1.26+ is required (https://go.dev/dl/); put it on PATH"
 
 need_pkgs=()
-for p in crun runc nftables debootstrap iproute2 attr procps ca-certificates; do
+for p in crun runc nftables debootstrap iproute2 attr procps ca-certificates e2fsprogs mount; do
   dpkg -s "$p" >/dev/null 2>&1 || need_pkgs+=("$p")
 done
 if [ ${#need_pkgs[@]} -gt 0 ]; then

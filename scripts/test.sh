@@ -10,6 +10,7 @@
 #   5. the daemon end-to-end test with the official e2b SDK, per runtime
 #   6. code interpreter end-to-end with @e2b/code-interpreter, through the daemon
 #      and the MCP tools with the official MCP TypeScript SDK (stdio and /mcp)
+#   6a. volumes end-to-end (the SDK's Volume class and volumeMounts) on runsc and crun
 #   7. sbx bench, the SDK TTI script and the template benchmark in a short mode, so they cannot rot
 # With CI=true a missing runtime, template or tool is a failure, never a skip.
 set -euo pipefail
@@ -76,6 +77,11 @@ done
 
 log "MCP end-to-end on runsc (official MCP TypeScript SDK client: sbx mcp over stdio, the daemon's /mcp)"
 test/e2e/daemon/run.sh runsc test/e2e/mcp.test.mjs
+
+for rt in runsc crun; do
+  log "volumes end-to-end on $rt (official e2b SDK Volume class, volume content API, volumeMounts)"
+  test/e2e/daemon/run.sh "$rt" test/e2e/volume.test.mjs
+done
 
 log "benchmarks, short mode"
 test/e2e/daemon/run.sh crun test/e2e/bench.test.mjs test/e2e/bench-template.test.mjs # the latter: registry from SBX_E2E_REGISTRY_BIN

@@ -19,6 +19,7 @@ import (
 	"github.com/sbx-dev/sbx/internal/proxy"
 	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/store"
+	"github.com/sbx-dev/sbx/internal/volume"
 )
 
 // serveFlags are the operator's settings of one node.
@@ -35,6 +36,7 @@ type serveFlags struct {
 	buildConcurrency                                                                          int
 	buildStepTimeout                                                                          time.Duration
 	templateQuotaMB                                                                           int64
+	volumeMB, volumeMaxMB, volumeTotalMB                                                      int64
 }
 
 func parseServeFlags(args []string) (*serveFlags, error) {
@@ -71,6 +73,9 @@ func parseServeFlags(args []string) (*serveFlags, error) {
 	fs.StringVar(&f.registryMirror, "registry-mirror", "", "registry host[:port] that mirrors Docker Hub, used for its images")
 	fs.IntVar(&f.buildConcurrency, "build-concurrency", 2, "template builds at once; more wait")
 	fs.Int64Var(&f.templateQuotaMB, "template-quota-mb", 0, "disk bound in MiB for template layers (0: none); builds past it fail")
+	fs.Int64Var(&f.volumeMB, "volume-size-mb", 1024, "size (quota) of a volume whose create names none, in MiB")
+	fs.Int64Var(&f.volumeMaxMB, "volume-max-mb", 16384, "largest size one volume may ask for, in MiB")
+	fs.Int64Var(&f.volumeTotalMB, "volume-total-mb", 32768, "bound on the sum of all volumes' sizes in MiB (their disk is allocated at create)")
 	fs.DurationVar(&f.buildStepTimeout, "build-step-timeout", 30*time.Minute, "bound on one template build step")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -146,6 +151,13 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 		return err
 	}
 	defer mgr.Close()
+	vols, err := volume.Open(ctx, volume.Config{Dir: filepath.Join(f.dataDir, "volumes"), DefaultSizeMB: f.volumeMB,
+		MaxSizeMB: f.volumeMaxMB, TotalMB: f.volumeTotalMB, UIDBase: uint32(f.uidBase)}, st, log)
+	if err != nil {
+		return fmt.Errorf("open volumes: %w", err)
+	}
+	defer vols.Close()
+	mgr.SetVolumes(vols)
 	dnsCtx, stopDNS := context.WithCancel(ctx)
 	defer stopDNS()
 	go eg.serveDNS(dnsCtx, nw, aud, log)
@@ -166,7 +178,7 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 	poolsDone := make(chan struct{})
 	go func() { mgr.RunPools(ctx); close(poolsDone) }()
 	go mgr.RunWatchdog(ctx)
-	err = listenAndServe(ctx, f, mgr, bs, keys, aud, log)
+	err = listenAndServe(ctx, f, mgr, bs, vols, keys, aud, log)
 	cancel()
 	select { // pooled sandboxes hold no tenant: release them on a clean stop
 	case <-poolsDone:
@@ -175,9 +187,10 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 	return err
 }
 
-func listenAndServe(ctx context.Context, f *serveFlags, mgr *sandbox.Manager, bs *builder.Service, keys *api.Keys, aud *audit.Log, log *slog.Logger) error {
+func listenAndServe(ctx context.Context, f *serveFlags, mgr *sandbox.Manager, bs *builder.Service, vols *volume.Manager, keys *api.Keys, aud *audit.Log, log *slog.Logger) error {
 	apiSrv := api.New(mgr, keys, aud, log)
 	apiSrv.SetBuilder(bs)
+	apiSrv.SetVolumes(vols)
 	apiSrv.AuditPath = filepath.Join(f.dataDir, audit.FileName)
 	px := proxy.New(mgr, f.domain, api.WriteError, log)
 	mcpH := mcpHTTPHandler("http://" + f.listen)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sbx-dev/sbx/internal/builder"
 	"github.com/sbx-dev/sbx/internal/sandbox"
+	"github.com/sbx-dev/sbx/internal/volume"
 )
 
 // Auditor records API calls (implemented by *audit.Log).
@@ -29,6 +30,7 @@ type Server struct {
 	// its upload links.
 	builds    *builder.Service
 	uploadKey []byte
+	vols      *volume.Manager // SetVolumes; nil: no volume routes answer but 404
 	// AuditPath is the audit log file read by the logs endpoints ("" = none).
 	AuditPath string
 	// BodyTimeout bounds reading a request's body and WriteTimeout writing

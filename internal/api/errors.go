@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/sbx-dev/sbx/internal/sandbox"
+	"github.com/sbx-dev/sbx/internal/volume"
 )
 
 // apiError is E2B's Error schema; code always equals the HTTP status.
@@ -41,6 +42,16 @@ func statusOf(err error) int {
 	case errors.Is(err, sandbox.ErrNoSpace):
 		return http.StatusInsufficientStorage
 	case errors.Is(err, sandbox.ErrUnavailable):
+		return http.StatusServiceUnavailable
+	case errors.Is(err, volume.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, volume.ErrInvalid):
+		return http.StatusBadRequest
+	case errors.Is(err, volume.ErrExists), errors.Is(err, volume.ErrInUse):
+		return http.StatusConflict
+	case errors.Is(err, volume.ErrQuota), errors.Is(err, volume.ErrNoSpace):
+		return http.StatusInsufficientStorage
+	case errors.Is(err, volume.ErrUnavailable):
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError

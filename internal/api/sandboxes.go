@@ -32,12 +32,12 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 }
 
 // createOpts validates a create body and turns it into manager options.
-func (s *Server) createOpts(req newSandbox) (sandbox.CreateOpts, error) {
+func (s *Server) createOpts(req newSandbox) (o sandbox.CreateOpts, err error) {
 	cfg := s.mgr.Config()
 	if err := unsupportedFields(req); err != nil {
 		return sandbox.CreateOpts{}, err
 	}
-	o := sandbox.CreateOpts{
+	o = sandbox.CreateOpts{
 		Template: req.TemplateID, Runtime: req.Runtime, Timeout: cfg.DefaultTimeout,
 		Metadata: req.Metadata, EnvVars: req.EnvVars, AllowNet: req.AllowInternetAccess,
 		Resources: sandbox.Resources{CPUCount: req.CPUCount, MemoryMB: req.MemoryMB, DiskSizeMB: req.DiskSizeMB},
@@ -63,6 +63,9 @@ func (s *Server) createOpts(req newSandbox) (sandbox.CreateOpts, error) {
 		o.PrivateTraffic = req.Network.AllowPublicTraffic != nil && !*req.Network.AllowPublicTraffic
 	}
 	if err := validateStrings(o.Metadata, "metadata"); err != nil {
+		return o, err
+	}
+	if o.Volumes, err = s.volumeMounts(req.VolumeMounts); err != nil {
 		return o, err
 	}
 	return o, validateEnv(o.EnvVars)
@@ -114,7 +117,7 @@ func listed(in sandbox.Info) listedSandbox {
 		SandboxID: in.ID, TemplateID: in.TemplateID, Alias: alias(in), ClientID: "sbx",
 		CPUCount: in.CPUCount, MemoryMB: in.MemoryMB, DiskSizeMB: in.DiskSizeMB,
 		EnvdVersion: EnvdVersion, StartedAt: in.StartedAt, EndAt: in.EndAt, State: publicState(in.State),
-		Metadata: in.Metadata, Runtime: in.Runtime,
+		Metadata: in.Metadata, Runtime: in.Runtime, Volumes: mountsOf(in.Volumes),
 	}
 }
 

@@ -35,7 +35,7 @@ type newSandbox struct {
 	Secure              *bool             `json:"secure,omitempty"`
 	MCP                 json.RawMessage   `json:"mcp,omitempty"`
 	IAM                 json.RawMessage   `json:"iam,omitempty"`
-	VolumeMounts        json.RawMessage   `json:"volumeMounts,omitempty"`
+	VolumeMounts        []volumeMount     `json:"volumeMounts,omitempty"`
 	Runtime             string            `json:"runtime,omitempty"`
 	CPUCount            int               `json:"cpuCount,omitempty"`
 	MemoryMB            int               `json:"memoryMB,omitempty"`
@@ -69,6 +69,7 @@ type listedSandbox struct {
 	State       string            `json:"state"`
 	Metadata    map[string]string `json:"metadata,omitempty"`
 	Runtime     string            `json:"runtime,omitempty"`
+	Volumes     []volumeMount     `json:"volumeMounts,omitempty"`
 }
 
 type sandboxDetail struct {

@@ -29,6 +29,9 @@ type CreateOpts struct {
 	// PrivateTraffic (network.allowPublicTraffic: false) makes exposed ports
 	// require the sandbox's traffic token (e2b-traffic-access-token).
 	PrivateTraffic bool
+	// Volumes are mounted into the sandbox (validated and resolved by the
+	// caller). Such a create never takes a pooled or snapshotted sandbox.
+	Volumes []store.VolumeMount
 }
 
 // agentMount is where the agent binary appears inside every sandbox.
@@ -46,11 +49,17 @@ func (m *Manager) Create(ctx context.Context, o CreateOpts) (Info, error) {
 
 func (m *Manager) create(ctx context.Context, o CreateOpts) (Info, error) {
 	if snap, ok := m.snapshotFor(ctx, o.Template); ok {
+		if len(o.Volumes) > 0 {
+			return Info{}, fmt.Errorf("%w: volume mounts cannot be used with snapshot %q", ErrInvalid, o.Template)
+		}
 		return m.createFromSnapshot(ctx, snap, o)
 	}
 	tmpl, rtName, res, err := m.resolve(o)
 	if err != nil {
 		return Info{}, err
+	}
+	if len(o.Volumes) > 0 {
+		return m.createWithVolumes(ctx, tmpl, rtName, res, o)
 	}
 	if in, ok := m.fromTemplateSnapshot(ctx, tmpl, rtName, res, o); ok {
 		return in, nil
@@ -87,8 +96,9 @@ func (m *Manager) create(ctx context.Context, o CreateOpts) (Info, error) {
 var errAgentStart = errors.New("agent did not start")
 
 // coldStart records and starts a new sandbox; on error it is reaped.
-func (m *Manager) coldStart(ctx context.Context, tmpl Template, rtName string, res Resources) (*Sandbox, error) {
+func (m *Manager) coldStart(ctx context.Context, tmpl Template, rtName string, res Resources, vols ...store.VolumeMount) (*Sandbox, error) {
 	rec := newRecord(tmpl, rtName, res)
+	rec.Volumes = vols
 	// The record goes first: a daemon killed mid-create finds it and reaps.
 	if err := m.store.Put(ctx, &rec); err != nil {
 		return nil, fmt.Errorf("create %s: %w", rec.ID, err)
@@ -247,6 +257,9 @@ func (m *Manager) start(ctx context.Context, rec *store.Sandbox, tmpl Template, 
 	if err := writeResolvConf(rootfs, ni.Gateway); err != nil {
 		return nil, fmt.Errorf("prepare sandbox %s: %w", rec.ID, err)
 	}
+	if err := m.mountVolumes(ctx, rec, caps.UserNS); err != nil {
+		return nil, fmt.Errorf("prepare sandbox %s: %w", rec.ID, err)
+	}
 	spec := m.spec(rec, rootfs, ni, res, caps)
 	t1 := time.Now()
 	rsb, err := rt.Create(ctx, spec)
@@ -272,7 +285,8 @@ func (m *Manager) spec(rec *store.Sandbox, rootfs string, ni NetInfo, res Resour
 		Args: []string{agentMount, "--port", fmt.Sprint(m.cfg.AgentPort)},
 		Env: []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 			"SBX_AGENT_INIT_TOKEN=" + rec.InitSecret, "SBX_SANDBOX_ID=" + rec.ID},
-		Mounts: []runtime.Mount{{Source: m.cfg.AgentBinary, Destination: agentMount, ReadOnly: true}},
+		Mounts: append([]runtime.Mount{{Source: m.cfg.AgentBinary, Destination: agentMount, ReadOnly: true}},
+			m.volumeBinds(rec, caps.UserNS)...),
 		Limits: runtime.Limits{MemoryBytes: int64(res.MemoryMB) << 20, CPUMillis: int64(res.CPUCount) * 1000,
 			Pids: int64(res.Pids), NoFile: 4096},
 	}

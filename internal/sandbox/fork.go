@@ -35,6 +35,9 @@ func (m *Manager) Fork(ctx context.Context, id string, count int, timeout time.D
 	if err := m.checkTimeout(timeout); err != nil {
 		return nil, err
 	}
+	if err := m.refuseVolumes(id, "fork"); err != nil {
+		return nil, err
+	}
 	dir, src, err := m.captureRunning(ctx, id, m.scratchDir(), false)
 	if err != nil {
 		return nil, err

@@ -82,6 +82,7 @@ type Manager struct {
 	network   Network
 	layers    Layers
 	templates Templates
+	volumes   Volumes // nil: no volumes on this node
 	log       *slog.Logger
 
 	mu        sync.Mutex

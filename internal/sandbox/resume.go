@@ -162,6 +162,9 @@ func (m *Manager) buildFrom(ctx context.Context, rec *store.Sandbox, tmpl Templa
 	if err := writeResolvConf(rootfs, ni.Gateway); err != nil { // the new link's gateway
 		return nil, err
 	}
+	if err := m.mountVolumes(ctx, rec, caps.UserNS); err != nil {
+		return nil, err
+	}
 	spec := m.spec(rec, rootfs, ni, res, caps)
 	var rsb runtime.Sandbox
 	t1 := time.Now()

@@ -23,6 +23,9 @@ func (m *Manager) Snapshot(ctx context.Context, id, name string) (store.Snapshot
 			return store.Snapshot{}, fmt.Errorf("%w: a snapshot named %q exists", ErrConflict, name)
 		}
 	}
+	if err := m.refuseVolumes(id, "snapshot"); err != nil {
+		return store.Snapshot{}, err
+	}
 	sid := "snap" + NewID()[:16]
 	dir, src, err := m.captureRunning(ctx, id, m.snapshotDir(sid), true)
 	if err != nil {

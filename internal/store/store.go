@@ -62,7 +62,7 @@ func Open(dir string) (*Store, error) {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	db.SetMaxOpenConns(1) // SQLite has one writer; serialising here avoids SQLITE_BUSY storms
-	if _, err := db.Exec(schema + snapshotSchema + templateSchema); err != nil {
+	if _, err := db.Exec(schema + snapshotSchema + templateSchema + volumeSchema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("init store schema: %w", err)
 	}
@@ -164,4 +164,5 @@ type Sandbox struct {
 	Network     json.RawMessage   `json:"network,omitempty"`
 	LifecycleID string            `json:"lifecycleID,omitempty"`
 	Persist     Persistence       `json:"persist,omitempty"` // pause/resume, see snapshot.go
+	Volumes     []VolumeMount     `json:"volumes,omitempty"` // see volumes.go
 }

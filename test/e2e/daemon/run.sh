@@ -32,6 +32,8 @@ cleanup() {
   # runsc keeps a bind-mounted null netns under its root; the run dir is
   # the daemon's tmpfs (it outlives the daemon by design, a test's must not)
   umount -l "$data/run/runtime/runsc/null-netns" 2>/dev/null || true
+  # volumes are loop-mounted filesystems (and idmapped views) under the data dir
+  findmnt -rn -o TARGET | grep "^$data/volumes/" | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
   [ "${KEEP:-}" = 1 ] || umount -l "$data/run" 2>/dev/null || true
   # the daemon's nftables table outlives it by design; a test's must not
   [ "${KEEP:-}" = 1 ] || nft delete table inet "${SBX_E2E_NET_PREFIX:-sbe}" 2>/dev/null || true
@@ -45,6 +47,7 @@ for _ in $(seq 100); do
 done
 
 export E2B_API_URL=http://127.0.0.1:$port E2B_SANDBOX_URL=http://127.0.0.1:$port E2B_API_KEY=$key
+export E2B_VOLUME_API_URL=http://127.0.0.1:$port
 export SBX_E2E_RUNTIME=$rt SBX_E2E_DATA_DIR=$data SBX_E2E_BIN=$PWD/bin/sbx SBX_E2E_SERVE_ARGS="${args[*]}"
 status=0
 node --test --test-concurrency=1 "${files[@]}" || status=$?
