@@ -30,10 +30,13 @@ var Definitions = map[string]Definition{
 	},
 	"code-interpreter-v1": {
 		Name:        "code-interpreter-v1",
-		Description: "base plus a Jupyter kernel, numpy, pandas, matplotlib",
+		Description: "base plus a Jupyter kernel, numpy, pandas, matplotlib; R (IRkernel), Java (jshell), TypeScript",
 		Base:        basePackages,
 		Apt: []string{
 			"python3-ipykernel", "python3-jupyter-client", "python3-numpy", "python3-pandas", "python3-matplotlib",
+			// runCode's other languages: r through IRkernel, java through
+			// the JDK's jshell API, typescript through the tsc API.
+			"r-base-core", "r-cran-irkernel", "openjdk-17-jdk-headless", "node-typescript",
 		},
 	},
 }

@@ -16,7 +16,8 @@ func TestDefinitions(t *testing.T) {
 		apt  []string
 	}{
 		{"base", nil},
-		{"code-interpreter-v1", []string{"python3-ipykernel", "python3-jupyter-client", "python3-numpy", "python3-pandas", "python3-matplotlib"}},
+		{"code-interpreter-v1", []string{"python3-ipykernel", "python3-jupyter-client", "python3-numpy", "python3-pandas", "python3-matplotlib",
+			"r-base-core", "r-cran-irkernel", "openjdk-17-jdk-headless", "node-typescript"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d, ok := Definitions[tc.name]

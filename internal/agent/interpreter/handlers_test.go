@@ -28,7 +28,7 @@ func newTestServer(t *testing.T) (*Server, *httptest.Server) {
 	tok := "secret"
 	st := identity.NewState()
 	st.Apply(identity.Init{AccessToken: &tok})
-	s, err := New(Config{Python: "/nonexistent/python3", Node: "/nonexistent/node", State: st,
+	s, err := New(Config{Python: "/nonexistent/python3", Node: "/nonexistent/node", Java: "/nonexistent/java", State: st,
 		Users: identity.Files{Passwd: passwd, Group: filepath.Join(dir, "group")}})
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +56,7 @@ func TestRequests(t *testing.T) {
 		{"execute wrong token", "POST", "/execute", "nope", `{"code":"1"}`, 401, ""},
 		{"context and language", "POST", "/execute", "secret", `{"code":"1","context_id":"x","language":"python"}`, 400, "mutually exclusive"},
 		{"unknown context", "POST", "/execute", "secret", `{"code":"1","context_id":"nope"}`, 404, "context not found"},
-		{"unsupported language", "POST", "/execute", "secret", `{"code":"1","language":"r"}`, 400, "unsupported language"},
+		{"unsupported language", "POST", "/execute", "secret", `{"code":"1","language":"cobol"}`, 400, "unsupported language"},
 		{"malformed body", "POST", "/execute", "secret", `{"code":`, 400, ""},
 		{"bad bash env", "POST", "/execute", "secret", `{"code":"1","language":"bash","env_vars":{"a.b":"1"}}`, 400, "bash variable"},
 		{"no interpreter", "POST", "/execute", "secret", `{"code":"1"}`, 200, `"name":"KernelStartError"`},

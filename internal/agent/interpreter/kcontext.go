@@ -2,7 +2,9 @@ package interpreter
 
 import (
 	"context"
+	"fmt"
 	"maps"
+	"strings"
 	"sync"
 	"time"
 )
@@ -64,6 +66,10 @@ func (k *kcontext) driver() (*driver, error) {
 	d, err = startDriver(cmd)
 	if err != nil {
 		return nil, err
+	}
+	if code := startEnvCode(k.Language, envs); code != "" && !runSilent(d, code, startTimeout) {
+		d.kill()
+		return nil, fmt.Errorf("%w: could not set the sandbox's env vars: %s", errDriverStart, lastLine(strings.TrimSpace(d.logs.String())))
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()

@@ -1,7 +1,8 @@
-"""sbx code-interpreter driver for one Jupyter kernel (ipykernel).
+"""sbx code-interpreter driver for one Jupyter kernel (ipykernel, IRkernel).
 
-Started by the Go server (internal/agent/interpreter) as the sandbox user.
-It starts a real ipykernel with jupyter_client's KernelManager and speaks
+Started by the Go server (internal/agent/interpreter) as the sandbox user,
+with the kernelspec name as its argument ("python3" if none, "ir" for R).
+It starts that real kernel with jupyter_client's KernelManager and speaks
 the Jupyter messaging protocol (ZMQ, signed messages) to it.
 
 Requests arrive as JSON lines on stdin:  {"op": "execute", "code": ..., "silent": bool}
@@ -32,6 +33,10 @@ def send(obj):
     EVENTS.flush()
 
 
+KERNEL = sys.argv[1] if len(sys.argv) > 1 else "python3"
+LANGUAGE = {"python3": "python", "ir": "R"}.get(KERNEL, KERNEL)
+
+
 def start():
     try:
         from jupyter_client.manager import KernelManager
@@ -39,7 +44,7 @@ def start():
         send({"type": "fatal", "error": "jupyter_client is not installed: %s" % e})
         sys.exit(1)
     tmp = tempfile.mkdtemp(prefix="sbx-kernel-")
-    km = KernelManager(kernel_name="python3")
+    km = KernelManager(kernel_name=KERNEL)
     km.connection_file = os.path.join(tmp, "kernel.json")
     try:
         km.start_kernel(cwd=os.getcwd())
@@ -47,7 +52,7 @@ def start():
         kc.start_channels()
         kc.wait_for_ready(timeout=120)
     except Exception as e:  # noqa: BLE001 - reported to the server as is
-        send({"type": "fatal", "error": "cannot start the python kernel: %s: %s" % (type(e).__name__, e)})
+        send({"type": "fatal", "error": "cannot start the %s kernel: %s: %s" % (LANGUAGE, type(e).__name__, e)})
         shutdown(km, tmp)
         sys.exit(1)
     return km, kc, tmp
@@ -122,7 +127,7 @@ def main():
             if req.get("op") != "execute":
                 continue
             if not execute(km, kc, req.get("code", ""), bool(req.get("silent"))):
-                send({"type": "dead", "reason": "the python kernel died"})
+                send({"type": "dead", "reason": "the %s kernel died" % LANGUAGE})
                 return
             send({"type": "done"})
     finally:

@@ -2,6 +2,7 @@ package interpreter
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 )
 
@@ -11,6 +12,8 @@ const (
 	JavaScript = "javascript"
 	TypeScript = "typescript"
 	Bash       = "bash"
+	R          = "r"
+	Java       = "java"
 )
 
 // normalizeLanguage maps a requested language to a supported one: none is
@@ -25,20 +28,32 @@ func normalizeLanguage(lang string) (string, error) {
 		return TypeScript, nil
 	case Bash, "sh", "shell":
 		return Bash, nil
+	case R:
+		return R, nil
+	case Java:
+		return Java, nil
 	default:
-		return "", fmt.Errorf("%w: %q (supported: python, javascript, typescript, bash)", errUnsupported, lang)
+		return "", fmt.Errorf("%w: %q (supported: python, javascript, typescript, r, java, bash)", errUnsupported, lang)
 	}
 }
 
-// driverFor returns how to start the driver of lang: the interpreter, the
-// embedded script and its arguments.
-func (s *Server) driverFor(lang string) (bin, script string, args []string) {
+// driverFor returns how to start the driver of lang: the interpreter and
+// its arguments (the embedded script among them, as a path in s.dir).
+func (s *Server) driverFor(lang string) (bin string, args []string) {
 	switch lang {
 	case JavaScript, TypeScript:
-		return s.cfg.Node, "node_driver.js", []string{lang}
+		return s.cfg.Node, []string{s.script("node_driver.js"), lang}
 	case Bash:
-		return s.cfg.Python, "bash_driver.py", nil
+		return s.cfg.Python, []string{s.script("bash_driver.py")}
+	case R:
+		return s.cfg.Python, []string{s.script("kernel_driver.py"), "ir"} // IRkernel's kernelspec
+	case Java:
+		// A single-file source program; the serial collector keeps the
+		// JVM small (one JVM per context).
+		return s.cfg.Java, []string{"-XX:+UseSerialGC", s.script("java_driver.java")}
 	default:
-		return s.cfg.Python, "kernel_driver.py", nil
+		return s.cfg.Python, []string{s.script("kernel_driver.py"), "python3"}
 	}
 }
+
+func (s *Server) script(name string) string { return filepath.Join(s.dir, name) }

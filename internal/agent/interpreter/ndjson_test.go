@@ -76,13 +76,14 @@ func TestEventLine(t *testing.T) {
 
 func TestNormalizeLanguage(t *testing.T) {
 	tests := map[string]string{"": Python, "python": Python, "Python": Python, "js": JavaScript,
-		"javascript": JavaScript, "ts": TypeScript, "typescript": TypeScript, "bash": Bash, "sh": Bash}
+		"javascript": JavaScript, "ts": TypeScript, "typescript": TypeScript, "bash": Bash, "sh": Bash,
+		"r": R, "R": R, "java": Java, "Java": Java}
 	for in, want := range tests {
 		if got, err := normalizeLanguage(in); got != want || err != nil {
 			t.Errorf("normalizeLanguage(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"r", "java", "cobol"} {
+	for _, in := range []string{"cobol", "julia", "rust"} {
 		if _, err := normalizeLanguage(in); !errors.Is(err, errUnsupported) || statusOf(err) != 400 {
 			t.Errorf("normalizeLanguage(%q) = %v, want a 400 unsupported error", in, err)
 		}

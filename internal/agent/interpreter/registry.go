@@ -137,12 +137,12 @@ func (s *Server) command(c Context, envs map[string]string) (*exec.Cmd, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errDriverStart, err)
 	}
-	bin, script, args := s.driverFor(c.Language)
+	bin, args := s.driverFor(c.Language)
 	path, err := exec.LookPath(bin)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s is not installed in this sandbox (%s contexts need it): %w", errDriverStart, bin, c.Language, err)
 	}
-	cmd := exec.Command(path, append([]string{filepath.Join(s.dir, script)}, args...)...)
+	cmd := exec.Command(path, args...)
 	cmd.Dir = c.Cwd
 	if fi, err := os.Stat(c.Cwd); err != nil || !fi.IsDir() {
 		cmd.Dir = "/"

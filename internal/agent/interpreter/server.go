@@ -3,9 +3,12 @@
 // the official @e2b/code-interpreter SDKs speak (contract §4).
 //
 // Each context is a stateful driver process running as the sandbox user:
-//   - python: kernel_driver.py starts a real ipykernel with jupyter_client's
-//     KernelManager and drives it over the Jupyter messaging protocol;
-//   - javascript, typescript: node_driver.js keeps one vm context alive;
+//   - python, r: kernel_driver.py starts a real Jupyter kernel (ipykernel,
+//     IRkernel) with jupyter_client's KernelManager and drives it over the
+//     Jupyter messaging protocol;
+//   - javascript, typescript: node_driver.js keeps one vm context alive
+//     (typescript is transpiled per cell with the tsc API);
+//   - java: java_driver.java keeps one JShell (jdk.jshell) state alive;
 //   - bash: bash_driver.py keeps one bash process alive.
 //
 // The drivers are embedded and written to a private directory at start.
@@ -31,14 +34,14 @@ import (
 // DefaultPort is the code interpreter's port, which the E2B SDKs assume.
 const DefaultPort = 49999
 
-//go:embed kernel_driver.py node_driver.js bash_driver.py
+//go:embed kernel_driver.py node_driver.js bash_driver.py java_driver.java
 var drivers embed.FS
 
 // Config configures a Server. Zero values take the defaults.
 type Config struct {
-	// Python and Node are the interpreters; default "python3" and "node",
-	// looked up in the agent's PATH.
-	Python, Node string
+	// Python, Node and Java are the interpreters; default "python3",
+	// "node" and "java", looked up in the agent's PATH.
+	Python, Node, Java string
 	// User runs the code; default identity.DefaultUser ("user").
 	User string
 	// State gives the access token checked on /execute and the sandbox's
@@ -90,6 +93,9 @@ func withDefaults(cfg Config) Config {
 	}
 	if cfg.Node == "" {
 		cfg.Node = "node"
+	}
+	if cfg.Java == "" {
+		cfg.Java = "java"
 	}
 	if cfg.User == "" {
 		cfg.User = identity.DefaultUser
