@@ -212,7 +212,7 @@ func (r *Registry) Get(ref string) (sandbox.Template, error) {
 }
 
 func legacyTemplate(lt *template.Template) sandbox.Template {
-	return sandbox.Template{Name: lt.Name, Rootfs: lt.Rootfs, RootfsUserNS: lt.RootfsUserNS, Runtime: lt.Runtime}
+	return sandbox.Template{Name: lt.Name, Rootfs: lt.Rootfs, RootfsUserNS: lt.RootfsUserNS, Runtime: lt.Runtime, MemoryMB: lt.MemoryMB}
 }
 
 // fromBuild is the sandbox template of a ready build.

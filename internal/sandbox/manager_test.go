@@ -221,6 +221,43 @@ func TestWarmPool(t *testing.T) {
 	}
 }
 
+// TestWarmPoolTemplateResources: a template with resources of its own has
+// pooled sandboxes of those, and a create that asks for none claims one;
+// one that asks for others starts cold.
+func TestWarmPoolTemplateResources(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	h := sandboxtest.NewHost()
+	key := PoolKey{Template: "big", Runtime: "fake"}
+	m := newTestManager(t, h, openStore(t, t.TempDir()), func(c *Config) { c.Pools = map[PoolKey]int{key: 1} })
+	done := make(chan struct{})
+	go func() { m.RunPools(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	waitFor(t, func() bool { return m.PoolStats()[key] == 1 })
+	h.Mu.Lock()
+	var pooled string
+	for id := range h.Running { // the pooled sandbox is the only one
+		pooled = id
+	}
+	h.Mu.Unlock()
+	a, err := m.Create(ctx, CreateOpts{Template: "big", Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.ID != pooled || a.MemoryMB != 1024 {
+		t.Errorf("create got %s with %d MB, want the pooled %s with 1024", a.ID, a.MemoryMB, pooled)
+	}
+	waitFor(t, func() bool { return m.PoolStats()[key] == 1 })
+	b, err := m.Create(ctx, CreateOpts{Template: "big", Timeout: time.Minute, Resources: Resources{MemoryMB: 256}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.MemoryMB != 256 || m.PoolStats()[key] != 1 {
+		t.Errorf("create asking 256 MB got %d MB; pool %d", b.MemoryMB, m.PoolStats()[key])
+	}
+	_ = m.Kill(context.Background(), a.ID)
+	_ = m.Kill(context.Background(), b.ID)
+}
+
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)

@@ -19,15 +19,11 @@ type pool struct {
 // refillEvery is how often pools are topped up.
 const refillEvery = 100 * time.Millisecond
 
-// claim pops a ready sandbox of key if the request fits the pool's
-// (default) resources and it runs build (a rebuilt template's pool keeps
-// sandboxes of the old build until they are refilled). The caller holds a
-// create slot.
+// claim pops a ready sandbox of key if it has the request's resources (a
+// pool's sandboxes have its template's defaults) and runs build (a rebuilt
+// template's pool keeps sandboxes of the old build until they are
+// refilled). The caller holds a create slot.
 func (m *Manager) claim(key PoolKey, build string, res Resources) *Sandbox {
-	d := m.cfg.Defaults
-	if res.CPUCount != d.CPUCount || res.MemoryMB != d.MemoryMB || res.DiskSizeMB != d.DiskSizeMB {
-		return nil
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p := m.pools[key]
@@ -35,7 +31,8 @@ func (m *Manager) claim(key PoolKey, build string, res Resources) *Sandbox {
 		return nil
 	}
 	sb := p.ready[len(p.ready)-1]
-	if sb.rec.Build != build {
+	r := sb.rec
+	if r.Build != build || r.CPUCount != res.CPUCount || r.MemoryMB != res.MemoryMB || r.DiskSizeMB != res.DiskSizeMB {
 		return nil
 	}
 	p.ready = p.ready[:len(p.ready)-1]
@@ -115,12 +112,18 @@ func (m *Manager) startPooled(ctx context.Context, k PoolKey) (*Sandbox, error) 
 	if err != nil {
 		return nil, err
 	}
-	rec := newRecord(tmpl, k.Runtime, m.cfg.Defaults)
+	// What a create that asks for no resources gets: the template's own
+	// (E2B's template cpuCount/memoryMB), else the daemon's defaults.
+	res, err := m.resources(Resources{CPUCount: tmpl.CPUCount, MemoryMB: tmpl.MemoryMB})
+	if err != nil {
+		return nil, err
+	}
+	rec := newRecord(tmpl, k.Runtime, res)
 	rec.State = "pooled"
 	if err := m.store.Put(ctx, &rec); err != nil {
 		return nil, err
 	}
-	sb, err := m.start(ctx, &rec, tmpl, m.cfg.Defaults)
+	sb, err := m.start(ctx, &rec, tmpl, res)
 	if err != nil {
 		m.reap(context.WithoutCancel(ctx), rec.ID, rec.Runtime)
 		return nil, err

@@ -13,6 +13,9 @@ type Definition struct {
 	// (virtual dependencies resolve there).
 	Apt     []string
 	Runtime string // preferred runtime, "" for the daemon's default
+	// MemoryMB is the memory its sandboxes get when a create asks for
+	// none; 0 for the daemon's default.
+	MemoryMB int
 }
 
 // basePackages is what E2B users' code relies on in every template.
@@ -38,6 +41,10 @@ var Definitions = map[string]Definition{
 			// the JDK's jshell API, typescript through the tsc API.
 			"r-base-core", "r-cran-irkernel", "openjdk-17-jdk-headless", "node-typescript",
 		},
+		// As E2B's code-interpreter template: a kernel of every language
+		// at once (python, r, a JVM, node) does not fit in 512 MiB, and on
+		// runsc an out-of-memory sandbox ends as a whole.
+		MemoryMB: 1024,
 	},
 }
 

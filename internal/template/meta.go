@@ -22,7 +22,7 @@ func (s *Store) writeMeta(def Definition, dir string) error {
 	t := Template{
 		Name: def.Name, Created: time.Now().UTC(), SizeBytes: sum.size, Files: sum.files,
 		Packages: def.packages(), EnvdVersion: EnvdVersion, UIDBase: s.UIDBase,
-		BuildID: randHex(8), Digest: sum.digest, Runtime: def.Runtime,
+		BuildID: randHex(8), Digest: sum.digest, Runtime: def.Runtime, MemoryMB: def.MemoryMB,
 	}
 	b, err := json.MarshalIndent(t, "", "  ")
 	if err != nil {

@@ -134,3 +134,22 @@ func must(t testing.TB, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestWriteMetaKeepsDefaults: what a definition says about its sandboxes
+// (memory, runtime) reaches template.json and comes back from Get.
+func TestWriteMetaKeepsDefaults(t *testing.T) {
+	s := &Store{Dir: t.TempDir(), UIDBase: 100000}
+	def := Definitions["code-interpreter-v1"]
+	dir := filepath.Join(s.Dir, def.Name)
+	for _, d := range []string{"rootfs", "rootfs-userns"} {
+		must(t, os.MkdirAll(filepath.Join(dir, d), 0o755))
+	}
+	must(t, s.writeMeta(def, dir))
+	tm, err := s.Get(def.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tm.MemoryMB != 1024 || tm.Runtime != def.Runtime || len(tm.Packages) != len(def.Base)+len(def.Apt) {
+		t.Errorf("Get = memoryMB %d, runtime %q, %d packages", tm.MemoryMB, tm.Runtime, len(tm.Packages))
+	}
+}

@@ -52,6 +52,8 @@ type Template struct {
 	// sizes, mtimes, link targets): it changes with any rebuild that differs.
 	Digest  string `json:"digest"`
 	Runtime string `json:"runtime,omitempty"` // preferred runtime, "" for the default
+	// MemoryMB is the memory its sandboxes get by default (0: the daemon's).
+	MemoryMB int `json:"memoryMB,omitempty"`
 }
 
 // Store is a directory of templates. Get and List are safe to call while a

@@ -149,6 +149,89 @@ test('bash context keeps state', async () => {
   await sbx.removeCodeContext(ctx)
 })
 
+// firstLineEarly runs code whose first stdout line is printed 1 s before the
+// second, and checks that onStdout got the first before the pause ended.
+async function firstLineEarly (code, opts) {
+  const start = Date.now()
+  const got = []
+  const ex = await sbx.runCode(code, { ...opts, onStdout: (m) => got.push([m.line, Date.now() - start]) })
+  assert.equal(ex.error, undefined, JSON.stringify(ex.error))
+  assert.equal(ex.logs.stdout.join(''), 'one\ntwo\n')
+  assert.equal(got[0][0], 'one\n')
+  assert.ok(got[1][1] - got[0][1] > 700, `lines ${JSON.stringify(got)}`)
+  return ex
+}
+
+test('typescript context: types erased, state, errors, streaming, interrupt', async () => {
+  const ctx = await sbx.createCodeContext({ language: 'typescript' })
+  assert.equal(ctx.language, 'typescript')
+  await sbx.runCode('const n: number = 20\nimport { join } from "path"', { context: ctx })
+  const ex = await sbx.runCode('function twice(x: number): number { return x * 2 }\ntwice(n) + 2', { context: ctx })
+  assert.equal(ex.text, '42')
+  assert.equal((await sbx.runCode('join("a", "b")', { context: ctx })).text, 'a/b')
+  const syntax = await sbx.runCode('const bad: number = ;', { context: ctx })
+  assert.equal(syntax.error.name, 'SyntaxError')
+  assert.match(syntax.error.value, /TS1109/)
+  const thrown = await sbx.runCode('throw new RangeError("out")', { context: ctx })
+  assert.equal(thrown.error.name, 'RangeError')
+  assert.equal(thrown.error.value, 'out')
+  assert.match(thrown.error.traceback, /RangeError: out/)
+  await firstLineEarly('console.log("one"); await new Promise((r) => setTimeout(r, 1000)); console.log("two")', { context: ctx })
+  await assert.rejects(sbx.runCode('while (true) {}', { context: ctx, timeoutMs: 1000 }), /timed out/i)
+  assert.equal((await sbx.runCode('n', { context: ctx })).text, '20')
+  const byLang = await sbx.runCode('const s: string = "ts"; s', { language: 'typescript' })
+  assert.equal(byLang.text, 'ts')
+  await sbx.removeCodeContext(ctx)
+})
+
+test('r context: state, errors, streaming, env_vars, interrupt, a plot as PNG', async () => {
+  await sbx.runCode('x <- 41', { language: 'r' })
+  // IRkernel shows values as display data, not as an execute result: as
+  // on E2B, the value is results[0], not the main result (ex.text).
+  const ex = await sbx.runCode('x + 1', { language: 'r' })
+  assert.equal(ex.results[0].text, '[1] 42')
+  const err = await sbx.runCode('f <- function() stop("boom")\nf()', { language: 'r' })
+  assert.equal(err.error.name, 'ERROR')
+  assert.equal(err.error.value.trim(), 'Error in f(): boom')
+  assert.match(err.error.traceback, /boom/)
+  await firstLineEarly('cat("one\\n"); Sys.sleep(1); cat("two\\n")', { language: 'r' })
+  const env = await sbx.runCode('Sys.getenv("R_E2E")', { language: 'r', envs: { R_E2E: 'bar' } })
+  assert.equal(env.results[0].text, '[1] "bar"')
+  const unset = await sbx.runCode('Sys.getenv("R_E2E", unset = "default")', { language: 'r' })
+  assert.equal(unset.results[0].text, '[1] "default"')
+  assert.equal((await sbx.runCode('Sys.getenv("SBX_SANDBOX_ENV")', { language: 'r' })).results[0].text, '[1] "from-init"')
+  await assert.rejects(sbx.runCode('Sys.sleep(30)', { language: 'r', timeoutMs: 1000 }), /timed out/i)
+  assert.equal((await sbx.runCode('x', { language: 'r' })).results[0].text, '[1] 41')
+  const plot = await sbx.runCode('plot(1:10, main = "r plot")', { language: 'r' })
+  assert.equal(plot.error, undefined)
+  const png = plot.results.find((r) => r.png)
+  assert.ok(png, `a PNG result in ${JSON.stringify(plot.results.map((r) => r.formats()))}`)
+  assert.deepEqual([...Buffer.from(png.png, 'base64').subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47])
+})
+
+test('java context: state, errors, streaming, interrupt, env_vars as system properties', async () => {
+  const ctx = await sbx.createCodeContext({ language: 'java' })
+  assert.equal(ctx.language, 'java')
+  await sbx.runCode('int x = 41;\nint inc(int v) { return v + 1; }', { context: ctx })
+  assert.equal((await sbx.runCode('inc(x)', { context: ctx })).text, '42')
+  assert.equal((await sbx.runCode('String s = "hi " + x; s', { context: ctx })).text, 'hi 41')
+  const thrown = await sbx.runCode('int[] a = new int[1];\na[2]', { context: ctx })
+  assert.equal(thrown.error.name, 'ArrayIndexOutOfBoundsException')
+  assert.match(thrown.error.value, /Index 2 out of bounds/)
+  assert.match(thrown.error.traceback, /java\.lang\.ArrayIndexOutOfBoundsException/)
+  const compile = await sbx.runCode('int y = ;', { context: ctx })
+  assert.equal(compile.error.name, 'CompilationException')
+  await firstLineEarly('System.out.println("one"); Thread.sleep(1000); System.out.println("two");', { context: ctx })
+  await assert.rejects(sbx.runCode('Thread.sleep(30000);', { context: ctx, timeoutMs: 1000 }), /timed out/i)
+  assert.equal((await sbx.runCode('x', { context: ctx })).text, '41')
+  const env = await sbx.runCode('System.getProperty("J_E2E")', { context: ctx, envs: { J_E2E: 'bar' } })
+  assert.equal(env.text, 'bar')
+  assert.equal((await sbx.runCode('System.getProperty("J_E2E", "default")', { context: ctx })).text, 'default')
+  const global = await sbx.runCode('System.getProperty("SBX_SANDBOX_ENV") + " " + System.getenv("SBX_SANDBOX_ENV")', { language: 'java' })
+  assert.equal(global.text, 'from-init from-init')
+  await sbx.removeCodeContext(ctx)
+})
+
 test('bad input gets clear errors', async () => {
   await assert.rejects(sbx.createCodeContext({ language: 'cobol' }), /400/)
   await assert.rejects(sbx.createCodeContext({ cwd: '/nonexistent' }), /400/)

@@ -52,13 +52,15 @@ func startDriver(cmd *exec.Cmd) (*driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errDriverStart, err)
 	}
-	defer w.Close()
 	d := &driver{cmd: cmd, events: make(chan event, 64), logs: &tail{max: 8 << 10}}
 	cmd.ExtraFiles = []*os.File{w}
 	cmd.Stdout, cmd.Stderr = d.logs, d.logs
 	if d.stdin, err = cmd.StdinPipe(); err == nil {
 		err = cmd.Start()
 	}
+	// Only the driver holds the write end now: a driver that dies before
+	// it is ready ends the pipe at once instead of after startTimeout.
+	w.Close()
 	if err != nil {
 		r.Close()
 		return nil, fmt.Errorf("%w: %s: %w", errDriverStart, cmd.Path, err)

@@ -30,7 +30,7 @@ class Driver {
     static int count;
 
     public static void main(String[] args) throws Exception {
-        events = new PrintStream(new FileOutputStream("/proc/self/fd/3"), true, StandardCharsets.UTF_8);
+        events = new PrintStream(new FileOutputStream(descriptor(3)), true, StandardCharsets.UTF_8);
         BufferedReader requests = new BufferedReader(new InputStreamReader(new FileInputStream(FileDescriptor.in), StandardCharsets.UTF_8));
         PrintStream out = new PrintStream(new Sink("stdout"), true, StandardCharsets.UTF_8);
         PrintStream err = new PrintStream(new Sink("stderr"), true, StandardCharsets.UTF_8);
@@ -56,6 +56,17 @@ class Driver {
             send("{\"type\":\"done\"}");
         }
         System.exit(0);
+    }
+
+    // descriptor is an inherited file descriptor (java.io opened to this
+    // program by the launch flags): /proc/self/fd/N cannot be reopened by
+    // the sandbox user when the pipe is the agent's.
+    static FileDescriptor descriptor(int n) throws ReflectiveOperationException {
+        FileDescriptor d = new FileDescriptor();
+        java.lang.reflect.Field f = FileDescriptor.class.getDeclaredField("fd");
+        f.setAccessible(true);
+        f.setInt(d, n);
+        return d;
     }
 
     // execute runs one cell: its snippets in order until one fails.

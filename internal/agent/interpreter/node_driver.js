@@ -52,9 +52,17 @@ process.stdout.write = (c) => out.write(c)
 process.stderr.write = (c) => err.write(c)
 process.on('SIGINT', () => {})
 
-let ts = null
-try { ts = require('typescript') } catch (_) { ts = null }
-if (lang === 'typescript' && !ts) {
+// typescript is the tsc module, loaded when first needed (it costs a
+// javascript context some 100 MB): at start for typescript, else by the
+// first cell with import/export or a top-level await. null: not installed.
+let tsModule
+function typescript () {
+  if (tsModule === undefined) {
+    try { tsModule = require('typescript') } catch (_) { tsModule = null }
+  }
+  return tsModule
+}
+if (lang === 'typescript' && !typescript()) {
   send({ type: 'fatal', error: 'typescript contexts need the typescript module (Debian: node-typescript)' })
   process.exit(1)
 }
@@ -63,12 +71,14 @@ const tsOptions = { target: 'ES2022', module: 'commonjs', esModuleInterop: true,
 
 // transpile erases a TypeScript cell's types (after replModules).
 function transpile (code) {
-  if (!ts || (lang !== 'typescript' && !/\b(import|export)\b/.test(code))) return code
-  code = replModules(code)
+  if (lang !== 'typescript' && !/\b(import|export)\b/.test(code)) return code
+  const ts = typescript()
+  if (!ts) return code
+  code = replModules(ts, code)
   if (lang !== 'typescript') return code
   const r = ts.transpileModule(code, { reportDiagnostics: true, compilerOptions: tsOptions })
   const bad = (r.diagnostics || []).find((d) => d.category === ts.DiagnosticCategory.Error)
-  if (bad) throw tsError(bad)
+  if (bad) throw tsError(ts, bad)
   return r.outputText
 }
 
@@ -76,13 +86,13 @@ function transpile (code) {
 // REPL needs: imports become require() bound to the imported names (which
 // later cells see), export keywords go. tsc's own module output would bind
 // them to hidden names and drop unused ones.
-function replModules (code) {
+function replModules (ts, code) {
   const kind = lang === 'typescript' ? ts.ScriptKind.TS : ts.ScriptKind.JS
   const sf = ts.createSourceFile('cell.ts', code, ts.ScriptTarget.ES2022, true, kind)
   const edits = []
   for (const st of sf.statements) {
     if (ts.isImportDeclaration(st)) {
-      edits.push([st.getStart(sf), st.end, importCode(st, sf)])
+      edits.push([st.getStart(sf), st.end, importCode(ts, st, sf)])
     } else if (ts.isExportDeclaration(st)) {
       edits.push([st.getStart(sf), st.end, st.moduleSpecifier ? `void require(${st.moduleSpecifier.getText(sf)});` : ''])
     } else if (ts.isExportAssignment(st)) {
@@ -96,7 +106,7 @@ function replModules (code) {
   return applyEdits(code, edits)
 }
 
-function importCode (st, sf) {
+function importCode (ts, st, sf) {
   const req = `require(${st.moduleSpecifier.getText(sf)})`
   const c = st.importClause
   if (!c) return 'void ' + req + ';'
@@ -118,7 +128,7 @@ function applyEdits (code, edits) {
   return code
 }
 
-function tsError (d) {
+function tsError (ts, d) {
   const msg = `TS${d.code}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`
   const e = new SyntaxError(msg)
   if (d.file && d.start !== undefined) {
@@ -145,6 +155,7 @@ function compile (code) {
 // last expression is returned, so that `const a = await f()` and `await f()`
 // behave as in a REPL.
 function asyncCell (code) {
+  const ts = typescript()
   if (!ts) return '(async () => {\n' + code + '\n})()'
   const sf = ts.createSourceFile('cell.js', code, ts.ScriptTarget.ES2022, true, ts.ScriptKind.JS)
   const edits = []

@@ -121,11 +121,16 @@ func (l Layers) PrepareFrom(ctx context.Context, id, lower string, disk int64, u
 
 type Templates struct{}
 
+// Get knows "base" and "big" (base with memoryMB 1024 of its own, as
+// code-interpreter-v1 has).
 func (Templates) Get(name string) (sandbox.Template, error) {
-	if name != "base" {
-		return sandbox.Template{}, fmt.Errorf("template %q: %w", name, sandbox.ErrNotFound)
+	switch name {
+	case "base":
+		return sandbox.Template{Name: "base", Rootfs: "/t/base", RootfsUserNS: "/t/base-userns"}, nil
+	case "big":
+		return sandbox.Template{Name: "big", Rootfs: "/t/base", RootfsUserNS: "/t/base-userns", MemoryMB: 1024}, nil
 	}
-	return sandbox.Template{Name: "base", Rootfs: "/t/base", RootfsUserNS: "/t/base-userns"}, nil
+	return sandbox.Template{}, fmt.Errorf("template %q: %w", name, sandbox.ErrNotFound)
 }
 func (t Templates) List() ([]sandbox.Template, error) {
 	b, _ := t.Get("base")

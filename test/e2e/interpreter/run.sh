@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the code-interpreter end-to-end tests: starts the interpreter alone
-# inside a chroot of a test rootfs (Debian + python3-ipykernel & co, user
+# inside a chroot of a test rootfs (Debian + python3-ipykernel & co, R, a JDK, typescript, user
 # `user`), in its own mount and PID namespaces but the host's network, on
 # localhost:49999, and drives it with the official @e2b/code-interpreter SDK
 # (E2B_DEBUG=true: the SDK talks straight to localhost:49999, no API).
@@ -18,7 +18,8 @@ files=("$@")
 [ ${#files[@]} -gt 0 ] || files=(test/e2e/interpreter.test.mjs)
 
 [ "$(id -u)" = 0 ] || { echo "interpreter e2e: must run as root" >&2; exit 1; }
-if [ ! -x "$rootfs/usr/bin/python3" ] || ! chroot "$rootfs" python3 -c 'import ipykernel, jupyter_client, pandas, matplotlib' 2>/dev/null; then
+if [ ! -x "$rootfs/usr/bin/python3" ] || ! chroot "$rootfs" python3 -c 'import ipykernel, jupyter_client, pandas, matplotlib' 2>/dev/null ||
+  [ ! -x "$rootfs/usr/bin/R" ] || [ ! -x "$rootfs/usr/bin/jshell" ] || [ ! -d "$rootfs/usr/share/nodejs/typescript" ]; then
   echo "interpreter e2e: preparing $rootfs" >&2
   [ -d "$rootfs" ] || cp -a "$base" "$rootfs"
   cp /etc/resolv.conf "$rootfs/etc/resolv.conf"
@@ -26,7 +27,8 @@ if [ ! -x "$rootfs/usr/bin/python3" ] || ! chroot "$rootfs" python3 -c 'import i
   trap 'umount "$rootfs/proc" "$rootfs/dev"' EXIT
   chroot "$rootfs" apt-get update -q
   DEBIAN_FRONTEND=noninteractive chroot "$rootfs" apt-get install -y -q --no-install-recommends \
-    python3-ipykernel python3-jupyter-client python3-numpy python3-pandas python3-matplotlib
+    python3-ipykernel python3-jupyter-client python3-numpy python3-pandas python3-matplotlib \
+    r-base-core r-cran-irkernel openjdk-17-jdk-headless node-typescript # as code-interpreter-v1 (internal/template/defs.go)
   umount "$rootfs/proc" "$rootfs/dev"; trap - EXIT
 fi
 chroot "$rootfs" id user >/dev/null 2>&1 || chroot "$rootfs" useradd -m -u 1000 -s /bin/bash user
