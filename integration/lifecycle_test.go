@@ -27,7 +27,7 @@ func TestLifecycleAndIsolation(t *testing.T) {
 			t.Fatalf("run = %q, %d", out, code)
 		}
 		status, _ := sb.run("root", "cat /proc/self/status", 20*time.Second)
-		for _, want := range []string{"Seccomp:\t2", "NoNewPrivs:\t1"} {
+		for _, want := range []string{"Seccomp:\t2", "CapBnd:\t00000000a00405fb"} {
 			if !strings.Contains(status, want) {
 				t.Errorf("%s missing from /proc/self/status:\n%s", want, status)
 			}

@@ -8,6 +8,7 @@
 #   3. short fuzz runs of the untrusted-input parsers
 #   4. the agent end-to-end test with the official e2b SDK (debug mode)
 #   5. the daemon end-to-end test with the official e2b SDK, per runtime
+#      (exposed ports, sudo inside sandboxes)
 #   6. code interpreter end-to-end with @e2b/code-interpreter, through the daemon
 #      and the MCP tools with the official MCP TypeScript SDK (stdio and /mcp)
 #   6a. volumes end-to-end (the SDK's Volume class and volumeMounts) on runsc and crun
@@ -50,8 +51,8 @@ log "agent end-to-end (official e2b SDK, debug mode)"
 SBX_AGENT_BIN="$PWD/bin/sbx-agent" test/e2e/agent/run.sh
 
 for rt in $RUNTIMES; do
-  log "daemon end-to-end on $rt (official e2b SDK), exposed ports and E2B's edges included"
-  test/e2e/daemon/run.sh "$rt" test/e2e/daemon.test.mjs test/e2e/ports.test.mjs test/e2e/edges.test.mjs
+  log "daemon end-to-end on $rt (official e2b SDK), exposed ports, E2B's edges and sudo included"
+  test/e2e/daemon/run.sh "$rt" test/e2e/daemon.test.mjs test/e2e/ports.test.mjs test/e2e/edges.test.mjs test/e2e/sudo.test.mjs
 done
 
 # the loopback registry the template builds pull from (images made from the

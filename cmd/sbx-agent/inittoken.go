@@ -48,6 +48,18 @@ func takeInitToken() string {
 	return token
 }
 
+// undumpable marks the agent non-dumpable: its /proc entries (mem, environ,
+// fds, maps) then need CAP_SYS_PTRACE, which no sandbox process has, so
+// sandbox root — by the API or by sudo, both the same root — cannot read
+// the /init secret out of its memory. Under crun/runc the kernel already
+// does this (the binary's owner is unmapped in the user namespace); this
+// makes it hold on every runtime, gVisor included.
+func undumpable() {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		fmt.Fprintln(os.Stderr, "sbx-agent: PR_SET_DUMPABLE:", err)
+	}
+}
+
 // environHas reports whether /proc/self/environ contains s (true if unreadable).
 func environHas(s string) bool {
 	b, err := os.ReadFile("/proc/self/environ")

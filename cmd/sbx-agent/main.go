@@ -37,6 +37,7 @@ func main() {
 
 func run(args []string) error {
 	initToken := takeInitToken()
+	undumpable()
 	fs := flag.NewFlagSet("sbx-agent", flag.ContinueOnError)
 	port := fs.Int("port", agent.DefaultPort, "TCP port to listen on (all addresses)")
 	codePort := fs.Int("code-port", 49999, "port of the code interpreter (0: off)")

@@ -66,36 +66,82 @@ DANGEROUS_CAPS = {2: "DAC_READ_SEARCH", 12: "NET_ADMIN", 13: "NET_RAW", 16: "SYS
                   19: "SYS_PTRACE", 21: "SYS_ADMIN", 22: "SYS_BOOT", 25: "SYS_TIME", 27: "MKNOD",
                   38: "PERFMON", 39: "BPF", 23: "SYS_NICE", 24: "SYS_RESOURCE", 34: "WAKE_ALARM", 36: "BLOCK_SUSPEND"}
 
+# The bounding set every sandbox process has (runtime/oci capabilities):
+# CHOWN DAC_OVERRIDE FOWNER FSETID KILL SETGID SETUID SETPCAP NET_BIND_SERVICE
+# SYS_CHROOT AUDIT_WRITE SETFCAP. A setuid-root exec (sudo) gains at most it.
+SANDBOX_CAPS = 0xa00405fb
+
 def p_posture():
     s = status()
     cap = int(s.get("CapEff", "0"), 16)
-    bad = [n for b, n in DANGEROUS_CAPS.items() if cap & (1 << b)]
+    bnd = int(s.get("CapBnd", "0"), 16)
+    bad = [n for b, n in DANGEROUS_CAPS.items() if (cap | bnd) & (1 << b)]
+    if bnd & ~SANDBOX_CAPS or int(s.get("CapPrm", "0"), 16) & ~bnd:
+        bad.append("CapBnd=%x" % bnd)
     if os.getuid() != 0 and cap != 0:
         bad.append("non-root CapEff=%x" % cap)
-    if s.get("NoNewPrivs") != "1":
-        bad.append("NoNewPrivs=" + s.get("NoNewPrivs", "?"))
     if s.get("Seccomp") != "2":
         bad.append("Seccomp=" + s.get("Seccomp", "?"))
-    return ("allowed" if bad else "blocked"), "CapEff=%s NoNewPrivs=%s Seccomp=%s bad=%s" % (
-        s.get("CapEff"), s.get("NoNewPrivs"), s.get("Seccomp"), bad)
+    # NoNewPrivs is 0 on purpose (sudo works, as on E2B): reported, not judged.
+    return ("allowed" if bad else "blocked"), "CapEff=%s CapBnd=%s NoNewPrivs=%s Seccomp=%s bad=%s" % (
+        s.get("CapEff"), s.get("CapBnd"), s.get("NoNewPrivs"), s.get("Seccomp"), bad)
 
 def p_setuid():
+    """Becoming root without sudo: su (needs root's password), setuid(0)."""
     if os.getuid() == 0:
         return "n/a", "already root in the sandbox"
     got = []
-    for argv in (["sudo", "-n", "id", "-u"], ["su", "-c", "id -u", "root"]):
-        try:
-            out = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=10).stdout
-            if out.strip() == b"0":
-                got.append(argv[0])
-        except Exception:
-            pass
+    try:
+        out = subprocess.run(["su", "-c", "id -u", "root"], stdin=subprocess.DEVNULL, capture_output=True, timeout=10).stdout
+        if out.strip() == b"0":
+            got.append("su")
+    except Exception:
+        pass
     try:
         os.setuid(0)
         got.append("setuid(0)")
     except OSError:
         pass
-    return ("allowed" if got else "blocked"), "escalated via %s" % got if got else "sudo, su, setuid(0) all refused"
+    return ("allowed" if got else "blocked"), "escalated via %s" % got if got else "su, setuid(0) refused"
+
+def p_sudo():
+    """Passwordless sudo for user, as on E2B: "allowed" is the feature. The
+    battery runs every probe again through sudo to show that root is no more
+    than the sandbox's root."""
+    if os.getuid() == 0:
+        return "n/a", "already root in the sandbox"
+    try:
+        r = subprocess.run(["sudo", "-n", "id", "-u"], stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
+    except Exception as e:  # noqa
+        return "blocked", repr(e)
+    return ("allowed" if r.stdout.strip() == b"0" else "blocked"), "sudo -n id -u: %r %r" % (r.stdout, r.stderr[-200:])
+
+def p_agent_secrets():
+    """The agent (pid 1) holds the /init secret: its environment and memory
+    stay closed to every sandbox process, root included (it is non-dumpable;
+    no sandbox process has CAP_SYS_PTRACE)."""
+    got = []
+    try:
+        if b"SBX_AGENT_INIT_TOKEN" in open("/proc/1/environ", "rb").read():
+            got.append("environ has the init token")
+    except OSError:
+        pass
+    for p in ("/proc/1/mem", "/proc/1/maps"):
+        try:
+            with open(p, "rb") as f:
+                if p.endswith("maps"):
+                    if f.read(64):
+                        got.append(p)
+                else:
+                    got.append(p + " opened")
+        except OSError:
+            pass
+    fds = "closed"
+    try:
+        fds = "%d entries" % len(os.listdir("/proc/1/fd"))  # sandbox objects only: reported, not judged
+    except OSError:
+        pass
+    return ("allowed" if got else "blocked"), "readable: %s; /proc/1/fd %s" % (got, fds)
 
 def p_mount():
     return in_child(lambda: (classify(libc.mount(b"none", b"/mnt", b"tmpfs", 0, None), ctypes.get_errno()),
@@ -394,7 +440,7 @@ def p_tiocsti():
     return worst(*rs)
 
 PROBES = {
-    "posture": p_posture, "setuid": p_setuid, "mount": p_mount,
+    "posture": p_posture, "setuid": p_setuid, "sudo": p_sudo, "agent-secrets": p_agent_secrets, "mount": p_mount,
     "unshare-user": unshare(0x10000000), "unshare-mnt": unshare(0x20000), "unshare-net": unshare(0x40000000),
     "unshare-pid": unshare(0x20000000), "setns": p_setns, "ptrace": p_ptrace, "host-procs": p_host_procs,
     "keyctl": p_keyctl, "bpf": p_bpf, "perf_event_open": p_perf, "userfaultfd": p_userfaultfd,

@@ -131,14 +131,12 @@ async function templateID(name) {
   return (await res.json()).templateID ?? null
 }
 
-// assertSudo: user has passwordless sudo in the image (sudoers.d/user);
-// sudo itself escalates or is refused for no_new_privs, which sbx sets in
-// every sandbox (docs/SECURITY.md: use the API's user 'root' instead).
+// assertSudo: user has passwordless sudo in the image (sudoers.d/user) and
+// it works, as on E2B (no_new_privs is off; the root it reaches is the
+// sandbox's own: docs/SECURITY.md "sudo inside sandboxes").
 async function assertSudo(sbx) {
   assert.match(await sh(sbx, 'cat /etc/sudoers.d/user', { user: 'root' }), /^user\s+ALL=\(ALL(:ALL)?\)\s*NOPASSWD:\s*ALL$/m)
-  const r = await sbx.commands.run('sudo -n id -u', { user: 'user' }).catch((e) => e)
-  if (r.exitCode === 0) assert.equal(r.stdout, '0\n')
-  else assert.match(r.stderr, /no new privileges/, `sudo failed otherwise: ${r.stderr}`)
+  assert.equal(await sh(sbx, 'sudo -n id -u', { user: 'user' }), '0\n')
 }
 
 async function daemonStillWorks() {

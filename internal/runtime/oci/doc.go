@@ -32,8 +32,10 @@
 // --overlay2=none (the writable layer is ours) and --oci-seccomp.
 //
 // All backends: pid, mount, ipc, uts and network namespaces; the capability
-// set in capabilities (no SYS_ADMIN, NET_RAW, SYS_PTRACE, MKNOD, ...);
-// noNewPrivileges; Docker's masked and read-only paths; the devices cgroup
+// set in capabilities (no SYS_ADMIN, NET_RAW, SYS_PTRACE, MKNOD, ...) as
+// the bounding set, which also bounds what a setuid-root exec gains;
+// noNewPrivileges off, so `sudo` works as on E2B (runsc: --allow-suid, the
+// Sentry applies the setuid bit); Docker's masked and read-only paths; the devices cgroup
 // denies everything but the runtime's standard nodes; oom_score_adj 500 so
 // the kernel picks sandbox processes before the daemon.
 //

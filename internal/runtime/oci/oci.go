@@ -139,7 +139,8 @@ func (r *Runtime) bundle(id string) string { return filepath.Join(r.bundles(), i
 func (r *Runtime) globalFlags(id string) []string {
 	f := []string{"--root", r.root}
 	if r.kind == "runsc" {
-		f = append(f, "--platform=systrap", "--network=sandbox", "--overlay2=none", "--oci-seccomp", "--gso=false", "--software-gso=false")
+		f = append(f, "--platform=systrap", "--network=sandbox", "--overlay2=none", "--oci-seccomp", "--gso=false", "--software-gso=false",
+			"--allow-suid") // the Sentry honours setuid bits (sudo); its root is the Sentry's
 		if r.cfg.Debug {
 			f = append(f, "--debug", "--debug-log="+r.bundle(id)+"/")
 		}

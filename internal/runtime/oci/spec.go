@@ -51,8 +51,13 @@ func buildSpec(kind string, s runtime.Spec) *specs.Spec {
 		Root:     &specs.Root{Path: s.Rootfs},
 		Process: &specs.Process{
 			Args: s.Args, Env: s.Env, Cwd: "/",
-			User:            specs.User{UID: 0, GID: 0},
-			NoNewPrivileges: true,
+			User: specs.User{UID: 0, GID: 0},
+			// no_new_privs stays off so that `user` can sudo (setuid) to
+			// the sandbox's root, as on E2B. That root is the one the API's
+			// user "root" already gives: the same capability bounding set
+			// (setuid-root execs get at most capabilities), the same
+			// seccomp filter, the same namespaces. See docs/SECURITY.md.
+			NoNewPrivileges: false,
 			OOMScoreAdj:     intp(500),
 			Capabilities: &specs.LinuxCapabilities{Bounding: capabilities, Effective: capabilities,
 				Permitted: capabilities},

@@ -110,7 +110,7 @@ func checkNamespaces(t *testing.T, sp *specs.Spec, userNS, cgroupNS bool) {
 func checkProcess(t *testing.T, sp *specs.Spec) {
 	t.Helper()
 	p := sp.Process
-	if !p.NoNewPrivileges || p.OOMScoreAdj == nil || *p.OOMScoreAdj != 500 || p.User.UID != 0 {
+	if p.NoNewPrivileges || p.OOMScoreAdj == nil || *p.OOMScoreAdj != 500 || p.User.UID != 0 {
 		t.Errorf("process %+v", p)
 	}
 	allowed := map[string]bool{}

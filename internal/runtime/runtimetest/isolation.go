@@ -48,7 +48,9 @@ func probeIsolation(t *testing.T, fx *Fixture, rt runtime.Runtime) {
 	}
 	t.Cleanup(func() { sb.Delete(context.Background()) })
 	out := waitFile(t, rootfs, "var/tmp/probe", 15*time.Second)
-	for _, want := range []string{"NoNewPrivs:\t1", "Seccomp:\t2", "mknod: denied", "mount: denied", "kcore: 0",
+	// NoNewPrivs is 0 on purpose (sudo, as on E2B); the bounding set is what
+	// bounds a setuid exec, so it must be exactly the sandbox's 12 capabilities.
+	for _, want := range []string{"CapBnd:\t00000000a00405fb", "Seccomp:\t2", "mknod: denied", "mount: denied", "kcore: 0",
 		"userns: denied", "netns: denied", "devnull: ok", "sysro: ro", "hostview: 0 0\n", "rawsock: denied", "keyctl: -1 1\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("%q missing:\n%s", want, out)
