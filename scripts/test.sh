@@ -8,7 +8,7 @@
 #   3. short fuzz runs of the untrusted-input parsers
 #   4. the agent end-to-end test with the official e2b SDK (debug mode)
 #   5. the daemon end-to-end test with the official e2b SDK, per runtime
-#      (exposed ports, sudo inside sandboxes)
+#      (exposed ports, sudo inside sandboxes); HTTPS host routing (runsc)
 #   6. code interpreter end-to-end with @e2b/code-interpreter, through the daemon
 #      and the MCP tools with the official MCP TypeScript SDK (stdio and /mcp)
 #   6a. volumes end-to-end (the SDK's Volume class and volumeMounts) on runsc and crun
@@ -54,6 +54,13 @@ for rt in $RUNTIMES; do
   log "daemon end-to-end on $rt (official e2b SDK), exposed ports, E2B's edges and sudo included"
   test/e2e/daemon/run.sh "$rt" test/e2e/daemon.test.mjs test/e2e/ports.test.mjs test/e2e/edges.test.mjs test/e2e/sudo.test.mjs
 done
+
+case " $RUNTIMES " in *" runsc "*)
+  log "HTTPS host routing end-to-end on runsc (official e2b SDK by E2B_DOMAIN, private CA, wildcard cert)"
+  # test-only: openssl makes the private CA and the wildcard certificate
+  command -v openssl >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends openssl >/dev/null; }
+  test/e2e/tls/run.sh runsc ;;
+esac
 
 # the loopback registry the template builds pull from (images made from the
 # base template's rootfs), built once so the test does not compile it

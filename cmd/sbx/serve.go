@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -37,6 +38,8 @@ type serveFlags struct {
 	buildStepTimeout                                                                          time.Duration
 	templateQuotaMB                                                                           int64
 	volumeMB, volumeMaxMB, volumeTotalMB                                                      int64
+	tls                                                                                       tlsFlags
+	tlsConf                                                                                   *tls.Config // loaded from tls by serve
 }
 
 func parseServeFlags(args []string) (*serveFlags, error) {
@@ -69,6 +72,7 @@ func parseServeFlags(args []string) (*serveFlags, error) {
 	fs.IntVar(&f.maxQueued, "max-queued", 512, "max creates waiting for a slot; more get 429 with Retry-After")
 	fs.Int64Var(&f.imageQuotaMB, "image-quota-mb", 0, "disk bound in MiB for paused sandboxes and snapshots under <data-dir>/images (0: none); past it pause and snapshot get 507")
 	f.egress.register(fs)
+	f.tls.register(fs)
 	fs.Var(&f.insecureRegistries, "insecure-registry", "registry host[:port] pulled over plain HTTP (repeatable; loopback always is)")
 	fs.StringVar(&f.registryMirror, "registry-mirror", "", "registry host[:port] that mirrors Docker Hub, used for its images")
 	fs.IntVar(&f.buildConcurrency, "build-concurrency", 2, "template builds at once; more wait")
@@ -115,6 +119,13 @@ func newLogger(level string) *slog.Logger {
 }
 
 func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
+	if f.tls.enabled() { // first: a bad certificate is a startup error, before anything runs
+		c, err := loadTLS(f.tls, f.domain, log)
+		if err != nil {
+			return err
+		}
+		f.tlsConf = c
+	}
 	// 0711: sandbox root on userns runtimes (an unprivileged host uid) must
 	// traverse to its rootfs; nothing under it is listable.
 	if err := os.MkdirAll(f.dataDir, 0o711); err != nil {
@@ -204,23 +215,54 @@ func listenAndServe(ctx context.Context, f *serveFlags, mgr *sandbox.Manager, bs
 			apiSrv.ServeHTTP(w, r)
 		}
 	})
-	srv := newHTTPServer(h, defaultLimits)
-	ln, err := net.Listen("tcp", f.listen)
+	srvs, err := listen(f, h, log)
 	if err != nil {
 		return err
 	}
-	log.Info("sbx serving", "listen", ln.Addr().String(), "data-dir", f.dataDir, "runtimes", mgr.RuntimeNames(), "default-runtime", f.runtime)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
+	log.Info("sbx serving", "listen", srvs[0].ln.Addr().String(), "data-dir", f.dataDir, "runtimes", mgr.RuntimeNames(), "default-runtime", f.runtime)
+	errc := make(chan error, len(srvs))
+	for _, s := range srvs {
+		go func() { errc <- s.srv.Serve(s.ln) }()
 	}
-	log.Info("shutting down; sandboxes keep running and are re-adopted on the next start")
+	var serveErr error
+	select {
+	case serveErr = <-errc:
+	case <-ctx.Done():
+		log.Info("shutting down; sandboxes keep running and are re-adopted on the next start")
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return srv.Shutdown(sctx)
+	errs := []error{serveErr}
+	for _, s := range srvs {
+		errs = append(errs, s.srv.Shutdown(sctx))
+	}
+	return errors.Join(errs...)
+}
+
+// boundServer is a server and the listener it serves.
+type boundServer struct {
+	srv *http.Server
+	ln  net.Listener
+}
+
+// listen opens --listen (plain HTTP) and, with TLS configured, --tls-listen
+// (HTTPS), both serving h. On error nothing stays open.
+func listen(f *serveFlags, h http.Handler, log *slog.Logger) ([]boundServer, error) {
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return nil, err
+	}
+	out := []boundServer{{newHTTPServer(h, defaultLimits), ln}}
+	if f.tlsConf == nil {
+		return out, nil
+	}
+	tln, err := net.Listen("tcp", f.tls.listen)
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("--tls-listen: %w", err)
+	}
+	log.Info("sbx serving HTTPS", "listen", tln.Addr().String(), "domain", f.domain)
+	return append(out, boundServer{newHTTPServer(h, defaultLimits), tls.NewListener(tln, f.tlsConf)}), nil
 }
 
 // protectDaemon makes the kernel's OOM killer prefer sandbox processes.

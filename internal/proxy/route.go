@@ -48,11 +48,12 @@ func Route(r *http.Request, domain string) (t Target, ok bool, err error) {
 	return Target{}, false, nil
 }
 
-// RouteHost parses "<port>-<id>.<domain>[:port]".
+// RouteHost parses "<port>-<id>.<domain>[:port]". domain may carry a port
+// itself ("sbx.test:8443", for an origin not on 443: the SDK then builds
+// URLs with it); only its host name is compared.
 func RouteHost(host, domain string) (Target, bool) {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
+	host = stripPort(host)
+	domain = stripPort(domain)
 	host = strings.ToLower(host)
 	label, rest, ok := strings.Cut(host, ".")
 	if !ok || (domain != "" && rest != strings.ToLower(domain)) {
@@ -67,6 +68,14 @@ func RouteHost(host, domain string) (Target, bool) {
 		return Target{}, false
 	}
 	return Target{ID: id, Port: port, ByHost: true}, true
+}
+
+// stripPort returns the host name of "name[:port]".
+func stripPort(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return hostport
 }
 
 func parsePort(s string) (int, error) {

@@ -29,6 +29,10 @@ func TestRoute(t *testing.T) {
 		{name: "host short id", host: "8080-abc.sbx.test", domain: "sbx.test"},
 		{name: "host uppercase", host: "8080-" + "ABCDEFGHIJ0123456789" + ".sbx.test", domain: "sbx.test", want: Target{ID: id, Port: 8080, ByHost: true}, ok: true},
 		{name: "host no port", host: id + ".sbx.test", domain: "sbx.test"},
+		{name: "domain with port", host: "8080-" + id + ".sbx.test:8443", domain: "sbx.test:8443", want: Target{ID: id, Port: 8080, ByHost: true}, ok: true},
+		{name: "domain with port, host without", host: "8080-" + id + ".sbx.test", domain: "sbx.test:8443", want: Target{ID: id, Port: 8080, ByHost: true}, ok: true},
+		{name: "domain with port, wrong domain", host: "8080-" + id + ".evil.test:8443", domain: "sbx.test:8443"},
+		{name: "api host of the domain", host: "api.sbx.test:8443", domain: "sbx.test:8443"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
