@@ -35,6 +35,7 @@ var resourceAttacks = []resourceAttack{
 	{"fd-exhaustion", nil, fdExhaustion},
 	{"exec-flood", nil, execFlood},
 	{"console-flood", nil, consoleFlood},
+	{"host-setuid", nil, hostSetuid},
 }
 
 // pidsCurrent reads the sandbox's host pids cgroup (-1 when absent).

@@ -63,13 +63,43 @@ func TestUserXattrs(t *testing.T) {
 		t.Skip("setfattr (attr) not installed")
 	}
 	cmd := exec.Command("setfattr", "-n", "user.e2b.k", "-v", "v", owned)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 1000, Gid: 1000}}
+	// group 0: the layer's directory is 0710 root:<sandbox root's gid> (fence)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 1000, Gid: 1000, Groups: []uint32{0}}}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("user xattr as uid 1000: %v: %s", err, out)
 	}
 	buf := make([]byte, 8)
 	if n, err := unix.Getxattr(owned, "user.e2b.k", buf); err != nil || string(buf[:n]) != "v" {
 		t.Fatalf("read back %q, %v", buf[:n], err)
+	}
+}
+
+// TestFence: the layer's tree (which holds setuid files sandbox root made)
+// is reachable only by host root and sandbox root's host group; where
+// sandbox root is host root (gVisor) the overlay is also nosuid.
+func TestFence(t *testing.T) {
+	needRoot(t)
+	for _, id := range []uint32{0, 100000} {
+		lower, dir := newLower(t), newDir(t)
+		l, err := Prepare(dir, lower, Options{DiskBytes: 8 << 20, OwnerUID: id, OwnerGID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st unix.Stat_t
+		must(t, unix.Stat(l.Dir, &st))
+		if st.Mode&0o7777 != 0o710 || st.Uid != 0 || st.Gid != id {
+			t.Errorf("owner %d: layer dir %o %d:%d, want 710 0:%d", id, st.Mode&0o7777, st.Uid, st.Gid, id)
+		}
+		var fs unix.Statfs_t
+		must(t, unix.Statfs(l.Rootfs, &fs))
+		if nosuid := fs.Flags&unix.ST_NOSUID != 0; nosuid != (id == 0) {
+			t.Errorf("owner %d: overlay nosuid %v, want %v", id, nosuid, id == 0)
+		}
+		nobody := exec.Command("cat", filepath.Join(l.Rootfs, "base.txt"))
+		nobody.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		if out, err := nobody.CombinedOutput(); err == nil {
+			t.Errorf("owner %d: a host user read the sandbox's files: %s", id, out)
+		}
 	}
 }
 

@@ -27,7 +27,7 @@ func Prepare(dir, lower string, opts Options) (l *Layer, err error) {
 	if lower, err = checkLower(lower); err != nil {
 		return nil, fmt.Errorf("prepare layer %s: %w", dir, err)
 	}
-	if err := os.Mkdir(dir, 0o711); err != nil {
+	if err := os.Mkdir(dir, 0o710); err != nil {
 		return nil, fmt.Errorf("prepare layer: %w", err) // EEXIST: not ours to clean
 	}
 	l = paths(dir)
@@ -37,6 +37,9 @@ func Prepare(dir, lower string, opts Options) (l *Layer, err error) {
 			err = fmt.Errorf("prepare layer %s: %w", dir, err)
 		}
 	}()
+	if err := fence(dir, opts); err != nil {
+		return nil, err
+	}
 	if err := l.mountTmpfs(opts); err != nil {
 		return nil, err
 	}
@@ -44,6 +47,20 @@ func Prepare(dir, lower string, opts Options) (l *Layer, err error) {
 		return nil, err
 	}
 	return l, nil
+}
+
+// fence makes dir (0710, before anything is in it) reachable only by host
+// root and the group of the sandbox's root (its host gid: a user-namespaced
+// runtime sets its rootfs up as that id; 0 under gVisor, so root only). The
+// tree holds what sandbox root wrote — setuid binaries included (sudo is
+// allowed inside), owned by host root under gVisor — and the overlay must
+// honour setuid bits for user-namespaced runtimes, so no host user may
+// reach it.
+func fence(dir string, opts Options) error {
+	if err := os.Chown(dir, 0, int(opts.OwnerGID)); err != nil {
+		return err
+	}
+	return os.Chmod(dir, 0o710)
 }
 
 // maxLowerOption bounds the lowerdir option: the whole overlay option
@@ -116,10 +133,21 @@ func (l *Layer) mountOverlay(lower string, opts Options) error {
 		return err
 	}
 	data := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,%s", lower, l.Upper, l.work(), overlayOptions)
-	if err := unix.Mount("overlay", l.Rootfs, "overlay", unix.MS_NODEV, data); err != nil {
+	if err := unix.Mount("overlay", l.Rootfs, "overlay", overlayFlags(opts), data); err != nil {
 		return fmt.Errorf("mount overlay: %w", err)
 	}
 	return nil
+}
+
+// overlayFlags: nodev always; nosuid where sandbox root is host root
+// (gVisor, whose Sentry applies setuid bits from the files' modes itself):
+// a setuid-root file that code in the sandbox made is then inert on the
+// host even for host root's own processes.
+func overlayFlags(opts Options) uintptr {
+	if opts.OwnerUID == 0 {
+		return unix.MS_NODEV | unix.MS_NOSUID
+	}
+	return unix.MS_NODEV
 }
 
 // seed copies opts.Seed into the (not yet mounted) upper layer.
