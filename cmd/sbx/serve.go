@@ -262,7 +262,11 @@ func listen(f *serveFlags, h http.Handler, log *slog.Logger) ([]boundServer, err
 		return nil, fmt.Errorf("--tls-listen: %w", err)
 	}
 	log.Info("sbx serving HTTPS", "listen", tln.Addr().String(), "domain", f.domain)
-	return append(out, boundServer{newHTTPServer(h, defaultLimits), tls.NewListener(tln, f.tlsConf)}), nil
+	srv := newHTTPServer(h, defaultLimits)
+	// failed handshakes (scanners, clients without the CA) are routine on
+	// a public port: debug, not the server's default stderr line each
+	srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelDebug)
+	return append(out, boundServer{srv, tls.NewListener(tln, f.tlsConf)}), nil
 }
 
 // protectDaemon makes the kernel's OOM killer prefer sandbox processes.
