@@ -37,7 +37,7 @@ func follow(ctx context.Context, p *proc, sub *subscriber, interval time.Duratio
 		select {
 		case c, ok := <-sub.ch:
 			if !ok {
-				if grace != nil {
+				if grace != nil || killedAtDeadline(ctx, p, lifetime) {
 					return connect.NewError(connect.CodeDeadlineExceeded, errors.New("process killed: its timeout expired"))
 				}
 				return send(&rpc.ProcessEvent{Event: &rpc.ProcessEvent_End{End: p.endEvent()}})
@@ -61,6 +61,13 @@ func follow(ctx context.Context, p *proc, sub *subscriber, interval time.Duratio
 			return connect.NewError(connect.CodeDeadlineExceeded, errors.New("process killed: its timeout expired"))
 		}
 	}
+}
+
+// killedAtDeadline: killAt's timer won the race against ctx's own deadline
+// (both fire at the lifetime's end) and the output closed before follow saw
+// ctx done. The end event is sent after the output closes, once ws is set.
+func killedAtDeadline(ctx context.Context, p *proc, lifetime bool) bool {
+	return lifetime && errors.Is(ctx.Err(), context.DeadlineExceeded) && p.ws.Signaled() && p.ws.Signal() == unix.SIGKILL
 }
 
 func dataEvent(c *chunk) *rpc.ProcessEvent {
