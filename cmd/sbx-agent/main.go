@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/agent"
+	"github.com/sbx-dev/sbx/internal/agent/eventlog"
 	"github.com/sbx-dev/sbx/internal/agent/identity"
 	"github.com/sbx-dev/sbx/internal/agent/process"
 )
@@ -47,7 +48,8 @@ func run(args []string) error {
 	if *port <= 0 || *port > 65535 {
 		return fmt.Errorf("invalid --port %d", *port)
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	events := eventlog.New()
+	log := slog.New(eventlog.NewHandler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}), events))
 	reserveThreads(reservedThreads)
 	// Orphans of the sandbox's processes are re-parented to the agent (it is
 	// PID 1, or becomes a subreaper) and reaped by it.
@@ -60,6 +62,7 @@ func run(args []string) error {
 		InitToken: initToken,
 		State:     st,
 		Logger:    log,
+		Events:    events,
 	})
 	if err != nil {
 		return err

@@ -21,6 +21,7 @@ import (
 	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/store"
 	"github.com/sbx-dev/sbx/internal/volume"
+	"github.com/sbx-dev/sbx/internal/telemetry"
 )
 
 // serveFlags are the operator's settings of one node.
@@ -157,7 +158,8 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 		return err
 	}
 	defer eg.close()
-	mgr, nw, err := buildManager(ctx, f, st, aud, eg, log)
+	tel := telemetry.New(telemetry.DefaultLimits)
+	mgr, nw, err := buildManager(ctx, f, st, aud, tel, eg, log)
 	if err != nil {
 		return err
 	}
@@ -189,7 +191,8 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 	poolsDone := make(chan struct{})
 	go func() { mgr.RunPools(ctx); close(poolsDone) }()
 	go mgr.RunWatchdog(ctx)
-	err = listenAndServe(ctx, f, mgr, bs, vols, keys, aud, log)
+	go runTelemetry(ctx, tel, mgr, log)
+	err = listenAndServe(ctx, f, mgr, bs, vols, keys, aud, tel, log)
 	cancel()
 	select { // pooled sandboxes hold no tenant: release them on a clean stop
 	case <-poolsDone:
@@ -198,11 +201,11 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 	return err
 }
 
-func listenAndServe(ctx context.Context, f *serveFlags, mgr *sandbox.Manager, bs *builder.Service, vols *volume.Manager, keys *api.Keys, aud *audit.Log, log *slog.Logger) error {
+func listenAndServe(ctx context.Context, f *serveFlags, mgr *sandbox.Manager, bs *builder.Service, vols *volume.Manager, keys *api.Keys, aud *audit.Log, tel *telemetry.Store, log *slog.Logger) error {
 	apiSrv := api.New(mgr, keys, aud, log)
 	apiSrv.SetBuilder(bs)
 	apiSrv.SetVolumes(vols)
-	apiSrv.AuditPath = filepath.Join(f.dataDir, audit.FileName)
+	apiSrv.SetTelemetry(tel)
 	px := proxy.New(mgr, f.domain, api.WriteError, log)
 	mcpH := mcpHTTPHandler("http://" + f.listen)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

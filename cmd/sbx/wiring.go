@@ -25,7 +25,7 @@ import (
 
 // buildManager wires the concrete host pieces into a sandbox.Manager.
 // The network manager is returned too: the DNS filter needs it.
-func buildManager(_ context.Context, f *serveFlags, st *store.Store, aud sandbox.Auditor, eg *egressSetup, log *slog.Logger) (*sandbox.Manager, *network.Manager, error) {
+func buildManager(_ context.Context, f *serveFlags, st *store.Store, aud sandbox.Auditor, events sandbox.EventSink, eg *egressSetup, log *slog.Logger) (*sandbox.Manager, *network.Manager, error) {
 	agent, err := agentPath(f.agent)
 	if err != nil {
 		return nil, nil, err
@@ -56,7 +56,7 @@ func buildManager(_ context.Context, f *serveFlags, st *store.Store, aud sandbox
 		DefaultTimeout: f.defaultTimeout, MaxTimeout: f.maxTimeout,
 		Defaults:     sandbox.Resources{CPUCount: f.cpu, MemoryMB: f.memMB, DiskSizeMB: f.diskMB, Pids: f.pids},
 		Max:          sandbox.Resources{CPUCount: 4 * f.cpu, MemoryMB: 8 * f.memMB, DiskSizeMB: 8 * f.diskMB},
-		MaxSandboxes: f.maxSandboxes, MaxCreating: f.maxCreating, MaxQueued: f.maxQueued, Domain: f.domain, Pools: pools, Audit: aud,
+		MaxSandboxes: f.maxSandboxes, MaxCreating: f.maxCreating, MaxQueued: f.maxQueued, Domain: f.domain, Pools: pools, Audit: aud, Events: events,
 		ImagesDir: filepath.Join(f.dataDir, "images"), ImageQuota: f.imageQuotaMB << 20,
 		Unavailable: unavailable,
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sbx-dev/sbx/api/proto/envd/filesystem/filesystemconnect"
 	"github.com/sbx-dev/sbx/api/proto/envd/process/processconnect"
+	"github.com/sbx-dev/sbx/internal/agent/eventlog"
 	"github.com/sbx-dev/sbx/internal/agent/files"
 	"github.com/sbx-dev/sbx/internal/agent/filesystem"
 	"github.com/sbx-dev/sbx/internal/agent/identity"
@@ -39,6 +40,10 @@ type Config struct {
 	Users identity.Files
 	// Logger gets startup and error logs; default slog.Default().
 	Logger *slog.Logger
+	// Events is the log of processes started and ended (and whatever else
+	// is added to it), served to the daemon at GET /sbx/events; default a
+	// fresh eventlog.New().
+	Events *eventlog.Log
 
 	// The services; nil builds the agent's own.
 	Process    processconnect.ProcessHandler
@@ -87,9 +92,13 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.metrics == nil {
 		cfg.metrics = newMetricsSource("/")
 	}
+	if cfg.Events == nil {
+		cfg.Events = eventlog.New()
+	}
 	s := &Server{cfg: cfg, state: cfg.State, log: cfg.Logger}
 	if cfg.Process == nil {
 		svc := process.New(cfg.State, cfg.Users)
+		svc.SetEvents(cfg.Events)
 		s.closers = append(s.closers, func() { svc.Close(5 * time.Second) })
 		cfg.Process = svc
 	}
@@ -110,6 +119,7 @@ func NewServer(cfg Config) (*Server, error) {
 	mux.HandleFunc("POST /init", s.handleInit)
 	mux.HandleFunc("GET /envs", s.handleEnvs)
 	mux.HandleFunc("GET /metrics", s.handleMetrics)
+	mux.Handle("GET /sbx/events", cfg.Events)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path)
 	})

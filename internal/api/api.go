@@ -11,6 +11,7 @@ import (
 
 	"github.com/sbx-dev/sbx/internal/builder"
 	"github.com/sbx-dev/sbx/internal/sandbox"
+	"github.com/sbx-dev/sbx/internal/telemetry"
 	"github.com/sbx-dev/sbx/internal/volume"
 )
 
@@ -31,8 +32,8 @@ type Server struct {
 	builds    *builder.Service
 	uploadKey []byte
 	vols      *volume.Manager // SetVolumes; nil: no volume routes answer but 404
-	// AuditPath is the audit log file read by the logs endpoints ("" = none).
-	AuditPath string
+	// tel holds sandboxes' metrics and logs (SetTelemetry); may be nil.
+	tel *telemetry.Store
 	// BodyTimeout bounds reading a request's body and WriteTimeout writing
 	// its response (slow clients); New sets the defaults.
 	BodyTimeout, WriteTimeout time.Duration
@@ -61,6 +62,10 @@ func (s *Server) routes() {
 	h("POST /v2/sandboxes/{id}/connect", s.connect)
 	h("POST /sandboxes/{id}/connect", s.connect)
 	h("GET /sandboxes/{id}/metrics", s.metrics)
+	h("GET /sandboxes/metrics", s.bulkMetrics)
+	h("GET /teams", s.teams)
+	h("GET /teams/{teamID}/metrics", s.teamMetrics)
+	h("GET /teams/{teamID}/metrics/max", s.teamMetricsMax)
 	h("POST /sandboxes/{id}/pause", s.pause)
 	h("POST /sandboxes/{id}/resume", s.resume)
 	h("POST /sandboxes/{id}/fork", s.fork)

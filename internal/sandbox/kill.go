@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/sbx-dev/sbx/internal/failpoint"
 	"github.com/sbx-dev/sbx/internal/runtime"
@@ -44,6 +45,7 @@ func (m *Manager) killLocked(ctx context.Context, sb *Sandbox, reason string, co
 		return fmt.Errorf("%s: %w", id, ErrNotFound)
 	}
 	m.log.Info("killing sandbox", "sandbox", id, "reason", reason)
+	m.drainEvents(ctx, sb)
 	m.event(id, "killed", "reason", reason)
 	return m.reap(context.WithoutCancel(ctx), id, sb.rec.Runtime)
 }
@@ -119,4 +121,19 @@ func (m *Manager) deleteRuntime(ctx context.Context, rt runtime.Runtime, id stri
 // exist. Template builds turn a step's sandbox into a layer with it.
 func (m *Manager) SaveFiles(ctx context.Context, id, dst string) error {
 	return m.layers.SaveUpper(ctx, id, dst)
+}
+
+// drainTimeout bounds reading a dying sandbox's last agent events.
+const drainTimeout = time.Second
+
+// drainEvents lets an EventDrainer sink read what sb's agent logged since
+// its last poll (the end of the last commands), before sb is stopped.
+func (m *Manager) drainEvents(ctx context.Context, sb *Sandbox) {
+	d, ok := m.cfg.Events.(EventDrainer)
+	if !ok || sb.rt == nil || !sb.info.SandboxIP.IsValid() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drainTimeout)
+	defer cancel()
+	d.Drain(ctx, sb.rec.ID, fmt.Sprintf("http://%s:%d", sb.info.SandboxIP, m.cfg.AgentPort), sb.rec.EnvdToken)
 }

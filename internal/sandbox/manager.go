@@ -5,8 +5,10 @@
 package sandbox
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sort"
 	"sync"
 	"time"
@@ -32,6 +34,7 @@ type Config struct {
 	Domain         string          // returned as "domain" (nil when empty)
 	Pools          map[PoolKey]int // warm pool sizes; see pool.go
 	Audit          Auditor         // lifecycle records; may be nil
+	Events         EventSink       // lifecycle events for sandbox logs; may be nil
 	// ImagesDir holds paused sandboxes' images, snapshots and fork scratch
 	// (see images.go); "" disables pause, fork and snapshots.
 	ImagesDir string
@@ -49,15 +52,35 @@ type Auditor interface {
 	Append(kind, sandbox, actor string, fields map[string]string) error
 }
 
-// event writes a lifecycle audit record, if auditing is on.
+// EventSink receives lifecycle events (created, killed, paused, resumed,
+// ...) with their fields; implemented by *telemetry.Store. It must not block.
+type EventSink interface {
+	Event(id, what string, fields map[string]string)
+}
+
+// EventDrainer is an EventSink that also reads a sandbox's agent events
+// (at agentURL, with the sandbox's access token) just before the sandbox
+// is killed, so its last commands' ends are not lost. It returns when ctx
+// ends at the latest.
+type EventDrainer interface {
+	EventSink
+	Drain(ctx context.Context, id, agentURL, token string)
+}
+
+// event writes a lifecycle audit record, if auditing is on, and passes the
+// event to the sink, if any.
 func (m *Manager) event(id, what string, kv ...string) {
-	if m.cfg.Audit == nil {
-		return
-	}
-	f := map[string]string{"event": what}
+	f := map[string]string{}
 	for i := 0; i+1 < len(kv); i += 2 {
 		f[kv[i]] = kv[i+1]
 	}
+	if m.cfg.Events != nil {
+		m.cfg.Events.Event(id, what, maps.Clone(f))
+	}
+	if m.cfg.Audit == nil {
+		return
+	}
+	f["event"] = what
 	if err := m.cfg.Audit.Append("sandbox", id, "", f); err != nil {
 		m.log.Error("audit", "err", err)
 	}

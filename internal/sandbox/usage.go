@@ -25,33 +25,66 @@ type Usage struct {
 // cpuSampleWindow is how long Usage watches CPU time to compute a percentage.
 const cpuSampleWindow = 100 * time.Millisecond
 
-// Usage samples the sandbox's cgroups (v1 or v2) and layer.
-func (m *Manager) Usage(ctx context.Context, id string) (Usage, error) {
+// Counters are a sandbox's raw resource figures at one instant: its total
+// CPU time so far (-1 if unknown), memory and disk in use.
+type Counters struct {
+	CPUNanos int64
+	MemUsed  int64
+	MemCache int64
+	DiskUsed int64
+}
+
+// Counters reads the sandbox's cgroups (v1 or v2) and layer without waiting;
+// a CPU percentage needs two readings (see Usage).
+func (m *Manager) Counters(id string) (Counters, error) {
 	rsb, err := m.RuntimeSandbox(id)
 	if err != nil {
-		return Usage{}, err
+		return Counters{}, err
 	}
 	paths := rsb.CgroupPaths()
-	var u Usage
-	c0, t0 := cpuNanos(paths), time.Now()
-	select {
-	case <-ctx.Done():
-		return u, ctx.Err()
-	case <-time.After(cpuSampleWindow):
-	}
-	if c1 := cpuNanos(paths); c1 >= c0 && c0 >= 0 {
-		info, _ := m.Get(id)
-		cores := float64(max(info.CPUCount, 1))
-		u.CPUPct = 100 * float64(c1-c0) / float64(time.Since(t0).Nanoseconds()) / cores
-	}
-	u.MemUsed, u.MemCache = memory(paths)
+	c := Counters{CPUNanos: cpuNanos(paths)}
+	c.MemUsed, c.MemCache = memory(paths)
 	if root, ok := m.layers.Rootfs(id); ok {
 		var st unix.Statfs_t
 		if unix.Statfs(root, &st) == nil {
-			u.DiskUsed = int64(st.Blocks-st.Bfree) * st.Bsize
+			c.DiskUsed = int64(st.Blocks-st.Bfree) * st.Bsize
 		}
 	}
+	return c, nil
+}
+
+// Usage samples the sandbox's cgroups (v1 or v2) and layer, watching CPU
+// time for cpuSampleWindow.
+func (m *Manager) Usage(ctx context.Context, id string) (Usage, error) {
+	c0, err := m.Counters(id)
+	if err != nil {
+		return Usage{}, err
+	}
+	t0 := time.Now()
+	select {
+	case <-ctx.Done():
+		return Usage{}, ctx.Err()
+	case <-time.After(cpuSampleWindow):
+	}
+	c1, err := m.Counters(id)
+	if err != nil {
+		return Usage{}, err
+	}
+	u := Usage{MemUsed: c1.MemUsed, MemCache: c1.MemCache, DiskUsed: c1.DiskUsed}
+	if c1.CPUNanos >= c0.CPUNanos && c0.CPUNanos >= 0 {
+		info, _ := m.Get(id)
+		u.CPUPct = CPUPercent(c1.CPUNanos-c0.CPUNanos, time.Since(t0), info.CPUCount)
+	}
 	return u, nil
+}
+
+// CPUPercent is cpu time used over wall time d on cores CPUs, in percent of
+// all of them.
+func CPUPercent(cpu int64, d time.Duration, cores int) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return 100 * float64(cpu) / float64(d.Nanoseconds()) / float64(max(cores, 1))
 }
 
 // cpuNanos returns the cgroup's total CPU time, or -1 if unknown.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -49,6 +50,8 @@ type proc struct {
 	subs    []*subscriber // copy-on-write: publish reads it without copying
 	outDone bool
 	timer   *time.Timer // lifetime limit (Connect-Timeout-Ms of Start)
+
+	timedOut atomic.Bool // the lifetime limit killed it
 }
 
 // files are the descriptors a process is started with: the child's ends and
@@ -155,6 +158,7 @@ func (s *Service) spawn(sp *spec, first *subscriber) (*proc, error) {
 		go p.pump(o)
 	}
 	s.add(p)
+	s.started(p, sp)
 	go s.await(p)
 	return p, nil
 }
@@ -202,6 +206,7 @@ func (p *proc) hasExited() bool {
 // queues are closed and the process leaves the table.
 func (s *Service) await(p *proc) {
 	<-p.exited
+	s.ended(p)
 	_ = p.os.Release()
 	for _, o := range p.outs {
 		wake := time.Now()
@@ -267,7 +272,10 @@ func (p *proc) killAt(deadline time.Time) {
 	if p.outDone {
 		return
 	}
-	p.timer = time.AfterFunc(time.Until(deadline), func() { _ = p.signal(unix.SIGKILL) })
+	p.timer = time.AfterFunc(time.Until(deadline), func() {
+		p.timedOut.Store(true)
+		_ = p.signal(unix.SIGKILL)
+	})
 }
 
 // signal sends sig to the whole process group. Once the leader has been

@@ -24,6 +24,7 @@ import (
 
 	rpc "github.com/sbx-dev/sbx/api/proto/envd/process"
 	"github.com/sbx-dev/sbx/api/proto/envd/process/processconnect"
+	"github.com/sbx-dev/sbx/internal/agent/eventlog"
 	"github.com/sbx-dev/sbx/internal/agent/identity"
 )
 
@@ -35,6 +36,8 @@ type Service struct {
 	mu    sync.Mutex
 	procs map[uint32]*proc
 	tags  map[string]*proc // a nil value reserves a tag for a process being started
+
+	events *eventlog.Log // where starts and ends are recorded; may be nil (set before serving)
 }
 
 var _ processconnect.ProcessHandler = (*Service)(nil)

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/sbx-dev/sbx/internal/sandbox"
+	"github.com/sbx-dev/sbx/internal/telemetry"
+)
+
+// telemetrySource shows the manager's running sandboxes to the collector.
+type telemetrySource struct{ mgr *sandbox.Manager }
+
+func (s telemetrySource) Targets() []telemetry.Target {
+	var out []telemetry.Target
+	for _, in := range s.mgr.List() {
+		if in.State != "running" {
+			continue
+		}
+		tg := telemetry.Target{ID: in.ID, Team: telemetry.DefaultTeam, CPUCount: in.CPUCount,
+			MemTotal: int64(in.MemoryMB) << 20, DiskTotal: int64(in.DiskSizeMB) << 20, Token: in.EnvdToken}
+		if in.AgentAddr != "" {
+			tg.Agent = "http://" + in.AgentAddr
+		}
+		out = append(out, tg)
+	}
+	return out
+}
+
+func (s telemetrySource) Counters(id string) (telemetry.Counters, error) {
+	c, err := s.mgr.Counters(id)
+	return telemetry.Counters(c), err
+}
+
+// runTelemetry samples the manager's sandboxes into tel until ctx ends.
+func runTelemetry(ctx context.Context, tel *telemetry.Store, mgr *sandbox.Manager, log *slog.Logger) {
+	telemetry.NewCollector(tel, telemetrySource{mgr}, log).Run(ctx)
+}

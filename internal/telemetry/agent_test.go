@@ -1,0 +1,138 @@
+package telemetry
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fakeAgent serves pages of events; boot and events can change per call.
+func fakeAgent(t *testing.T, h http.HandlerFunc) string {
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func TestAgentEventsReadOnceAndCleaned(t *testing.T) {
+	var calls atomic.Int32
+	url := fakeAgent(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Access-Token") != "tok" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		calls.Add(1)
+		evs := []agentEvent{
+			{Seq: 1, Time: time.Now(), Level: "error", Logger: "processSvc", Message: "Process exited with an error", Fields: map[string]string{"exit_code": "3"}},
+			{Seq: 2, Time: time.Now().Add(48 * time.Hour), Level: "nonsense", Logger: "lifecycle", Message: strings.Repeat("x", 5000)},
+		}
+		var out []agentEvent
+		for _, e := range evs {
+			if r.URL.Query().Get("after") < "1" || e.Seq > 1 {
+				out = append(out, e)
+			}
+		}
+		_ = json.NewEncoder(w).Encode(agentPage{Boot: "b1", Events: out})
+	})
+	s := New(DefaultLimits)
+	s.Drain(context.Background(), "a", url, "tok")
+	s.Drain(context.Background(), "a", url, "tok") // nothing new
+	logs, _ := s.Logs("a", LogQuery{})
+	if len(logs) != 2 {
+		t.Fatalf("got %d entries, want 2: %+v", len(logs), logs)
+	}
+	if logs[0].Level != Error || logs[0].Fields["exit_code"] != "3" {
+		t.Errorf("first = %+v", logs[0])
+	}
+	spoof := logs[1]
+	if spoof.Logger != "agent" || spoof.Level != Info || len(spoof.Message) > MaxMessage || spoof.Time.After(time.Now()) {
+		t.Errorf("hostile event not cleaned: logger %q level %v len %d time %v", spoof.Logger, spoof.Level, len(spoof.Message), spoof.Time)
+	}
+}
+
+func TestAgentHostileAnswers(t *testing.T) {
+	tests := map[string]http.HandlerFunc{
+		"redirect": func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "http://127.0.0.1:1/elsewhere", http.StatusFound)
+		},
+		"huge": func(w http.ResponseWriter, _ *http.Request) {
+			_, _ = w.Write([]byte(`{"boot":"b","events":[{"seq":1,"message":"` + strings.Repeat("a", 2<<20) + `"}]}`))
+		},
+		"garbage": func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("not json")) },
+		"slow": func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-r.Context().Done():
+			case <-time.After(5 * time.Second):
+			}
+		},
+	}
+	for name, h := range tests {
+		s := New(DefaultLimits)
+		t0 := time.Now()
+		s.Drain(context.Background(), "a", fakeAgent(t, h), "tok")
+		if s.Known("a") {
+			t.Errorf("%s: something was logged", name)
+		}
+		if d := time.Since(t0); d > agentTimeout+time.Second {
+			t.Errorf("%s: took %v", name, d)
+		}
+	}
+}
+
+func TestAgentRestartRereads(t *testing.T) {
+	boot := "b1"
+	url := fakeAgent(t, func(w http.ResponseWriter, r *http.Request) {
+		var evs []agentEvent
+		if r.URL.Query().Get("after") == "0" {
+			evs = []agentEvent{{Seq: 1, Level: "info", Logger: "agent", Message: boot}}
+		}
+		_ = json.NewEncoder(w).Encode(agentPage{Boot: boot, Events: evs})
+	})
+	s := New(DefaultLimits)
+	ctx := context.Background()
+	s.Drain(ctx, "a", url, "t") // reads b1's event 1
+	boot = "b2"
+	s.Drain(ctx, "a", url, "t") // sees the new boot: resets
+	s.Drain(ctx, "a", url, "t") // reads b2's event 1
+	logs, _ := s.Logs("a", LogQuery{})
+	if len(logs) != 2 || logs[0].Message != "b1" || logs[1].Message != "b2" {
+		t.Fatalf("logs = %+v", logs)
+	}
+}
+
+type fakeSource struct {
+	targets []Target
+	cpu     int64
+}
+
+func (f *fakeSource) Targets() []Target { return f.targets }
+func (f *fakeSource) Counters(id string) (Counters, error) {
+	f.cpu += int64(Step / 2) // half a core busy
+	return Counters{CPUNanos: f.cpu, MemUsed: 10, DiskUsed: 20}, nil
+}
+
+func TestCollectorTick(t *testing.T) {
+	s := New(DefaultLimits)
+	src := &fakeSource{targets: []Target{{ID: "a", Team: DefaultTeam, CPUCount: 1, MemTotal: 100, DiskTotal: 200}}}
+	c := NewCollector(s, src, nil)
+	now := time.Now().Truncate(Step)
+	c.Tick(context.Background(), now)
+	time.Sleep(50 * time.Millisecond)
+	c.Tick(context.Background(), now.Add(Step))
+	got, _ := s.Samples("a", Window{})
+	if len(got) != 2 || got[0].CPUUsedPct != 0 || got[1].CPUUsedPct != 100 || got[1].MemTotal != 100 || got[1].DiskUsed != 20 {
+		t.Fatalf("samples = %+v", got)
+	}
+	if team := s.Team(DefaultTeam, Window{}); len(team) != 2 || team[1].Concurrent != 1 {
+		t.Fatalf("team = %+v", team)
+	}
+	src.targets = nil
+	c.Tick(context.Background(), now.Add(2*Step))
+	if len(c.prev) != 0 {
+		t.Fatal("CPU mark of a gone sandbox kept")
+	}
+}

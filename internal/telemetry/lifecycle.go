@@ -1,0 +1,45 @@
+package telemetry
+
+// lifecycleMessages turns the manager's event names into log messages.
+var lifecycleMessages = map[string]string{
+	"created":  "Sandbox created",
+	"killed":   "Sandbox killed",
+	"paused":   "Sandbox paused",
+	"resumed":  "Sandbox resumed",
+	"adopted":  "Sandbox re-adopted after a daemon restart",
+	"reaped":   "Sandbox could not be re-adopted and was removed",
+	"snapshot": "Snapshot taken",
+	"network":  "Network policy updated",
+}
+
+// LifecycleLogger is the logger name of lifecycle entries.
+const LifecycleLogger = "lifecycle"
+
+// Event records a lifecycle event of sandbox id (sandbox.EventSink): a log
+// entry, and for "created" a start, for "killed"/"reaped" the end. A kill
+// by the deadline reads "Sandbox killed: timeout".
+func (s *Store) Event(id, what string, fields map[string]string) {
+	msg, ok := lifecycleMessages[what]
+	if !ok {
+		msg = "Sandbox " + what
+	}
+	lvl := Info
+	switch what {
+	case "created":
+		s.Started(id, DefaultTeam)
+	case "killed":
+		if r := fields["reason"]; r != "" {
+			msg += ": " + r
+		}
+	case "reaped":
+		lvl = Warn
+	}
+	f := map[string]string{"event": what}
+	for k, v := range fields {
+		f[k] = v
+	}
+	s.Log(id, Entry{Level: lvl, Logger: LifecycleLogger, Message: msg, Fields: f})
+	if what == "killed" || what == "reaped" {
+		s.Ended(id)
+	}
+}
