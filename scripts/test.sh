@@ -79,6 +79,11 @@ case " $RUNTIMES " in *" runsc "*)
 esac
 
 for rt in runsc crun; do
+  log "metrics, logs and the e2b CLI end-to-end on $rt (official e2b SDK, @e2b/cli, a pty for connect)"
+  test/e2e/daemon/run.sh "$rt" test/e2e/observability.test.mjs
+done
+
+for rt in runsc crun; do
   log "code interpreter end-to-end on $rt (@e2b/code-interpreter through the daemon)"
   test/e2e/daemon/run.sh "$rt" test/e2e/interpreter.test.mjs
 done
