@@ -158,7 +158,8 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 		return err
 	}
 	defer eg.close()
-	tel := telemetry.New(telemetry.DefaultLimits)
+	tel, saveTelemetry := openTelemetry(f.dataDir, log)
+	defer saveTelemetry()
 	mgr, nw, err := buildManager(ctx, f, st, aud, tel, eg, log)
 	if err != nil {
 		return err
@@ -180,6 +181,7 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 		return fmt.Errorf("recover sandboxes: %w", err)
 	}
 	log.Info("recovered sandboxes", "adopted", n)
+	tel.EndMissing(liveIDs(mgr))
 	bs := newBuilder(f, mgr, st, log)
 	if err := bs.Recover(ctx); err != nil {
 		return fmt.Errorf("recover template builds: %w", err)

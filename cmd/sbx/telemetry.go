@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/telemetry"
@@ -35,4 +36,28 @@ func (s telemetrySource) Counters(id string) (telemetry.Counters, error) {
 // runTelemetry samples the manager's sandboxes into tel until ctx ends.
 func runTelemetry(ctx context.Context, tel *telemetry.Store, mgr *sandbox.Manager, log *slog.Logger) {
 	telemetry.NewCollector(tel, telemetrySource{mgr}, log).Run(ctx)
+}
+
+// openTelemetry returns the store with what the last clean shutdown saved
+// in dataDir, and the function that saves it again (call it on shutdown).
+func openTelemetry(dataDir string, log *slog.Logger) (*telemetry.Store, func()) {
+	path := filepath.Join(dataDir, telemetry.FileName)
+	tel := telemetry.New(telemetry.DefaultLimits)
+	if err := tel.Load(path); err != nil {
+		log.Warn("sandbox metrics and logs start afresh", "err", err)
+	}
+	return tel, func() {
+		if err := tel.Save(path); err != nil {
+			log.Warn("cannot save sandbox metrics and logs", "err", err)
+		}
+	}
+}
+
+// liveIDs are the sandboxes the manager holds (after Recover).
+func liveIDs(mgr *sandbox.Manager) map[string]bool {
+	live := map[string]bool{}
+	for _, in := range mgr.List() {
+		live[in.ID] = true
+	}
+	return live
 }

@@ -33,6 +33,7 @@ func (m *Manager) pauseLocked(ctx context.Context, sb *Sandbox, memory bool, rea
 	if err := errors.Join(m.pausable(sb, memory), m.checkQuota(0)); err != nil {
 		return err
 	}
+	m.drainEvents(ctx, sb) // a files-only pause restarts the agent: read what it logged
 	m.setState(sb, "pausing")
 	t0 := time.Now()
 	dir := m.pausedDir(id)

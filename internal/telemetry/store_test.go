@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -143,5 +144,43 @@ func TestLifecycleAndRetention(t *testing.T) {
 	s.gc() // Retain: b goes too
 	if s.Known("b") {
 		t.Fatal("b kept past Retain")
+	}
+}
+
+func TestSaveLoad(t *testing.T) {
+	path := t.TempDir() + "/" + FileName
+	s := New(DefaultLimits)
+	s.Event("a", "created", nil)
+	s.Event("gone", "created", nil)
+	s.Record("a", Sample{Time: t0, MemUsed: 7})
+	s.tickTeams(t0, map[string]int{DefaultTeam: 1}, Step)
+	if err := s.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	r := New(Limits{Samples: 4, Logs: 4, TeamKeep: 4, Retain: time.Hour, MaxEnded: 4})
+	if err := r.Load(path); err != nil {
+		t.Fatal(err)
+	}
+	if smp, ok := r.Latest("a"); !ok || smp.MemUsed != 7 {
+		t.Fatalf("sample not restored: %+v %v", smp, ok)
+	}
+	if logs, _ := r.Logs("a", LogQuery{}); len(logs) != 1 || logs[0].Message != "Sandbox created" {
+		t.Fatalf("logs not restored: %+v", logs)
+	}
+	if len(r.Team(DefaultTeam, Window{})) != 1 {
+		t.Fatal("team series not restored")
+	}
+	r.EndMissing(map[string]bool{"a": true})
+	if r.sbx["gone"].ended.IsZero() || !r.sbx["a"].ended.IsZero() {
+		t.Fatal("EndMissing")
+	}
+	if err := r.Load(path); err != nil { // consumed: loads nothing, no error
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("{garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := New(DefaultLimits).Load(path); err == nil {
+		t.Fatal("garbage loaded")
 	}
 }

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Sandbox, CommandExitError } from 'e2b'
+import { restartDaemon } from './daemon/restart.mjs'
 
 const runtime = process.env.SBX_E2E_RUNTIME || 'runsc'
 const api = process.env.E2B_API_URL
@@ -201,4 +202,24 @@ test(`${runtime}: the e2b CLI lists and deletes templates`, async () => {
   assert.equal(del.code, 0, del.out + del.err)
   const left = await Sandbox.listSnapshots({ sandboxId: sbx.sandboxId }).nextItems()
   assert.ok(!left.some((s) => s.snapshotId === snap.snapshotId), 'the snapshot is gone')
+})
+
+test(`${runtime}: metrics and logs survive a daemon restart`, async () => {
+  const alive = await make()
+  const dead = await make()
+  await assert.rejects(dead.commands.run('exit 4'))
+  await until('a sample', async () => (await alive.getMetrics()).length > 0)
+  await until('the failed command in the log', async () =>
+    (await get(`/v2/sandboxes/${dead.sandboxId}/logs?level=error`)).body.logs.length > 0)
+  await dead.kill()
+  const restartedAt = new Date()
+  await restartDaemon()
+
+  const logs = (await get(`/v2/sandboxes/${dead.sandboxId}/logs`)).body.logs
+  assert.ok(logs.some((l) => l.fields.exit_code === '4'), JSON.stringify(logs))
+  assert.ok(logs.some((l) => l.message === 'Sandbox killed: api'))
+  const history = await alive.getMetrics({ end: restartedAt })
+  assert.ok(history.length > 0, 'samples from before the restart are kept')
+  const again = (await get(`/v2/sandboxes/${alive.sandboxId}/logs`)).body.logs.map((l) => l.message)
+  assert.ok(again.includes('Sandbox re-adopted after a daemon restart'), again.join(' | '))
 })

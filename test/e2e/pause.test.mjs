@@ -4,9 +4,8 @@
 // test/e2e/daemon/run.sh runsc test/e2e/pause.test.mjs.
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
-import { openSync, readFileSync, writeFileSync } from 'node:fs'
 import { Sandbox } from 'e2b'
+import { restartDaemon } from './daemon/restart.mjs'
 
 const runtime = process.env.SBX_E2E_RUNTIME || 'runsc'
 const tag = `pause-${runtime}-${Date.now()}`
@@ -156,29 +155,3 @@ test(`${runtime}: a paused sandbox survives a daemon restart`, async () => {
   const back = await Sandbox.connect(sbx.sandboxId)
   await advances(back, before)
 })
-
-// restartDaemon stops the daemon run.sh started (SIGTERM) and starts it
-// again with the same arguments and data dir.
-async function restartDaemon() {
-  const dir = process.env.SBX_E2E_DATA_DIR
-  const pidFile = `${dir}/serve.pid`
-  const pid = Number(readFileSync(pidFile, 'utf8'))
-  process.kill(pid, 'SIGTERM')
-  for (let i = 0; i < 150; i++) {
-    try { process.kill(pid, 0) } catch { break }
-    await sleep(100)
-  }
-  const log = openSync(`${dir}/serve.log`, 'a')
-  const child = spawn(process.env.SBX_E2E_BIN, process.env.SBX_E2E_SERVE_ARGS.split(' '), {
-    env: { ...process.env, SBX_API_KEY: process.env.E2B_API_KEY }, stdio: ['ignore', log, log], detached: true,
-  })
-  child.unref()
-  writeFileSync(pidFile, String(child.pid))
-  for (let i = 0; i < 100; i++) {
-    try {
-      if ((await fetch(`${process.env.E2B_API_URL}/health`)).ok) return
-    } catch {}
-    await sleep(100)
-  }
-  throw new Error('daemon did not come back')
-}
