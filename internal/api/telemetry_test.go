@@ -69,7 +69,7 @@ func TestMetricsWindow(t *testing.T) {
 	}{
 		{"", 200, 4},
 		{"?start=" + u(telemetry.Step) + "&end=" + u(2*telemetry.Step), 200, 2},
-		{"?start=" + u(3 * telemetry.Step), 200, 1},
+		{"?start=" + u(3*telemetry.Step), 200, 1},
 		{"?start=" + u(-time.Hour) + "&end=" + u(-30*time.Minute), 200, 0}, // before it existed
 		{"?start=" + u(time.Minute) + "&end=" + u(0), 400, 0},
 		{"?start=yesterday", 400, 0},

@@ -22,7 +22,7 @@ func TestAfterPagesAndDropsOldest(t *testing.T) {
 	if got := p.Events[len(p.Events)-1].Seq; got != Cap+10 {
 		t.Fatalf("second page ends at %d", got)
 	}
-	if len(l.After(Cap + 10).Events) != 0 {
+	if len(l.After(Cap+10).Events) != 0 {
 		t.Fatal("events past the newest")
 	}
 }
