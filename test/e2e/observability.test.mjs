@@ -113,6 +113,7 @@ test(`${runtime}: getMetrics honours start/end; bulk and team metrics`, async ()
 })
 
 test(`${runtime}: logs record lifecycle and each command's end, and outlive the sandbox`, async () => {
+  const short = await Sandbox.create('base', { metadata: { suite: tag }, timeoutMs: 2_000 })
   const sbx = await make()
   await sbx.commands.run('echo fine')
   await assert.rejects(sbx.commands.run('exit 3'), (e) => e instanceof CommandExitError && e.exitCode === 3)
@@ -140,6 +141,8 @@ test(`${runtime}: logs record lifecycle and each command's end, and outlive the 
   const last = await get(`/v2/sandboxes/${sbx.sandboxId}/logs?direction=backward&limit=1`)
   assert.equal(last.body.logs[0].message, 'Sandbox killed: api')
   assert.equal((await get(`/v2/sandboxes/${sbx.sandboxId}/logs?direction=up`)).status, 400)
+  await until('the deadline to kill the short sandbox', async () =>
+    (await get(`/v2/sandboxes/${short.sandboxId}/logs?search=killed`)).body.logs.some((l) => l.message === 'Sandbox killed: timeout'))
 })
 
 test(`${runtime}: the e2b CLI lists, shows metrics and logs, connects a terminal and kills`, async () => {

@@ -272,10 +272,14 @@ func (p *proc) killAt(deadline time.Time) {
 	if p.outDone {
 		return
 	}
-	p.timer = time.AfterFunc(time.Until(deadline), func() {
-		p.timedOut.Store(true)
-		_ = p.signal(unix.SIGKILL)
-	})
+	p.timer = time.AfterFunc(time.Until(deadline), p.expire)
+}
+
+// expire kills the process group because its lifetime ran out (recorded
+// as a timeout in its end event).
+func (p *proc) expire() {
+	p.timedOut.Store(true)
+	_ = p.signal(unix.SIGKILL)
 }
 
 // signal sends sig to the whole process group. Once the leader has been

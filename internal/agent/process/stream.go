@@ -55,7 +55,7 @@ func follow(ctx context.Context, p *proc, sub *subscriber, interval time.Duratio
 			if !lifetime || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				return connect.NewError(connect.CodeOf(ctx.Err()), ctx.Err())
 			}
-			_ = p.signal(unix.SIGKILL) // killAt does this too; do not depend on timer order
+			p.expire() // killAt does this too; do not depend on timer order
 			done, grace = nil, time.After(deadlineGrace)
 		case <-grace:
 			return connect.NewError(connect.CodeDeadlineExceeded, errors.New("process killed: its timeout expired"))
