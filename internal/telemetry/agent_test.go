@@ -120,9 +120,9 @@ func TestCollectorTick(t *testing.T) {
 	src := &fakeSource{targets: []Target{{ID: "a", Team: DefaultTeam, CPUCount: 1, MemTotal: 100, DiskTotal: 200}}}
 	c := NewCollector(s, src, nil)
 	now := time.Now().Truncate(Step)
-	c.Tick(context.Background(), now)
+	c.Tick(now)
 	time.Sleep(50 * time.Millisecond)
-	c.Tick(context.Background(), now.Add(Step))
+	c.Tick(now.Add(Step))
 	got, _ := s.Samples("a", Window{})
 	if len(got) != 2 || got[0].CPUUsedPct != 0 || got[1].CPUUsedPct != 100 || got[1].MemTotal != 100 || got[1].DiskUsed != 20 {
 		t.Fatalf("samples = %+v", got)
@@ -131,8 +131,30 @@ func TestCollectorTick(t *testing.T) {
 		t.Fatalf("team = %+v", team)
 	}
 	src.targets = nil
-	c.Tick(context.Background(), now.Add(2*Step))
+	c.Tick(now.Add(2 * Step))
 	if len(c.prev) != 0 {
 		t.Fatal("CPU mark of a gone sandbox kept")
+	}
+}
+
+func TestCollectorReadsAgents(t *testing.T) {
+	url := fakeAgent(t, func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(agentPage{Boot: "b", Events: []agentEvent{{Seq: 1, Level: "info", Logger: "processSvc", Message: "Process started"}}})
+	})
+	s := New(DefaultLimits)
+	src := &fakeSource{targets: []Target{{ID: "a", Team: DefaultTeam, Agent: url, Token: "t"}, {ID: "paused", Team: DefaultTeam}}}
+	c := NewCollector(s, src, nil)
+	c.ReadAgents(context.Background())
+	c.ReadAgents(context.Background())
+	if logs, _ := s.Logs("a", LogQuery{}); len(logs) != 1 || logs[0].Message != "Process started" {
+		t.Fatalf("logs = %+v", logs)
+	}
+	if s.Known("paused") {
+		t.Fatal("a sandbox without an agent address was read")
+	}
+	src.targets = nil
+	c.ReadAgents(context.Background())
+	if len(s.agents.cursor) != 0 {
+		t.Fatal("cursor of a gone sandbox kept")
 	}
 }

@@ -31,7 +31,8 @@ type Source interface {
 }
 
 // Collector samples every running sandbox each Step into a Store, and
-// moves their agents' events into their logs. Run it in one goroutine.
+// moves their agents' events into their logs. Tick is not safe for
+// concurrent use (Run calls it from one goroutine).
 type Collector struct {
 	store *Store
 	src   Source
@@ -49,21 +50,29 @@ func NewCollector(st *Store, src Source, log *slog.Logger) *Collector {
 	return &Collector{store: st, src: src, log: log, prev: map[string]cpuMark{}}
 }
 
-// Run samples at every multiple of Step until ctx ends.
+// Run samples at every multiple of Step until ctx ends. Agents are read on
+// a loop of their own, so a slow agent never delays the samples.
 func (c *Collector) Run(ctx context.Context) {
+	go every(ctx, Step, Step/2, func(time.Time) { c.ReadAgents(ctx) })
+	every(ctx, Step, 0, func(t time.Time) { c.Tick(t) })
+}
+
+// every calls fn at each multiple of d plus offset until ctx ends; a call
+// that overruns skips the instants it missed.
+func every(ctx context.Context, d, offset time.Duration, fn func(time.Time)) {
 	for {
-		next := time.Now().Truncate(Step).Add(Step)
+		next := time.Now().Add(-offset).Truncate(d).Add(d + offset)
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(time.Until(next)):
 		}
-		c.Tick(ctx, next)
+		fn(next)
 	}
 }
 
-// Tick takes one round of samples stamped t.
-func (c *Collector) Tick(ctx context.Context, t time.Time) {
+// Tick takes one round of samples stamped t, and drops what has expired.
+func (c *Collector) Tick(t time.Time) {
 	targets := c.src.Targets()
 	running := map[string]int{}
 	seen := make(map[string]bool, len(targets))
@@ -78,8 +87,6 @@ func (c *Collector) Tick(ctx context.Context, t time.Time) {
 		}
 	}
 	c.store.tickTeams(t, running, Step)
-	c.readAgents(ctx, targets)
-	c.store.agents.forget(seen)
 	c.store.gc()
 }
 
@@ -113,9 +120,15 @@ func cpuPercent(cpu int64, d time.Duration, cores int) float64 {
 // agentParallel bounds the agents read at once.
 const agentParallel = 8
 
-// readAgents moves new agent events into the sandboxes' logs, a few agents
-// at a time, each bounded by agentTimeout.
-func (c *Collector) readAgents(ctx context.Context, targets []Target) {
+// ReadAgents moves the running sandboxes' new agent events into their
+// logs, a few agents at a time, each read bounded by agentTimeout.
+func (c *Collector) ReadAgents(ctx context.Context) {
+	targets := c.src.Targets()
+	seen := make(map[string]bool, len(targets))
+	for _, tg := range targets {
+		seen[tg.ID] = true
+	}
+	defer c.store.agents.forget(seen)
 	sem := make(chan struct{}, agentParallel)
 	var wg sync.WaitGroup
 	for _, tg := range targets {
