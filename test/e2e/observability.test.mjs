@@ -115,12 +115,12 @@ test(`${runtime}: getMetrics honours start/end; bulk and team metrics`, async ()
 test(`${runtime}: logs record lifecycle and each command's end, and outlive the sandbox`, async () => {
   const short = await Sandbox.create('base', { metadata: { suite: tag }, timeoutMs: 2_000 })
   const sbx = await make()
+  await assert.rejects(sbx.commands.run('sleep 30', { timeoutMs: 1_000 }))
+  await until('the timeout in the log', async () =>
+    (await get(`/v2/sandboxes/${sbx.sandboxId}/logs?search=timeout`)).body.logs.length > 0)
   await sbx.commands.run('echo fine')
   await assert.rejects(sbx.commands.run('exit 3'), (e) => e instanceof CommandExitError && e.exitCode === 3)
-  await assert.rejects(sbx.commands.run('sleep 30', { timeoutMs: 1_000 }))
-  const ended = (logs) => logs.filter((l) => l.fields.logger === 'processSvc' && l.message !== 'Process started')
-  await until('the commands in the log', async () => ended((await get(`/v2/sandboxes/${sbx.sandboxId}/logs`)).body.logs).length >= 3)
-  await sbx.kill()
+  await sbx.kill() // at once: the kill reads the agent's last events first
 
   const { status, body } = await get(`/v2/sandboxes/${sbx.sandboxId}/logs`)
   assert.equal(status, 200, 'logs are kept after the kill')
