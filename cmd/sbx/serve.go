@@ -20,8 +20,8 @@ import (
 	"github.com/sbx-dev/sbx/internal/proxy"
 	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/store"
-	"github.com/sbx-dev/sbx/internal/volume"
 	"github.com/sbx-dev/sbx/internal/telemetry"
+	"github.com/sbx-dev/sbx/internal/volume"
 )
 
 // serveFlags are the operator's settings of one node.
