@@ -164,7 +164,7 @@ func cliCp(t *testing.T, d *daemon, id string) {
 func cliLogs(t *testing.T, d *daemon) {
 	sb := d.create(nil)
 	out, _ := d.cliWant(t, 0, "", "logs", sb.ID)
-	if !strings.Contains(out, `event="created"`) {
+	if !strings.Contains(out, "Sandbox created") {
 		t.Fatalf("logs: %q", out)
 	}
 	out, _ = d.cliWant(t, 0, "", "logs", "--json", sb.ID)
@@ -194,10 +194,10 @@ func cliLogs(t *testing.T, d *daemon) {
 		_ = cmd.Process.Kill()
 		t.Fatal("logs -f did not end after the sandbox was killed")
 	}
-	if n := strings.Count(fout.String(), `event="created"`); n != 1 {
+	if n := strings.Count(fout.String(), "Sandbox created"); n != 1 {
 		t.Errorf("logs -f printed the create %d times:\n%s", n, fout.String())
 	}
-	if !strings.Contains(fout.String(), "DELETE") {
+	if !strings.Contains(fout.String(), "Sandbox killed: api") {
 		t.Errorf("logs -f missed the kill:\n%s", fout.String())
 	}
 }

@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sbx-dev/sbx/client"
@@ -16,7 +20,7 @@ type logsCmd struct {
 	Follow bool          `short:"f" help:"keep printing new entries until the sandbox is gone (or Ctrl-C)"`
 	Since  time.Duration `help:"only entries newer than this (e.g. 10m)"`
 	Level  string        `enum:",debug,info,warn,error" default:"" help:"minimum level: debug, info, warn or error"`
-	Limit  int           `short:"n" default:"1000" help:"at most this many entries per request (1-10000)"`
+	Limit  int           `short:"n" default:"1000" help:"at most this many entries per request (1-1000)"`
 	JSON   bool          `name:"json" help:"print each entry as a JSON line (E2B SandboxLogEntry)"`
 	Poll   time.Duration `default:"1s" hidden:"" help:"how often -f asks for new entries"`
 	ID     string        `arg:"" name:"id" help:"the sandbox (a killed one's logs are kept)"`
@@ -93,7 +97,17 @@ func (f *logFollower) print(le client.LogEntry) {
 		fmt.Fprintf(f.e.std.out, "%s\n", b)
 		return
 	}
-	fmt.Fprintf(f.e.std.out, "%s %-5s %s\n", le.Timestamp.Local().Format(time.RFC3339Nano), le.Level, le.Message)
+	fmt.Fprintf(f.e.std.out, "%s %-5s %s%s\n", le.Timestamp.Local().Format(time.RFC3339Nano), le.Level, le.Message, fieldsText(le.Fields))
+}
+
+// fieldsText is " k=v ..." of an entry's fields, sorted, values quoted
+// (they come from the sandbox: no control character reaches the terminal).
+func fieldsText(f map[string]string) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(f)) {
+		fmt.Fprintf(&b, " %s=%s", strconv.QuoteToASCII(k), strconv.QuoteToASCII(f[k]))
+	}
+	return b.String()
 }
 
 // waitMore sleeps one poll interval; done is true (with the exit code) once

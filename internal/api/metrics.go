@@ -14,8 +14,10 @@ func (s *Server) SetTelemetry(st *telemetry.Store) { s.tel = st }
 
 // metrics answers GET /sandboxes/{id}/metrics: the sandbox's samples
 // within start..end (unix seconds; default all it has), one per
-// telemetry.Step. A window before the sandbox existed holds none. An ended
-// sandbox's history is served while it is kept.
+// telemetry.Step. A window before the sandbox existed holds none. A running
+// sandbox with no sample in a window that includes now (it was created
+// less than a Step ago) gets one fresh sample. An ended sandbox's history
+// is served while it is kept.
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	id, ok := sandboxID(w, r)
 	if !ok {
@@ -30,11 +32,14 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	samples, known := s.tel.Samples(id, win)
-	if !known {
-		if _, err := s.mgr.Get(id); err != nil {
-			writeErr(w, err)
-			return
-		}
+	in, err := s.mgr.Get(id)
+	if !known && err != nil {
+		writeErr(w, err)
+		return
+	}
+	if len(samples) == 0 && err == nil && in.State == "running" && win.Contains(time.Now()) {
+		s.currentMetric(w, r, id) // none taken yet (a fresh sandbox): one now
+		return
 	}
 	out := make([]metric, 0, len(samples))
 	for _, smp := range samples {

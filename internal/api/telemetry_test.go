@@ -57,6 +57,14 @@ func createSandbox(t *testing.T, srv *httptest.Server) string {
 func TestMetricsWindow(t *testing.T) {
 	srv, tel := newTelemetryServer(t)
 	id := createSandbox(t, srv)
+	var fresh []map[string]any // no sample taken yet: one now
+	if code := getJSON(t, srv, "/sandboxes/"+id+"/metrics", &fresh); code != 200 || len(fresh) != 1 {
+		t.Fatalf("fresh sandbox metrics = %d %v", code, fresh)
+	}
+	past := strconv.FormatInt(time.Now().Add(-time.Hour).Unix(), 10)
+	if code := getJSON(t, srv, "/sandboxes/"+id+"/metrics?start="+past+"&end="+past, &fresh); code != 200 || len(fresh) != 0 {
+		t.Fatalf("past window of a fresh sandbox = %d %v", code, fresh)
+	}
 	base := time.Now().Truncate(telemetry.Step)
 	for i := range 4 {
 		tel.Record(id, telemetry.Sample{Time: base.Add(time.Duration(i) * telemetry.Step), CPUCount: 1, MemUsed: int64(i + 1), MemTotal: 256 << 20})

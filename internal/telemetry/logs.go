@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -71,10 +72,17 @@ func (e Entry) clean() Entry {
 	return e
 }
 
-// clip cuts s to at most n bytes on a rune boundary and replaces invalid
-// UTF-8, so a record can never carry bytes that break its JSON encoding.
+// clip cuts s to at most n bytes on a rune boundary, replaces invalid
+// UTF-8 and control characters (no terminal escapes or fake line breaks
+// from a sandbox reach a reader's screen), so a record is always one clean
+// line of text.
 func clip(s string, n int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return '\uFFFD'
+		}
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
 	if len(s) <= n {
 		return s
 	}

@@ -24,7 +24,8 @@ type TeamSample struct {
 // Window is a closed time range; a zero bound is open.
 type Window struct{ Start, End time.Time }
 
-func (w Window) contains(t time.Time) bool {
+// Contains reports whether t is within w.
+func (w Window) Contains(t time.Time) bool {
 	return (w.Start.IsZero() || !t.Before(w.Start)) && (w.End.IsZero() || !t.After(w.End))
 }
 
@@ -32,7 +33,7 @@ func (w Window) contains(t time.Time) bool {
 func inWindow[T any](r *ring[T], w Window, at func(T) time.Time) []T {
 	out := []T{}
 	for i := range r.len() {
-		if v := r.at(i); w.contains(at(v)) {
+		if v := r.at(i); w.Contains(at(v)) {
 			out = append(out, v)
 		}
 	}

@@ -110,6 +110,9 @@ func TestEntryBounded(t *testing.T) {
 	if c := clip("ok\xffok", 10); c != "ok\uFFFDok" {
 		t.Errorf("invalid UTF-8 kept: %q", c)
 	}
+	if c := clip("a\x1b[31mb\nc\u0085", 64); c != "a\uFFFD[31mb\uFFFDc\uFFFD" {
+		t.Errorf("control characters kept: %q", c)
+	}
 }
 
 func TestLifecycleAndRetention(t *testing.T) {
