@@ -73,8 +73,9 @@ test(`${runtime}: getMetrics honours start/end; bulk and team metrics`, async ()
   const sbx = await make()
   const start = new Date()
   let end
-  const metrics = await until('a sample in the window', async () => {
-    end = new Date()
+  await sleep(1_100)
+  const metrics = await until('a recorded sample in the window', async () => {
+    end = new Date(Date.now() - 1_000) // a window without now: no fresh sample, only recorded ones
     const m = await sbx.getMetrics({ start, end })
     return m.length > 0 && m
   })
@@ -89,11 +90,19 @@ test(`${runtime}: getMetrics honours start/end; bulk and team metrics`, async ()
   assert.deepEqual(before, [], 'a window before the sandbox existed holds no samples')
   const all = await sbx.getMetrics()
   assert.ok(all.length >= metrics.length)
+  const fresh = await make() // no sample recorded yet: answers one taken now
+  const now = await fresh.getMetrics()
+  assert.equal(now.length, 1)
+  assert.ok(now[0].memUsed > 0)
+  await fresh.kill()
 
   const other = await make()
-  await until('a sample of the second sandbox', async () => (await other.getMetrics()).length > 0)
-  const bulk = await get(`/sandboxes/metrics?sandbox_ids=${sbx.sandboxId},${other.sandboxId}`)
-  assert.equal(bulk.status, 200)
+  // bulk answers each sandbox's latest recorded sample (one per 5 s)
+  const bulk = await until('both sandboxes in the bulk metrics', async () => {
+    const b = await get(`/sandboxes/metrics?sandbox_ids=${sbx.sandboxId},${other.sandboxId}`)
+    assert.equal(b.status, 200)
+    return Object.keys(b.body.sandboxes).length === 2 && b
+  })
   assert.deepEqual(Object.keys(bulk.body.sandboxes).sort(), [sbx.sandboxId, other.sandboxId].sort())
   assert.ok(bulk.body.sandboxes[sbx.sandboxId].memTotal > 0)
 
@@ -211,7 +220,7 @@ test(`${runtime}: metrics and logs survive a daemon restart`, async () => {
   const alive = await make()
   const dead = await make()
   await assert.rejects(dead.commands.run('exit 4'))
-  await until('a sample', async () => (await alive.getMetrics()).length > 0)
+  await until('a recorded sample', async () => (await alive.getMetrics({ end: new Date(Date.now() - 1_000) })).length > 0)
   await until('the failed command in the log', async () =>
     (await get(`/v2/sandboxes/${dead.sandboxId}/logs?level=error`)).body.logs.length > 0)
   await dead.kill()
