@@ -235,3 +235,12 @@ test(`${runtime}: metrics and logs survive a daemon restart`, async () => {
   const again = (await get(`/v2/sandboxes/${alive.sandboxId}/logs`)).body.logs.map((l) => l.message)
   assert.ok(again.includes('Sandbox re-adopted after a daemon restart'), again.join(' | '))
 })
+
+test(`${runtime}: pause and resume are in the log`, { skip: runtime !== 'runsc' && 'memory pause is runsc only' }, async () => {
+  const sbx = await make()
+  await sbx.pause()
+  await Sandbox.connect(sbx.sandboxId)
+  const msgs = (await get(`/v2/sandboxes/${sbx.sandboxId}/logs`)).body.logs.map((l) => l.message)
+  const paused = msgs.indexOf('Sandbox paused')
+  assert.ok(paused > 0 && msgs.indexOf('Sandbox resumed') > paused, msgs.join(' | '))
+})
