@@ -7,7 +7,7 @@
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -21,9 +21,11 @@ const tag = `obs-${runtime}-${Date.now()}`
 const created = []
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 const cli = join(dirname(fileURLToPath(import.meta.url)), 'node_modules/@e2b/cli/dist/index.js')
+const home = mkdtempSync(join(tmpdir(), 'sbx-e2b-cli-')) // the CLI's HOME: no login config
 
 after(async () => {
   for (const s of created) await s.kill().catch(() => {})
+  rmSync(home, { recursive: true, force: true })
 })
 
 async function make() {
@@ -51,7 +53,6 @@ async function until(what, fn, ms = 30_000) {
 
 // e2b runs the CLI with the SDK's environment (E2B_API_KEY, E2B_API_URL,
 // E2B_SANDBOX_URL from run.sh) and a home of its own (no login config).
-const home = mkdtempSync(join(tmpdir(), 'sbx-e2b-cli-'))
 function e2b(args, { input, tty = false, timeoutMs = 60_000 } = {}) {
   const env = { ...process.env, HOME: home, NO_UPDATE_NOTIFIER: '1', FORCE_COLOR: '0', NO_COLOR: '1' }
   const argv = tty
