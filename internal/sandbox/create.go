@@ -72,7 +72,9 @@ func (m *Manager) create(ctx context.Context, o CreateOpts) (Info, error) {
 	// A warm sandbox costs no runtime start: it takes no create slot and
 	// never queues behind cold starts.
 	if sb := m.claim(PoolKey{tmpl.Name, rtName}, tmpl.Build, res); sb != nil {
-		if in, err := m.activate(ctx, sb, o); err == nil {
+		in, err := m.activate(ctx, sb, o)
+		m.kickRefill()
+		if err == nil {
 			return in, nil
 		}
 		m.log.Warn("pooled sandbox failed to activate; creating a fresh one", "sandbox", sb.rec.ID)

@@ -41,15 +41,21 @@ func (m *Manager) claim(key PoolKey, build string, res Resources) *Sandbox {
 		return nil
 	}
 	p.ready = p.ready[:len(p.ready)-1]
+	return sb
+}
+
+// kickRefill wakes RunPools now rather than at its next tick. Create calls
+// it once a claimed sandbox is handed over, not at the claim: a refill
+// started then would contend with the claim's own /init and record write.
+func (m *Manager) kickRefill() {
 	select {
 	case m.refillKick <- struct{}{}:
 	default:
 	}
-	return sb
 }
 
-// RunPools keeps every configured pool filled until ctx ends. A claim
-// starts a refill at once, so a sequential run does not drain a pool:
+// RunPools keeps every configured pool filled until ctx ends. A claimed
+// sandbox's hand-over starts a refill at once, so a sequential run does not drain a pool:
 // claims take no create slot and do not hold refills back. Refills never
 // compete with cold starts (none runs while one is in flight or queued),
 // run at most maxFilling at once and never push the node past

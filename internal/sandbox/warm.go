@@ -21,8 +21,14 @@ const warmTimeout = 10 * time.Second
 // reaped) before the sandbox is pooled; the tenant's env, token and deadline
 // come with /init at claim as for a cold sandbox. A command that fails (a
 // user-built image without bash, or without the user) only means no
-// warm-up; an agent that does not answer fails the fill.
+// warm-up; an agent that does not answer fails the fill. Only sandboxes
+// with their own kernel are warmed: under crun and runc the host's caches
+// are shared and already warm, and a warm-up only takes CPU from the
+// creates running meanwhile.
 func (m *Manager) warm(ctx context.Context, sb *Sandbox) error {
+	if !m.runtimes[sb.rec.Runtime].Capabilities().OwnKernel {
+		return nil
+	}
 	user := sb.tmpl.User
 	if user == "" {
 		user = "user"
