@@ -2,12 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sort"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/sbx-dev/sbx/client"
@@ -23,20 +22,26 @@ type benchFlags struct {
 	idle              int
 	json              bool
 	cmd               string
+	floorN            int
+	floorRootfs       string
+	floorOnly         bool
 }
 
 // phase collects the latencies and errors of one measured step.
 type phase struct {
-	Name   string  `json:"name"`
-	N      int     `json:"n"`
-	Errors int     `json:"errors"`
-	P50    float64 `json:"p50_ms"`
-	P95    float64 `json:"p95_ms"`
-	P99    float64 `json:"p99_ms"`
-	Max    float64 `json:"max_ms"`
-	Err    string  `json:"first_error,omitempty"`
-	mu     sync.Mutex
-	d      []time.Duration
+	Name     string  `json:"name"`
+	Runtime  string  `json:"runtime"`
+	P50Floor float64 `json:"p50_floor_ratio,omitempty"` // p50 / the floor's p50
+	P95Floor float64 `json:"p95_floor_ratio,omitempty"` // p95 / the floor's p50
+	N        int     `json:"n"`
+	Errors   int     `json:"errors"`
+	P50      float64 `json:"p50_ms"`
+	P95      float64 `json:"p95_ms"`
+	P99      float64 `json:"p99_ms"`
+	Max      float64 `json:"max_ms"`
+	Err      string  `json:"first_error,omitempty"`
+	mu       sync.Mutex
+	d        []time.Duration
 }
 
 func (p *phase) add(d time.Duration, err error) {
@@ -79,6 +84,9 @@ func runBench(ctx context.Context, args []string) int {
 	fs.IntVar(&f.idle, "idle", 10, "idle sandboxes to start (until the first failure) to measure memory\nper sandbox and the node's ceiling (0 = skip)")
 	fs.StringVar(&f.cmd, "cmd", "true", "first command (e.g. 'node -v')")
 	fs.BoolVar(&f.json, "json", false, "print JSON instead of a table")
+	fs.IntVar(&f.floorN, "floor", 15, "runs of the runtime's floor, measured in the same run on this machine\n(bare `<runtime> run` of the template's rootfs, `bash -l -c true` from a\nrunning shell; needs root and the daemon's machine; 0 = skip)")
+	fs.BoolVar(&f.floorOnly, "floor-only", false, "measure only the floor of --runtime (no daemon needed)")
+	fs.StringVar(&f.floorRootfs, "floor-rootfs", "", "rootfs of the floor (default /var/lib/sbx/templates/<template>/rootfs)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -86,40 +94,29 @@ func runBench(ctx context.Context, args []string) int {
 		fmt.Fprintln(std.err, "sbx bench: --every must be positive")
 		return exitUsage
 	}
+	if f.floorOnly {
+		return floorOnly(ctx, std, f)
+	}
 	c, err := f.cf.client()
 	if err != nil {
 		fmt.Fprintln(std.err, "sbx bench:", err)
 		return exitUsage
 	}
-	phases := bench(ctx, c, f)
-	for _, p := range phases {
-		p.finish()
-	}
-	var cp *capacity
-	if f.idle > 0 {
-		cp = idle(ctx, c, f, f.idle)
-	}
-	report(std.out, f, phases, cp)
-	for _, p := range phases {
-		if p.Errors > 0 {
-			return 1
-		}
-	}
-	if cp != nil && cp.Started < cp.Target {
+	res := benchResult{Template: f.template}
+	if res.Runtime, err = sandboxRuntime(ctx, c, f); err != nil {
+		fmt.Fprintln(std.err, "sbx bench:", err)
 		return 1
 	}
-	return 0
-}
-
-func report(w io.Writer, f benchFlags, phases []*phase, cp *capacity) {
-	if f.json {
-		_ = json.NewEncoder(w).Encode(map[string]any{"runtime": f.runtime, "template": f.template, "phases": phases, "idle": cp})
-		return
+	res.Phases = bench(ctx, c, f)
+	if f.idle > 0 {
+		res.Idle = idle(ctx, c, f, f.idle)
 	}
-	printPhases(w, phases)
-	if cp != nil {
-		printCapacity(w, cp)
+	if f.floorN > 0 {
+		res.Floor = measureFloor(ctx, res.Runtime, f.rootfs(), f.floorN)
 	}
+	res.finish()
+	res.report(std.out, f.json)
+	return res.exitCode()
 }
 
 func bench(ctx context.Context, c *client.Client, f benchFlags) []*phase {
@@ -167,6 +164,25 @@ func burst(ctx context.Context, c *client.Client, f benchFlags) *phase {
 	return p
 }
 
+// rootfs is the floor's rootfs: --floor-rootfs or the installed template's.
+func (f benchFlags) rootfs() string {
+	if f.floorRootfs != "" {
+		return f.floorRootfs
+	}
+	return filepath.Join("/var/lib/sbx/templates", f.template, "rootfs")
+}
+
+// floorOnly serves --floor-only: the floor of --runtime, measured here.
+func floorOnly(ctx context.Context, std stdio, f benchFlags) int {
+	if f.runtime == "" || f.floorN <= 0 {
+		fmt.Fprintln(std.err, "sbx bench: --floor-only needs --runtime and --floor > 0")
+		return exitUsage
+	}
+	res := benchResult{Runtime: f.runtime, Template: f.template, Floor: measureFloor(ctx, f.runtime, f.rootfs(), f.floorN)}
+	res.report(std.out, f.json)
+	return res.exitCode()
+}
+
 // createRequest is the create every bench phase sends.
 func (f benchFlags) createRequest(timeout time.Duration) client.CreateRequest {
 	return client.CreateRequest{TemplateID: f.template, Runtime: f.runtime, Timeout: timeout}
@@ -190,9 +206,14 @@ func ttiOnce(ctx context.Context, c *client.Client, f benchFlags, create, exec, 
 	kill.add(time.Since(t2), err)
 }
 
-// live measures round trips and file I/O in one sandbox.
+// live measures round trips and file I/O in one sandbox: a command given
+// as argv (`/bin/true`, no shell) and as the SDK sends commands.run('true')
+// (`bash -l -c true`).
 func live(ctx context.Context, c *client.Client, f benchFlags) []*phase {
-	rtt, files := &phase{Name: "command round trip"}, &phase{Name: "1 MiB write+read"}
+	if f.rtt <= 0 {
+		return nil
+	}
+	rtt, shell, files := &phase{Name: "command round trip"}, &phase{Name: "bash -l -c true round trip"}, &phase{Name: "1 MiB write+read"}
 	sb, err := c.Create(ctx, f.createRequest(2*time.Minute))
 	if err != nil {
 		rtt.add(0, err)
@@ -206,25 +227,14 @@ func live(ctx context.Context, c *client.Client, f benchFlags) []*phase {
 		_, err := sc.Run(ctx, client.RunRequest{Argv: []string{"/bin/true"}}, io.Discard, io.Discard)
 		rtt.add(time.Since(t), err)
 		t = time.Now()
+		_, err = sc.Run(ctx, client.RunRequest{Cmd: "true"}, io.Discard, io.Discard)
+		shell.add(time.Since(t), err)
+		t = time.Now()
 		err = sc.WriteFile(ctx, "/tmp/bench.bin", data, "")
 		if err == nil {
 			_, err = sc.ReadFile(ctx, "/tmp/bench.bin")
 		}
 		files.add(time.Since(t), err)
 	}
-	return []*phase{rtt, files}
-}
-
-func printPhases(w io.Writer, phases []*phase) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "phase\tn\terrors\tp50 ms\tp95 ms\tp99 ms\tmax ms\t")
-	for _, p := range phases {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t\n", p.Name, p.N, p.Errors, p.P50, p.P95, p.P99, p.Max)
-	}
-	tw.Flush()
-	for _, p := range phases {
-		if p.Err != "" {
-			fmt.Fprintf(w, "first error in %s: %s\n", p.Name, p.Err)
-		}
-	}
+	return []*phase{rtt, shell, files}
 }

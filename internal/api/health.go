@@ -17,6 +17,9 @@ type healthReport struct {
 	// Unavailable lists runtimes that could not be opened at start (e.g. not
 	// installed): creates on them get 503, but the node is not degraded.
 	Unavailable []string `json:"unavailable,omitempty"`
+	// Pools is how many warm sandboxes each pool ("template:runtime") holds
+	// ready now.
+	Pools map[string]int `json:"pools,omitempty"`
 }
 
 // health answers GET /health (unauthenticated; probes are cached by the
@@ -35,6 +38,12 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 			rep.Degraded = append(rep.Degraded, name)
 			rep.Status = "degraded"
 		}
+	}
+	for k, n := range s.mgr.PoolStats() {
+		if rep.Pools == nil {
+			rep.Pools = map[string]int{}
+		}
+		rep.Pools[k.Template+":"+k.Runtime] = n
 	}
 	sort.Strings(rep.Degraded)
 	sort.Strings(rep.Unavailable)

@@ -29,6 +29,10 @@ var ErrTimeout = errors.New("runtime: command timed out")
 type Capabilities struct {
 	Checkpoint bool // memory checkpoint/restore (pause with memory, fork)
 	UserNS     bool // sandbox root is mapped to an unprivileged host uid range
+	// OwnKernel: the sandbox runs its own kernel (gVisor's Sentry) with its
+	// own page and dentry caches, which start cold: a pooled sandbox is
+	// worth warming before it is offered.
+	OwnKernel bool
 }
 
 // Limits are enforced by the kernel (cgroups, rlimits). Zero means "backend default".

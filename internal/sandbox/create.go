@@ -69,16 +69,20 @@ func (m *Manager) create(ctx context.Context, o CreateOpts) (Info, error) {
 		m.log.Info("runtime cannot checkpoint memory: onTimeout pause will keep files only", "runtime", rtName)
 		o.AutoPauseFilesOnly = true
 	}
-	if err := m.admit(ctx); err != nil {
-		return Info{}, err
-	}
-	defer m.release()
+	// A warm sandbox costs no runtime start: it takes no create slot and
+	// never queues behind cold starts.
 	if sb := m.claim(PoolKey{tmpl.Name, rtName}, tmpl.Build, res); sb != nil {
-		if in, err := m.activate(ctx, sb, o); err == nil {
+		in, err := m.activate(ctx, sb, o)
+		m.kickRefill()
+		if err == nil {
 			return in, nil
 		}
 		m.log.Warn("pooled sandbox failed to activate; creating a fresh one", "sandbox", sb.rec.ID)
 	}
+	if err := m.admit(ctx, rtName); err != nil {
+		return Info{}, err
+	}
+	defer m.release(rtName)
 	sb, err := m.coldStart(ctx, tmpl, rtName, res)
 	if errors.Is(err, errAgentStart) && ctx.Err() == nil {
 		// Rare: a fresh sandbox whose agent never answers (seen about once
@@ -139,6 +143,7 @@ func (m *Manager) activate(ctx context.Context, sb *Sandbox, o CreateOpts) (Info
 	// Fail closed: no tenant code runs (no /init) before the policy is in
 	// the kernel; until then the sandbox's link lets nothing out.
 	err := m.policyThenInit(ctx, sb, o)
+	t1 := time.Now()
 	if err == nil {
 		err = m.startCmd(ctx, sb)
 	}
@@ -146,7 +151,9 @@ func (m *Manager) activate(ctx context.Context, sb *Sandbox, o CreateOpts) (Info
 		m.reap(context.WithoutCancel(ctx), r.ID, r.Runtime)
 		return Info{}, err
 	}
-	return m.register(ctx, sb)
+	in, err := m.register(ctx, sb)
+	m.log.Debug("sandbox activated", "sandbox", r.ID, "policy_init", t1.Sub(now), "register", time.Since(t1))
+	return in, err
 }
 
 // applyLifecycle copies o's network and lifecycle settings into rec and

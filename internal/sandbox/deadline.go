@@ -78,22 +78,27 @@ func (m *Manager) checkTimeout(d time.Duration) error {
 	return nil
 }
 
-// setEndLocked moves a running sandbox's deadline; the caller holds sb.op.
+// setEndLocked moves a running sandbox's deadline; the caller holds sb.op
+// (so no other lifecycle operation changes sb.rec meanwhile). The record is
+// written with Manager.mu released: Get and List, so every proxied request,
+// never wait for the database.
 func (m *Manager) setEndLocked(ctx context.Context, sb *Sandbox, end time.Time, onlyLater bool) error {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if sb.rec.State != "running" {
-		return fmt.Errorf("%w: sandbox %s is %s", ErrConflict, sb.rec.ID, sb.rec.State)
+	rec, state := sb.rec, sb.rec.State
+	m.mu.Unlock()
+	if state != "running" {
+		return fmt.Errorf("%w: sandbox %s is %s", ErrConflict, rec.ID, state)
 	}
-	if onlyLater && !end.After(sb.rec.EndAt) {
+	if onlyLater && !end.After(rec.EndAt) {
 		return nil
 	}
-	rec := sb.rec
 	rec.EndAt = end
 	if err := m.store.Put(ctx, &rec); err != nil {
 		return err
 	}
-	sb.rec = rec
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sb.rec.EndAt = end
 	m.armLocked(sb)
 	return nil
 }

@@ -81,15 +81,19 @@ func (m *Manager) UpdateNetwork(ctx context.Context, id string, allowNet *bool, 
 	return nil
 }
 
-// updateRecord stores the new network settings in sb's record.
+// updateRecord stores the new network settings in sb's record. The caller
+// holds sb.op; the record is written with Manager.mu released (Get and List
+// never wait for the database).
 func (m *Manager) updateRecord(ctx context.Context, sb *Sandbox, allowNet *bool, network json.RawMessage) error {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	rec := sb.rec
+	m.mu.Unlock()
 	rec.AllowNet, rec.Network = allowNet, network
 	if err := m.store.Put(ctx, &rec); err != nil {
 		return err
 	}
-	sb.rec = rec
+	m.mu.Lock()
+	sb.rec.AllowNet, sb.rec.Network = allowNet, network
+	m.mu.Unlock()
 	return nil
 }

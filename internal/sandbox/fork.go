@@ -110,10 +110,10 @@ func childRecord(src store.Sandbox) store.Sandbox {
 // startChild records, restores and initialises one sandbox from the image
 // in dir, then registers it with deadline now+timeout. On error it is reaped.
 func (m *Manager) startChild(ctx context.Context, rec store.Sandbox, dir string, timeout time.Duration) (Info, error) {
-	if err := m.admit(ctx); err != nil {
+	if err := m.admit(ctx, rec.Runtime); err != nil {
 		return Info{}, err
 	}
-	defer m.release()
+	defer m.release(rec.Runtime)
 	if err := m.store.Put(ctx, &rec); err != nil {
 		return Info{}, fmt.Errorf("create %s: %w", rec.ID, err)
 	}

@@ -7,6 +7,7 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"golang.org/x/sync/semaphore"
 	"log/slog"
 	"maps"
 	"sort"
@@ -108,14 +109,16 @@ type Manager struct {
 	volumes   Volumes // nil: no volumes on this node
 	log       *slog.Logger
 
-	mu        sync.Mutex
-	sandboxes map[string]*Sandbox
-	creating  int           // creates holding a slot
-	waiting   int           // creates queued for a slot
-	slots     chan struct{} // one token per create in flight; nil = unlimited
-	closed    bool
-	tombs     map[string]time.Time // recently ended ids, see tombstone.go
-	pools     map[PoolKey]*pool
+	mu         sync.Mutex
+	sandboxes  map[string]*Sandbox
+	creating   int                 // creates holding a slot
+	waiting    int                 // creates queued for a slot
+	slots      *semaphore.Weighted // MaxCreating create slots (admit.go); nil = unlimited
+	slotsUsed  int64               // slots held by starts in flight
+	closed     bool
+	tombs      map[string]time.Time // recently ended ids, see tombstone.go
+	pools      map[PoolKey]*pool
+	refillKick chan struct{} // a claim wakes RunPools (buffered 1)
 
 	health healthCache // has its own lock, see health.go
 }
@@ -152,9 +155,9 @@ func New(cfg Config, st *store.Store, rts Runtimes, nw Network, ly Layers, tm Te
 		cfg.AgentPort = 49983
 	}
 	m := &Manager{cfg: cfg, store: st, runtimes: rts, network: nw, layers: ly, templates: tm,
-		log: log, sandboxes: map[string]*Sandbox{}}
+		log: log, sandboxes: map[string]*Sandbox{}, refillKick: make(chan struct{}, 1)}
 	if cfg.MaxCreating > 0 {
-		m.slots = make(chan struct{}, cfg.MaxCreating)
+		m.slots = semaphore.NewWeighted(int64(cfg.MaxCreating))
 	}
 	return m, nil
 }

@@ -16,13 +16,18 @@ type pool struct {
 	filling int
 }
 
-// refillEvery is how often pools are topped up.
+// refillEvery is how often pools are checked; a claim also wakes the
+// refiller at once.
 const refillEvery = 100 * time.Millisecond
+
+// maxFilling bounds the refills in flight over all pools (each is a cold
+// start; the node has few cores).
+const maxFilling = 2
 
 // claim pops a ready sandbox of key if it has the request's resources (a
 // pool's sandboxes have its template's defaults) and runs build (a rebuilt
 // template's pool keeps sandboxes of the old build until they are
-// refilled). The caller holds a create slot.
+// refilled). It takes no create slot.
 func (m *Manager) claim(key PoolKey, build string, res Resources) *Sandbox {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -39,10 +44,24 @@ func (m *Manager) claim(key PoolKey, build string, res Resources) *Sandbox {
 	return sb
 }
 
-// RunPools keeps every configured pool filled until ctx ends. Refills never
-// compete with user creates (only when none is in flight) and never push the
-// node past MaxSandboxes. Pooled sandboxes are not re-adopted after a
-// restart: Recover reaps them and the pools refill.
+// kickRefill wakes RunPools now rather than at its next tick. Create calls
+// it once a claimed sandbox is handed over, not at the claim: a refill
+// started then would contend with the claim's own /init and record write.
+func (m *Manager) kickRefill() {
+	select {
+	case m.refillKick <- struct{}{}:
+	default:
+	}
+}
+
+// RunPools keeps every configured pool filled until ctx ends. A claimed
+// sandbox's hand-over starts a refill at once, so a sequential run does not drain a pool:
+// claims take no create slot and do not hold refills back. Refills never
+// compete with cold starts (none runs while one is in flight or queued),
+// run at most maxFilling at once and never push the node past
+// MaxSandboxes. A refilled sandbox is warmed (warm.go) before it is offered.
+// Pooled sandboxes are not re-adopted after a restart: Recover reaps them
+// and the pools refill.
 func (m *Manager) RunPools(ctx context.Context) {
 	m.mu.Lock()
 	m.pools = map[PoolKey]*pool{}
@@ -60,9 +79,14 @@ func (m *Manager) RunPools(ctx context.Context) {
 			m.drainPools()
 			return
 		case <-t.C:
-			if k, ok := m.nextRefill(); ok {
-				go m.fill(ctx, k)
+		case <-m.refillKick:
+		}
+		for {
+			k, ok := m.nextRefill()
+			if !ok {
+				break
 			}
+			go m.fill(ctx, k)
 		}
 	}
 }
@@ -74,8 +98,15 @@ func (m *Manager) nextRefill() (PoolKey, bool) {
 	if m.closed || m.creating+m.waiting > 0 || (m.cfg.MaxSandboxes > 0 && m.countLocked() >= m.cfg.MaxSandboxes) {
 		return PoolKey{}, false
 	}
+	filling := 0
+	for _, p := range m.pools {
+		filling += p.filling
+	}
+	if filling >= maxFilling {
+		return PoolKey{}, false
+	}
 	for k, p := range m.pools {
-		if len(p.ready)+p.filling < p.target && p.filling == 0 {
+		if len(p.ready)+p.filling < p.target {
 			p.filling++
 			return k, true
 		}
@@ -124,6 +155,9 @@ func (m *Manager) startPooled(ctx context.Context, k PoolKey) (*Sandbox, error) 
 		return nil, err
 	}
 	sb, err := m.start(ctx, &rec, tmpl, res)
+	if err == nil {
+		err = m.warm(ctx, sb)
+	}
 	if err != nil {
 		m.reap(context.WithoutCancel(ctx), rec.ID, rec.Runtime)
 		return nil, err

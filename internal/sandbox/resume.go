@@ -71,10 +71,13 @@ func (m *Manager) AutoResume(ctx context.Context, id string) (Info, error) {
 // image). On error the sandbox stays paused with its image intact. The
 // caller holds sb.op.
 func (m *Manager) resumeLocked(ctx context.Context, sb *Sandbox, timeout time.Duration) (Info, error) {
-	if err := m.admit(ctx); err != nil {
+	m.mu.Lock()
+	rt := sb.rec.Runtime // fixed for a sandbox's life
+	m.mu.Unlock()
+	if err := m.admit(ctx, rt); err != nil {
 		return Info{}, err
 	}
-	defer m.release()
+	defer m.release(rt)
 	t0 := time.Now()
 	m.mu.Lock()
 	rec := sb.rec

@@ -86,10 +86,10 @@ func (m *Manager) createWithVolumes(ctx context.Context, tmpl Template, rtName s
 	if o.AutoPause && !m.runtimes[rtName].Capabilities().Checkpoint {
 		o.AutoPauseFilesOnly = true
 	}
-	if err := m.admit(ctx); err != nil {
+	if err := m.admit(ctx, rtName); err != nil {
 		return Info{}, err
 	}
-	defer m.release()
+	defer m.release(rtName)
 	sb, err := m.coldStart(ctx, tmpl, rtName, res, o.Volumes...)
 	if errors.Is(err, errAgentStart) && ctx.Err() == nil {
 		m.log.Warn("retrying create once", "err", err) // as create does

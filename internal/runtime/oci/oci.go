@@ -129,7 +129,7 @@ func (r *Runtime) Name() string { return r.kind }
 
 // Capabilities implements runtime.Runtime.
 func (r *Runtime) Capabilities() runtime.Capabilities {
-	return runtime.Capabilities{Checkpoint: r.kind == "runsc", UserNS: r.kind != "runsc"}
+	return runtime.Capabilities{Checkpoint: r.kind == "runsc", UserNS: r.kind != "runsc", OwnKernel: r.kind == "runsc"}
 }
 
 func (r *Runtime) bundles() string         { return filepath.Join(r.cfg.StateDir, "bundles-"+r.kind) }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Every TTI and capacity figure of docs/BENCHMARKS.md in one run: the
-# bare-runtime baselines, then a throwaway `sbx serve` per configuration
-# (no pool, pool of 10, pool of 4 for the SDK, crun and runsc) driven by
-# `sbx bench` and test/e2e/bench/tti.mjs. Needs root, bin/ built and the base
+# bare-runtime baselines and floors, then a throwaway `sbx serve` per
+# configuration (no pool, pool of 10, pool of 4 for the SDK, crun and runsc)
+# driven by `sbx bench` and test/e2e/bench/tti.mjs (both measure the
+# runtime's floor again in the same run and give every figure's ratio to it). Needs root, bin/ built and the base
 # template installed (scripts/install.sh). Takes about 3 minutes, plus the
 # template phase: test/e2e/bench/template.mjs (builds from the loopback test
 # registry, rebuilds, TTI custom vs base) on crun and on runsc, each daemon with
@@ -47,9 +48,14 @@ for _ in 1 2 3; do sleep 5; b --runtime crun --n 0 --burst 100 --rtt 0 --idle 0 
 start crun --pool base:crun=10
 b --runtime crun --n 20 --burst 0 --rtt 0 --idle 0
 for _ in $(seq "$bursts"); do sleep 5; b --runtime crun --n 0 --burst 100 --rtt 0 --idle 0 | grep burst; done
-start crun --pool base:crun=4
-echo "== node test/e2e/bench/tti.mjs 30 (pool of 4)"
-(cd test/e2e && E2B_API_URL=$SBX_URL E2B_SANDBOX_URL=$SBX_URL E2B_API_KEY=$SBX_API_KEY node bench/tti.mjs 30)
+start runsc --pool base:runsc=10
+b --runtime runsc --n 20 --burst 0 --rtt 50 --idle 0
+for _ in $(seq "$bursts"); do sleep 5; b --runtime runsc --n 0 --burst 20 --rtt 0 --idle 0 --floor 0 | grep burst; done
+for rt in crun runsc; do
+  start "$rt" --pool base:$rt=4
+  echo "== node test/e2e/bench/tti.mjs 30 ($rt, pool of 4)"
+  (cd test/e2e && E2B_API_URL=$SBX_URL E2B_SANDBOX_URL=$SBX_URL E2B_API_KEY=$SBX_API_KEY node bench/tti.mjs 30)
+done
 start crun; b --runtime crun --n 0 --burst 0 --rtt 0 --idle 500 | tail -2
 start runsc; b --runtime runsc --n 0 --burst 0 --rtt 0 --idle 50 | tail -2
 fi

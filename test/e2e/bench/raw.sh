@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# The raw-runtime baseline for docs/BENCHMARKS.md: runs `true` in the base
-# template's rootfs with the bare runtime (`<rt> run`, default spec, no network
-# setup, no agent, no sbx), N times, and prints p50/p95 in ms. Run it in the
-# same session as `sbx bench` so the ratio means something.
+# The raw-runtime baselines for docs/BENCHMARKS.md, in the base template's
+# rootfs with the bare runtime (no network setup, no agent, no sbx), N times:
+#  - `<rt> run` of /bin/true (default spec): a bare start, p50/p95 in ms;
+#  - the runtime's floor (`sbx bench --floor-only`): inside one bare `<rt> run`,
+#    `bash -l -c true` started from a shell already running there, as the
+#    template's user: what a sandbox's first command costs at the least.
+# Run it in the same session as `sbx bench` (which measures the floor itself
+# too) so the ratios mean something. Needs bin/sbx built.
 #   test/e2e/bench/raw.sh <crun|runc|runsc> [N]
 set -euo pipefail
 rt=${1:?runtime}; n=${2:-20}
+sbx=$(cd "$(dirname "$0")/../../.." && pwd)/bin/sbx
 rootfs=${SBX_DATA_DIR:-/var/lib/sbx}/templates/base/rootfs
 [ -d "$rootfs" ] || { echo "no base template at $rootfs" >&2; exit 1; }
 dir=$(mktemp -d /tmp/sbx-raw-XXXXXX)
@@ -38,3 +43,5 @@ done
 printf '%s\n' "${times[@]}" | sort -n | awk -v rt="$rt" '{a[NR]=$1} END {
   p50=a[int((NR-1)*0.5)+1]; p95=a[int((NR-1)*0.95)+1]
   printf "raw %s run of /bin/true: n=%d p50 %.1f ms p95 %.1f ms\n", rt, NR, p50/1000, p95/1000 }'
+SBX_DATA_DIR=${SBX_DATA_DIR:-/var/lib/sbx} "$sbx" bench --floor-only --runtime "$rt" --floor "$n" \
+  --floor-rootfs "$rootfs" | grep '^floor'
