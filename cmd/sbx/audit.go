@@ -2,41 +2,98 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/sbx-dev/sbx/internal/audit"
 )
+
+// defaultAnchorDir holds the audit signing key and checkpoints, apart from
+// the data dir (see docs/SECURITY.md, "Audit anchor").
+const defaultAnchorDir = "/etc/sbx/audit"
 
 // auditCmd is `sbx audit [verify] [--data-dir DIR] [--sandbox ID]`. It
 // reads the log file directly (root on the daemon's host), so it works
 // while the daemon is down.
 type auditCmd struct {
-	Verify  string `arg:"" optional:"" enum:"verify," default:"" help:"verify: check the hash chain instead of printing"`
-	DataDir string `default:"/var/lib/sbx" help:"the daemon's data directory"`
-	Sandbox string `help:"only records of this sandbox"`
-	Limit   int    `help:"only the newest N records (0 = all)"`
+	Verify     string `arg:"" optional:"" enum:"verify," default:"" help:"verify: check the hash chain and its signed checkpoints instead of printing"`
+	DataDir    string `default:"/var/lib/sbx" help:"the daemon's data directory"`
+	AnchorDir  string `default:"/etc/sbx/audit" help:"the daemon's --audit-anchor-dir (signing key and checkpoints)"`
+	Unanchored bool   `help:"verify the chain alone, without checkpoints (a log cut short still verifies)"`
+	Sandbox    string `help:"only records of this sandbox"`
+	Limit      int    `help:"only the newest N records (0 = all)"`
 }
 
 // Help is the long help of sbx audit.
 func (*auditCmd) Help() string {
 	return "Prints the audit records (JSON lines), or with verify checks the hash chain and\n" +
-		"exits non-zero on any edit, gap or reordering."
+		"the signed checkpoints of its head, and exits non-zero on any edit, gap,\n" +
+		"reordering, truncation, rollback or replacement, saying which."
 }
 
 func (a *auditCmd) run(e *env) int {
+	if a.Verify != "" {
+		return a.verify(e)
+	}
 	recs, err := audit.ForSandbox(filepath.Join(a.DataDir, audit.FileName), a.Sandbox, a.Limit)
 	if err != nil {
 		e.errorf("%v", err)
 		return 1
-	}
-	if a.Verify != "" {
-		fmt.Fprintf(e.std.out, "audit log OK: %d records verified\n", len(recs))
-		return 0
 	}
 	enc := json.NewEncoder(e.std.out)
 	for _, r := range recs {
 		_ = enc.Encode(r)
 	}
 	return 0
+}
+
+func (a *auditCmd) verify(e *env) int {
+	cps, err := a.checkpoints()
+	if err != nil {
+		e.errorf("%v", err)
+		return 1
+	}
+	h, err := audit.VerifyAnchored(filepath.Join(a.DataDir, audit.FileName), cps)
+	var ve *audit.VerifyError
+	if errors.As(err, &ve) {
+		fmt.Fprintf(e.std.out, "audit log %s: %s\n", strings.ToUpper(ve.Kind), ve.Msg)
+		return 1
+	}
+	if err != nil {
+		e.errorf("%v", err)
+		return 1
+	}
+	msg := fmt.Sprintf("audit log OK: %d records verified", h.Records)
+	if h.Anchored != nil {
+		msg += fmt.Sprintf("; head anchored by the signed checkpoint of %s (seq %d)", h.Anchored.Time.UTC().Format("2006-01-02T15:04:05Z"), h.Anchored.Seq)
+	} else if a.Unanchored {
+		msg += " (chain only: not checked against checkpoints)"
+	}
+	fmt.Fprintln(e.std.out, msg)
+	return 0
+}
+
+// checkpoints reads the signed checkpoints of the log (none with
+// --unanchored). A missing checkpoint file is an error: the head is not
+// anchored, so truncation could not be seen.
+func (a *auditCmd) checkpoints() ([]audit.Checkpoint, error) {
+	if a.Unanchored {
+		return nil, nil
+	}
+	pub, err := audit.LoadPublicKey(a.AnchorDir)
+	if err != nil {
+		return nil, fmt.Errorf("%w (pass --anchor-dir, or --unanchored to check the chain alone)", err)
+	}
+	p, err := audit.CheckpointPath(a.AnchorDir, a.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	cps, err := audit.ReadCheckpoints(p, pub)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("no checkpoints for %s in %s: the log's head is not anchored (pass --unanchored to check the chain alone)", a.DataDir, a.AnchorDir)
+	}
+	return cps, err
 }

@@ -49,12 +49,27 @@ type Log struct {
 	dirty  bool
 	timer  *time.Timer
 	closed bool
+
+	path    string
+	genesis string // hash of record 1
+	anchor  *Anchor
+	hooks   Hooks
+	cpMu    sync.Mutex // serialises checkpoints (taken before mu)
+	cpSeq   uint64     // seq of the last checkpoint written
+	cpDone  bool       // a checkpoint was written this run
+}
+
+// Hooks observe appends; both are called under the log's lock and must not
+// block (a sink queues, a metric observes).
+type Hooks struct {
+	Line    func(line []byte)                     // each record as written (with its newline)
+	Latency func(took time.Duration, failed bool) // each append's write time
 }
 
 // Open opens (creating) the log at path and resumes its chain. A log whose
 // chain does not verify is refused rather than extended.
 func Open(path string) (*Log, error) {
-	seq, last, err := scanChain(path)
+	seq, last, genesis, err := scanChain(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
@@ -67,7 +82,7 @@ func Open(path string) (*Log, error) {
 		f.Close()
 		return nil, fmt.Errorf("open audit log: %w", err)
 	}
-	return &Log{f: f, size: st.Size(), seq: seq, last: last}, nil
+	return &Log{f: f, size: st.Size(), seq: seq, last: last, path: path, genesis: genesis}, nil
 }
 
 // appendFile is what Log needs of its file (an *os.File opened O_APPEND).
@@ -86,12 +101,17 @@ func (l *Log) Append(kind, sandbox, actor string, fields map[string]string) erro
 	if l.closed {
 		return errors.New("audit log closed")
 	}
-	r := Record{Seq: l.seq + 1, Time: time.Now().UTC(), Kind: kind, Sandbox: sandbox, Actor: actor, Fields: fields, Prev: l.last}
+	t0 := time.Now()
+	r := Record{Seq: l.seq + 1, Time: t0.UTC(), Kind: kind, Sandbox: sandbox, Actor: actor, Fields: fields, Prev: l.last}
 	line, hash, err := seal(&r)
 	if err != nil {
 		return err
 	}
-	if _, err := l.f.Write(line); err != nil {
+	_, err = l.f.Write(line)
+	if l.hooks.Latency != nil {
+		l.hooks.Latency(time.Since(t0), err != nil)
+	}
+	if err != nil {
 		// A short write (disk full) must not leave half a record: the next
 		// append would glue onto it and break the chain for good.
 		if terr := l.f.Truncate(l.size); terr != nil {
@@ -101,6 +121,12 @@ func (l *Log) Append(kind, sandbox, actor string, fields map[string]string) erro
 	}
 	l.size += int64(len(line))
 	l.seq, l.last = r.Seq, hash
+	if r.Seq == 1 {
+		l.genesis = hash
+	}
+	if l.hooks.Line != nil {
+		l.hooks.Line(line)
+	}
 	l.scheduleSyncLocked()
 	return nil
 }
@@ -133,8 +159,9 @@ func (l *Log) scheduleSyncLocked() {
 	})
 }
 
-// Close syncs and closes the log.
+// Close writes a last checkpoint (when anchored), syncs and closes the log.
 func (l *Log) Close() error {
+	cerr := l.Checkpoint()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -145,23 +172,19 @@ func (l *Log) Close() error {
 		l.timer.Stop()
 	}
 	err := l.f.Sync()
-	return errors.Join(err, l.f.Close())
+	return errors.Join(cerr, err, l.f.Close())
 }
 
-// scanChain verifies the file and returns its last seq and hash.
-func scanChain(path string) (uint64, string, error) {
+// scanChain verifies the file and returns its last seq and hash and the
+// hash of its first record.
+func scanChain(path string) (seq uint64, last, genesis string, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, "", err
+		return 0, "", "", err
 	}
 	defer f.Close()
-	var seq uint64
-	var last string
-	err = Read(f, func(r Record) error {
-		seq, last = r.Seq, r.Hash
-		return nil
-	})
-	return seq, last, err
+	h, err := scanHeads(f, nil)
+	return h.Records, h.Hash, h.Genesis, err
 }
 
 // Read verifies the chain from r and calls fn for each record in order. It

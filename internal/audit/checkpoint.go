@@ -1,0 +1,78 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+)
+
+// SetHooks installs observers of appends (before the first Append).
+func (l *Log) SetHooks(h Hooks) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.hooks = h
+}
+
+// SetAnchor checks the log against a's checkpoints and, when it matches,
+// anchors it: a checkpoint of the current head is written now, then by
+// Checkpoint (RunCheckpoints) and at Close. A log that does not match its
+// checkpoints (truncated, rolled back, replaced) is refused with a
+// *VerifyError: extending it would bury the evidence. Call it before the
+// first Append.
+func (l *Log) SetAnchor(a *Anchor) error {
+	cps, err := ReadCheckpoints(a.Path(), a.Public())
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if _, err := VerifyAnchored(l.path, cps); err != nil {
+		return fmt.Errorf("%w (checkpoints: %s; move that file aside to accept this log as it is)", err, a.Path())
+	}
+	l.mu.Lock()
+	l.anchor = a
+	l.mu.Unlock()
+	return l.Checkpoint()
+}
+
+// Checkpoint syncs the log and signs its head into the anchor's file, unless
+// nothing was appended since the last one. Only synced records are anchored,
+// so a machine crash cannot leave a checkpoint ahead of the log.
+func (l *Log) Checkpoint() error {
+	l.cpMu.Lock()
+	defer l.cpMu.Unlock()
+	l.mu.Lock()
+	if l.anchor == nil || l.closed || (l.cpDone && l.cpSeq == l.seq) {
+		l.mu.Unlock()
+		return nil
+	}
+	err := l.f.Sync()
+	c := Checkpoint{Seq: l.seq, Hash: l.last, Genesis: l.genesis, Time: time.Now().UTC()}
+	a := l.anchor
+	l.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("audit checkpoint: sync log: %w", err)
+	}
+	if err := a.write(c); err != nil {
+		return err
+	}
+	l.cpSeq, l.cpDone = c.Seq, true
+	return nil
+}
+
+// RunCheckpoints writes a checkpoint every interval until ctx ends; errors
+// go to onErr.
+func (l *Log) RunCheckpoints(ctx context.Context, every time.Duration, onErr func(error)) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := l.Checkpoint(); err != nil && onErr != nil {
+				onErr(err)
+			}
+		}
+	}
+}
