@@ -36,6 +36,7 @@ type cliRoot struct {
 	Serve      serveCmd      `cmd:"" passthrough:"" help:"Run the sbx daemon (API + sandbox traffic) (sbx serve --help)."`
 	Bench      benchCmd      `cmd:"" passthrough:"" help:"Benchmark a running daemon (sbx bench --help)."`
 	Audit      auditCmd      `cmd:"" help:"Print or verify the audit log (on the daemon's host)."`
+	Debug      debugCmd      `cmd:"" help:"Collect a bug-report bundle from the daemon (sbx debug bundle)."`
 	MCP        mcpCmd        `cmd:"" name:"mcp" help:"Serve sbx sandboxes as MCP tools over stdio."`
 	Version    versionCmd    `cmd:"" help:"Print the client's and the daemon's versions."`
 	Completion completionCmd `cmd:"" help:"Print a shell completion script (bash or zsh)."`

@@ -42,6 +42,13 @@ type egressSetup struct {
 	guardLn  net.Listener
 	upstream string
 	res      *egress.Resolutions // what the DNS filter answered, for the guard
+	obs      egressObserver      // metrics; nil: none
+}
+
+// egressObserver counts DNS verdicts and guard refusals (metrics).
+type egressObserver interface {
+	DNSQuery(verdict string)
+	EgressDenied(reason string)
 }
 
 // openEgress opens the DNS filter's sockets (their port goes into the
@@ -96,6 +103,9 @@ func (e *egressSetup) serveDNS(ctx context.Context, nw *network.Manager, aud aud
 		},
 		Log: func(sb, name, qtype, verdict string) {
 			log.Debug("dns", "sandbox", sb, "name", name, "type", qtype, "verdict", verdict)
+			if e.obs != nil {
+				e.obs.DNSQuery(verdict)
+			}
 			if aud != nil {
 				_ = aud.Append("dns", sb, "", map[string]string{"name": name, "type": qtype, "verdict": verdict})
 			}
@@ -115,6 +125,9 @@ func (e *egressSetup) serveGuard(ctx context.Context, nw *network.Manager, aud a
 	g := &egress.Guard{Lookup: nw.PolicyOf, Resolved: e.res.Has, Log: log,
 		Blocked: func(sb, dst, reason string) {
 			log.Info("egress blocked", "sandbox", sb, "dst", dst, "reason", reason)
+			if e.obs != nil {
+				e.obs.EgressDenied(reason)
+			}
 			if aud != nil {
 				_ = aud.Append("egress", sb, "", map[string]string{"dst": dst, "verdict": "blocked", "reason": reason})
 			}

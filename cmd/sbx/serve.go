@@ -17,6 +17,7 @@ import (
 	"github.com/sbx-dev/sbx/internal/api"
 	"github.com/sbx-dev/sbx/internal/audit"
 	"github.com/sbx-dev/sbx/internal/builder"
+	"github.com/sbx-dev/sbx/internal/metrics"
 	"github.com/sbx-dev/sbx/internal/proxy"
 	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/store"
@@ -41,6 +42,11 @@ type serveFlags struct {
 	volumeMB, volumeMaxMB, volumeTotalMB                                                      int64
 	tls                                                                                       tlsFlags
 	tlsConf                                                                                   *tls.Config // loaded from tls by serve
+	obs                                                                                       obsFlags
+
+	fs      *flag.FlagSet    // the parsed flags (debug config)
+	ring    *logRing         // the daemon's recent log lines
+	metrics *metrics.Metrics // the daemon's metrics (set by serve)
 }
 
 func parseServeFlags(args []string) (*serveFlags, error) {
@@ -82,7 +88,12 @@ func parseServeFlags(args []string) (*serveFlags, error) {
 	fs.Int64Var(&f.volumeMaxMB, "volume-max-mb", 16384, "largest size one volume may ask for, in MiB")
 	fs.Int64Var(&f.volumeTotalMB, "volume-total-mb", 32768, "bound on the sum of all volumes' sizes in MiB (their disk is allocated at create)")
 	fs.DurationVar(&f.buildStepTimeout, "build-step-timeout", 30*time.Minute, "bound on one template build step")
+	f.obs.register(fs)
+	f.fs = fs
 	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if err := f.obs.validate(); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
@@ -103,20 +114,13 @@ func runServe(ctx context.Context, args []string) int {
 		fmt.Fprintln(os.Stderr, "sbx serve:", err)
 		return 2
 	}
-	log := newLogger(f.logLevel)
+	f.ring = newLogRing()
+	log := newDaemonLogger(f.logLevel, f.obs.logFormat, f.ring)
 	if err := serve(ctx, f, log); err != nil {
 		log.Error("sbx serve failed", "err", err)
 		return 1
 	}
 	return 0
-}
-
-func newLogger(level string) *slog.Logger {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		l = slog.LevelInfo
-	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
 }
 
 func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
@@ -143,21 +147,26 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 	if generated != "" {
 		fmt.Printf("Generated API key (shown once; only its hash is stored in %s):\n\n  export SBX_API_KEY=%s\n\n", f.dataDir, generated)
 	}
+	f.metrics = newMetrics()
 	st, err := store.Open(f.dataDir)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	aud, err := audit.Open(filepath.Join(f.dataDir, audit.FileName))
+	st.OnWrite = f.metrics.StoreWrite
+	auditCtx, stopAudit := context.WithCancel(ctx)
+	defer stopAudit()
+	aud, closeAudit, err := openAudit(auditCtx, f, f.metrics, log)
 	if err != nil {
 		return err
 	}
-	defer aud.Close()
+	defer closeAudit()
 	eg, err := openEgress(&f.egress, log)
 	if err != nil {
 		return err
 	}
 	defer eg.close()
+	eg.obs = f.metrics
 	tel, saveTelemetry := openTelemetry(f.dataDir, log)
 	defer saveTelemetry()
 	mgr, nw, err := buildManager(ctx, f, st, aud, tel, eg, log)
@@ -165,6 +174,8 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 		return err
 	}
 	defer mgr.Close()
+	mgr.SetObserver(f.metrics)
+	f.metrics.WatchManager(mgr)
 	vols, err := volume.Open(ctx, volume.Config{Dir: filepath.Join(f.dataDir, "volumes"), DefaultSizeMB: f.volumeMB,
 		MaxSizeMB: f.volumeMaxMB, TotalMB: f.volumeTotalMB, UIDBase: uint32(f.uidBase)}, st, log)
 	if err != nil {
@@ -194,6 +205,11 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 	go func() { mgr.RunPools(ctx); close(poolsDone) }()
 	go mgr.RunWatchdog(ctx)
 	go runTelemetry(ctx, tel, mgr, log)
+	if f.obs.metricsListen != "" {
+		if err := serveMetrics(ctx, f.obs.metricsListen, f.metrics, log); err != nil {
+			return err
+		}
+	}
 	err = listenAndServe(ctx, f, mgr, bs, vols, keys, aud, tel, log)
 	cancel()
 	select { // pooled sandboxes hold no tenant: release them on a clean stop
@@ -208,7 +224,9 @@ func listenAndServe(ctx context.Context, f *serveFlags, mgr *sandbox.Manager, bs
 	apiSrv.SetBuilder(bs)
 	apiSrv.SetVolumes(vols)
 	apiSrv.SetTelemetry(tel)
+	apiSrv.SetObservability(f.metrics, f.metrics.Handler(), debugSource{f: f, ring: f.ring})
 	px := proxy.New(mgr, f.domain, api.WriteError, log)
+	px.SetObserver(f.metrics)
 	mcpH := mcpHTTPHandler("http://" + f.listen)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {

@@ -108,7 +108,8 @@ func newBuilder(f *serveFlags, mgr *sandbox.Manager, st *store.Store, log *slog.
 	}
 	cfg := builder.Config{ShiftLayers: shift, DataDir: f.dataDir, TmpDir: filepath.Join(f.dataDir, "run", "build-views"),
 		MaxConcurrent: f.buildConcurrency, StepTimeout: f.buildStepTimeout, QuotaBytes: f.templateQuotaMB << 20,
-		CPUCount: max(d.CPUCount, 2), MemoryMB: max(d.MemoryMB, 2048), DiskSizeMB: max(d.DiskSizeMB, 4096)}
+		CPUCount: max(d.CPUCount, 2), MemoryMB: max(d.MemoryMB, 2048), DiskSizeMB: max(d.DiskSizeMB, 4096),
+		OnBuild: f.metrics.Build, OnStep: f.metrics.BuildStep}
 	return builder.New(cfg, reg, mgr, st, p, log)
 }
 
@@ -119,7 +120,7 @@ func newBuilder(f *serveFlags, mgr *sandbox.Manager, st *store.Store, log *slog.
 func runtimes(f *serveFlags, runDir string, log *slog.Logger) (sandbox.Runtimes, map[string]string) {
 	rts, unavailable := sandbox.Runtimes{}, map[string]string{}
 	for _, kind := range []string{"runsc", "crun", "runc"} {
-		rt, err := oci.New(kind, oci.Config{StateDir: filepath.Join(runDir, "runtime"), Timeout: f.runtimeTimeout})
+		rt, err := oci.New(kind, oci.Config{StateDir: filepath.Join(runDir, "runtime"), Timeout: f.runtimeTimeout, OnCommand: f.metrics.RuntimeCommand})
 		if err != nil {
 			log.Warn("runtime unavailable", "runtime", kind, "err", err)
 			unavailable[kind] = err.Error()

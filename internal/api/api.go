@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/builder"
+	"github.com/sbx-dev/sbx/internal/reqid"
 	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/telemetry"
 	"github.com/sbx-dev/sbx/internal/volume"
@@ -33,7 +34,10 @@ type Server struct {
 	uploadKey []byte
 	vols      *volume.Manager // SetVolumes; nil: no volume routes answer but 404
 	// tel holds sandboxes' metrics and logs (SetTelemetry); may be nil.
-	tel *telemetry.Store
+	tel      *telemetry.Store
+	obs      Observer     // SetObservability; nil: none
+	metricsH http.Handler // GET /metrics; nil: 404
+	debug    DebugSource  // GET /sbx/debug/*; nil: 404
 	// BodyTimeout bounds reading a request's body and WriteTimeout writing
 	// its response (slow clients); New sets the defaults.
 	BodyTimeout, WriteTimeout time.Duration
@@ -78,6 +82,9 @@ func (s *Server) routes() {
 	h("GET /sandboxes/{id}/logs", s.logsV1)
 	h("GET /v2/sandboxes/{id}/logs", s.logsV2)
 	h("GET /templates", s.templates)
+	s.mux.Handle("GET /metrics", s.admin(s.metricsEndpoint))
+	s.mux.Handle("GET /sbx/debug/config", s.admin(s.debugConfig))
+	s.mux.Handle("GET /sbx/debug/logs", s.admin(s.debugLogs))
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
 	})
@@ -93,7 +100,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = rc.SetReadDeadline(time.Now().Add(s.BodyTimeout))
 	_ = rc.SetWriteDeadline(time.Now().Add(s.WriteTimeout))
 	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
-	s.mux.ServeHTTP(w, r)
+	s.serveObserved(w, r, s.mux)
 }
 
 // auth requires a valid X-API-Key and audits the call (key id, never the key).
@@ -121,6 +128,7 @@ func (s *Server) record(r *http.Request, actor string, status int) {
 	}
 	_ = s.audit.Append("api", id, actor, map[string]string{
 		"method": r.Method, "path": truncate(r.URL.Path, 256), "status": strconv.Itoa(status), "remote": r.RemoteAddr,
+		"request_id": reqid.From(r.Context()),
 	})
 }
 
@@ -134,6 +142,10 @@ func (w *statusWriter) WriteHeader(code int) {
 	w.status = code
 	w.ResponseWriter.WriteHeader(code)
 }
+
+// Unwrap lets http.ResponseController reach the connection (flush,
+// deadlines, full duplex).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // sandboxID returns the {id} path value if it is well formed; otherwise it
 // answers 404 (an id that cannot exist is simply not found).

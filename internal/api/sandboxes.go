@@ -24,7 +24,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	}
 	info, err := s.mgr.Create(r.Context(), opts)
 	if err != nil {
-		s.log.Warn("create failed", "template", opts.Template, "err", err)
+		s.log.WarnContext(r.Context(), "create failed", "template", opts.Template, "err", err)
 		writeErr(w, err)
 		return
 	}

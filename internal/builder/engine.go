@@ -267,7 +267,11 @@ func absWorkdir(cur, dir string) string {
 // layerStep runs a RUN or COPY step into a layer, or takes it from the cache.
 func (s *Service) layerStep(ctx context.Context, b *store.BuildRec, lg *buildLog, name string, st *state, step Step, key string) error {
 	id, _ := layers.ID(key)
-	if s.reg.Layers.Has(id) {
+	cached := s.reg.Layers.Has(id)
+	if s.cfg.OnStep != nil {
+		s.cfg.OnStep(cached)
+	}
+	if cached {
 		lg.add("info", name, "CACHED [%s] %s", name, step.Type)
 	} else {
 		t0 := time.Now()

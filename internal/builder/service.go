@@ -59,6 +59,10 @@ type Config struct {
 	// GCGrace is how long a layer no build references is kept (default
 	// DefaultGCGrace).
 	GCGrace time.Duration
+	// OnBuild observes each finished build and OnStep each layer step
+	// (cached: taken from the layer cache) for metrics; nil: none.
+	OnBuild func(d time.Duration, err error)
+	OnStep  func(cached bool)
 }
 
 // Service is the template build API over a Registry and a Manager.
@@ -235,6 +239,9 @@ func (s *Service) run(ctx context.Context, b *store.BuildRec, spec Spec, lg *bui
 	}
 	if err == nil {
 		lg.add("info", "finalize", "build finished in %s", time.Since(t0).Round(10*time.Millisecond))
+	}
+	if s.cfg.OnBuild != nil {
+		s.cfg.OnBuild(time.Since(t0), err)
 	}
 	s.finish(b, st, err, lg)
 }

@@ -44,6 +44,7 @@ type Proxy struct {
 	fail   ErrorWriter
 	rp     *httputil.ReverseProxy
 	log    *slog.Logger
+	obs    Observer // SetObserver; nil: none
 
 	testPort int // tests: dial this port instead of the routed one
 }
@@ -161,6 +162,8 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, in sandbox.Info,
 	// response that is already streaming. Not supported on HTTP/2, which is
 	// always full duplex.
 	_ = http.NewResponseController(w).EnableFullDuplex()
+	w, report := p.observed(w, r)
+	defer report()
 	out := r.Clone(ctx)
 	if r.ContentLength > 0 {
 		// The transport reads once past the declared length to check it;

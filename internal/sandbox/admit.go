@@ -41,6 +41,7 @@ func (m *Manager) costOf(rt string) int64 {
 func (m *Manager) admit(ctx context.Context, rt string) error {
 	w := m.costOf(rt)
 	if err := m.enqueue(w); err != nil {
+		m.observer().Refused("full")
 		return err
 	}
 	if m.slots == nil {
@@ -59,6 +60,7 @@ func (m *Manager) admit(ctx context.Context, rt string) error {
 			return fmt.Errorf("%w: waiting for a create slot: %w", ErrBusy, ctx.Err())
 		}
 		if errors.Is(err, context.DeadlineExceeded) {
+			m.observer().Refused("wait")
 			return fmt.Errorf("%w: no create slot within %s (%d slots)", ErrBusy, wait, m.cfg.MaxCreating)
 		}
 		return fmt.Errorf("%w: waiting for a create slot: %w", ErrBusy, err)

@@ -47,7 +47,7 @@ func (m *Manager) Create(ctx context.Context, o CreateOpts) (Info, error) {
 	return in, storageErr(err)
 }
 
-func (m *Manager) create(ctx context.Context, o CreateOpts) (Info, error) {
+func (m *Manager) create(ctx context.Context, o CreateOpts) (_ Info, err error) {
 	if snap, ok := m.snapshotFor(ctx, o.Template); ok {
 		if len(o.Volumes) > 0 {
 			return Info{}, fmt.Errorf("%w: volume mounts cannot be used with snapshot %q", ErrInvalid, o.Template)
@@ -58,6 +58,8 @@ func (m *Manager) create(ctx context.Context, o CreateOpts) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
+	t0, pooled := time.Now(), false
+	defer func() { m.observer().Created(rtName, pooled, time.Since(t0), err) }()
 	if len(o.Volumes) > 0 {
 		return m.createWithVolumes(ctx, tmpl, rtName, res, o)
 	}
@@ -72,17 +74,20 @@ func (m *Manager) create(ctx context.Context, o CreateOpts) (Info, error) {
 	// A warm sandbox costs no runtime start: it takes no create slot and
 	// never queues behind cold starts.
 	if sb := m.claim(PoolKey{tmpl.Name, rtName}, tmpl.Build, res); sb != nil {
-		in, err := m.activate(ctx, sb, o)
+		in, err := m.activateTimed(ctx, sb, o)
 		m.kickRefill()
 		if err == nil {
+			pooled = true
 			return in, nil
 		}
 		m.log.Warn("pooled sandbox failed to activate; creating a fresh one", "sandbox", sb.rec.ID)
 	}
+	tq := time.Now()
 	if err := m.admit(ctx, rtName); err != nil {
 		return Info{}, err
 	}
 	defer m.release(rtName)
+	m.observer().CreatePhase(rtName, "queue", time.Since(tq))
 	sb, err := m.coldStart(ctx, tmpl, rtName, res)
 	if errors.Is(err, errAgentStart) && ctx.Err() == nil {
 		// Rare: a fresh sandbox whose agent never answers (seen about once
@@ -93,7 +98,15 @@ func (m *Manager) create(ctx context.Context, o CreateOpts) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
-	return m.activate(ctx, sb, o)
+	return m.activateTimed(ctx, sb, o)
+}
+
+// activateTimed is activate observed as the "init" phase.
+func (m *Manager) activateTimed(ctx context.Context, sb *Sandbox, o CreateOpts) (Info, error) {
+	t0 := time.Now()
+	in, err := m.activate(ctx, sb, o)
+	m.observer().CreatePhase(sb.rec.Runtime, "init", time.Since(t0))
+	return in, err
 }
 
 // errAgentStart marks a sandbox whose agent did not answer in time.
@@ -250,12 +263,15 @@ func (m *Manager) start(ctx context.Context, rec *store.Sandbox, tmpl Template, 
 	t0 := time.Now()
 	netCh := make(chan error, 1)
 	var ni NetInfo
+	obs := m.observer()
 	go func() {
 		var err error
 		ni, err = m.network.Setup(ctx, rec.ID)
+		obs.CreatePhase(rec.Runtime, "network", time.Since(t0))
 		netCh <- err
 	}()
 	rootfs, lerr := m.layers.Prepare(ctx, rec.ID, lower, int64(res.DiskSizeMB)<<20, owner)
+	obs.CreatePhase(rec.Runtime, "layer", time.Since(t0))
 	nerr := <-netCh
 	if err := errors.Join(lerr, nerr, failpoint.Hit("create/before-runtime")); err != nil {
 		return nil, fmt.Errorf("prepare sandbox %s: %w", rec.ID, err)
@@ -277,10 +293,12 @@ func (m *Manager) start(ctx context.Context, rec *store.Sandbox, tmpl Template, 
 		return nil, err
 	}
 	t2 := time.Now()
+	obs.CreatePhase(rec.Runtime, "runtime", t2.Sub(t1))
 	base := fmt.Sprintf("http://%s:%d", ni.SandboxIP, m.cfg.AgentPort)
 	if err := waitHealthy(ctx, base); err != nil {
 		return nil, fmt.Errorf("sandbox %s: %w: %w", rec.ID, errAgentStart, errors.Join(ErrUnavailable, err))
 	}
+	obs.CreatePhase(rec.Runtime, "agent", time.Since(t2))
 	m.log.Debug("sandbox started", "sandbox", rec.ID, "runtime", rec.Runtime,
 		"prepare", t1.Sub(t0), "runtime_create", t2.Sub(t1), "agent_ready", time.Since(t2))
 	return &Sandbox{rec: *rec, rt: rsb, info: ni, tmpl: tmpl}, nil

@@ -77,7 +77,7 @@ func (m *Manager) UpdateNetwork(ctx context.Context, id string, allowNet *bool, 
 		}
 		return err
 	}
-	m.event(id, "network", "network", string(network))
+	m.eventCtx(ctx, id, "network", "network", string(network))
 	return nil
 }
 

@@ -38,12 +38,13 @@ func (m *Manager) Fork(ctx context.Context, id string, count int, timeout time.D
 	if err := m.refuseVolumes(id, "fork"); err != nil {
 		return nil, err
 	}
+	t0 := time.Now()
 	dir, src, err := m.captureRunning(ctx, id, m.scratchDir(), false)
 	if err != nil {
 		return nil, err
 	}
 	defer removeImage(dir)
-	t0 := time.Now()
+	defer func() { m.observer().Lifecycle("fork", src.Runtime, time.Since(t0), nil) }()
 	out := make([]ForkResult, count)
 	sem := make(chan struct{}, forkParallel)
 	var wg sync.WaitGroup

@@ -46,7 +46,7 @@ func (m *Manager) killLocked(ctx context.Context, sb *Sandbox, reason string, co
 	}
 	m.log.Info("killing sandbox", "sandbox", id, "reason", reason)
 	m.drainEvents(ctx, sb)
-	m.event(id, "killed", "reason", reason)
+	m.eventCtx(ctx, id, "killed", "reason", reason)
 	return m.reap(context.WithoutCancel(ctx), id, sb.rec.Runtime)
 }
 

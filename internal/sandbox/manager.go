@@ -121,6 +121,7 @@ type Manager struct {
 	refillKick chan struct{} // a claim wakes RunPools (buffered 1)
 
 	health healthCache // has its own lock, see health.go
+	obs    Observer    // SetObserver; nil: none
 }
 
 // Sandbox is the manager's live view of one sandbox.

@@ -28,14 +28,14 @@ func (m *Manager) Pause(ctx context.Context, id string, memory bool) error {
 }
 
 // pauseLocked is Pause for a caller holding sb.op.
-func (m *Manager) pauseLocked(ctx context.Context, sb *Sandbox, memory bool, reason string) error {
-	id := sb.rec.ID
+func (m *Manager) pauseLocked(ctx context.Context, sb *Sandbox, memory bool, reason string) (err error) {
+	id, rt0, t0 := sb.rec.ID, sb.rec.Runtime, time.Now()
+	defer func() { m.observer().Lifecycle("pause", rt0, time.Since(t0), err) }()
 	if err := errors.Join(m.pausable(sb, memory), m.checkQuota(0)); err != nil {
 		return err
 	}
 	m.drainEvents(ctx, sb) // a files-only pause restarts the agent: read what it logged
 	m.setState(sb, "pausing")
-	t0 := time.Now()
 	dir := m.pausedDir(id)
 	_ = removeImage(dir)
 	size, err := m.capture(ctx, sb, dir, memory)
@@ -63,7 +63,7 @@ func (m *Manager) pauseLocked(ctx context.Context, sb *Sandbox, memory bool, rea
 	_ = failpoint.Hit("pause/before-release")
 	m.releaseHost(context.WithoutCancel(ctx), id, rt.Delete)
 	m.log.Info("sandbox paused", "sandbox", id, "reason", reason, "memory", memory, "bytes", size, "took", time.Since(t0))
-	m.event(id, "paused", "reason", reason, "memory", strconv.FormatBool(memory), "bytes", strconv.FormatInt(size, 10))
+	m.eventCtx(ctx, id, "paused", "reason", reason, "memory", strconv.FormatBool(memory), "bytes", strconv.FormatInt(size, 10))
 	return nil
 }
 

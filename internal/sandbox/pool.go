@@ -32,15 +32,21 @@ func (m *Manager) claim(key PoolKey, build string, res Resources) *Sandbox {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p := m.pools[key]
-	if p == nil || len(p.ready) == 0 {
+	if p == nil {
+		return nil
+	}
+	if len(p.ready) == 0 {
+		m.observer().PoolClaim(key.Template, key.Runtime, false)
 		return nil
 	}
 	sb := p.ready[len(p.ready)-1]
 	r := sb.rec
 	if r.Build != build || r.CPUCount != res.CPUCount || r.MemoryMB != res.MemoryMB || r.DiskSizeMB != res.DiskSizeMB {
+		m.observer().PoolClaim(key.Template, key.Runtime, false)
 		return nil
 	}
 	p.ready = p.ready[:len(p.ready)-1]
+	m.observer().PoolClaim(key.Template, key.Runtime, true)
 	return sb
 }
 
@@ -125,6 +131,7 @@ func (m *Manager) countLocked() int {
 
 func (m *Manager) fill(ctx context.Context, k PoolKey) {
 	sb, err := m.startPooled(ctx, k)
+	m.observer().PoolRefill(k.Template, k.Runtime, err)
 	m.mu.Lock()
 	p := m.pools[k]
 	p.filling--

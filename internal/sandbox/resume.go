@@ -70,7 +70,7 @@ func (m *Manager) AutoResume(ctx context.Context, id string) (Info, error) {
 // the saved copy, memory restored (or a fresh start for a files-only
 // image). On error the sandbox stays paused with its image intact. The
 // caller holds sb.op.
-func (m *Manager) resumeLocked(ctx context.Context, sb *Sandbox, timeout time.Duration) (Info, error) {
+func (m *Manager) resumeLocked(ctx context.Context, sb *Sandbox, timeout time.Duration) (_ Info, err error) {
 	m.mu.Lock()
 	rt := sb.rec.Runtime // fixed for a sandbox's life
 	m.mu.Unlock()
@@ -82,6 +82,7 @@ func (m *Manager) resumeLocked(ctx context.Context, sb *Sandbox, timeout time.Du
 	m.mu.Lock()
 	rec := sb.rec
 	m.mu.Unlock()
+	defer func() { m.observer().Lifecycle("resume", rec.Runtime, time.Since(t0), err) }()
 	dir := m.pausedDir(rec.ID)
 	built, err := m.restoreFrom(ctx, &rec, dir, false)
 	if err != nil {
@@ -102,7 +103,7 @@ func (m *Manager) resumeLocked(ctx context.Context, sb *Sandbox, timeout time.Du
 	in := m.infoLocked(sb)
 	m.mu.Unlock()
 	m.log.Info("sandbox resumed", "sandbox", rec.ID, "took", time.Since(t0))
-	m.event(rec.ID, "resumed", "ms", strconv.FormatInt(time.Since(t0).Milliseconds(), 10))
+	m.eventCtx(ctx, rec.ID, "resumed", "ms", strconv.FormatInt(time.Since(t0).Milliseconds(), 10))
 	return in, nil
 }
 

@@ -27,10 +27,12 @@ func (m *Manager) Snapshot(ctx context.Context, id, name string) (store.Snapshot
 		return store.Snapshot{}, err
 	}
 	sid := "snap" + NewID()[:16]
+	t0 := time.Now()
 	dir, src, err := m.captureRunning(ctx, id, m.snapshotDir(sid), true)
 	if err != nil {
 		return store.Snapshot{}, err
 	}
+	defer func() { m.observer().Lifecycle("snapshot", src.Runtime, time.Since(t0), nil) }()
 	snap := store.Snapshot{
 		ID: sid, Name: name, SandboxID: id, TemplateID: src.TemplateID, Build: src.Build, Runtime: src.Runtime,
 		CreatedAt: time.Now().UTC(), CPUCount: src.CPUCount, MemoryMB: src.MemoryMB, DiskSizeMB: src.DiskSizeMB,
@@ -40,7 +42,7 @@ func (m *Manager) Snapshot(ctx context.Context, id, name string) (store.Snapshot
 		_ = removeImage(dir)
 		return store.Snapshot{}, err
 	}
-	m.event(id, "snapshot", "snapshot", sid, "name", name)
+	m.eventCtx(ctx, id, "snapshot", "snapshot", sid, "name", name)
 	return snap, nil
 }
 

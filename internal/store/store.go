@@ -39,6 +39,16 @@ func classify(err error) error {
 // Store is the SQLite state of one node. It is safe for concurrent use.
 type Store struct {
 	db *sql.DB
+	// OnWrite observes each sandbox record write (op: put, delete) for
+	// metrics; set it before use, nil: none.
+	OnWrite func(op string, d time.Duration, err error)
+}
+
+// observe reports a write to OnWrite.
+func (s *Store) observe(op string, t0 time.Time, err error) {
+	if s.OnWrite != nil {
+		s.OnWrite(op, time.Since(t0), err)
+	}
 }
 
 const schema = `
@@ -73,11 +83,13 @@ func Open(dir string) (*Store, error) {
 func (s *Store) Close() error { return s.db.Close() }
 
 // Put inserts or replaces a sandbox record.
-func (s *Store) Put(ctx context.Context, r *Sandbox) error {
+func (s *Store) Put(ctx context.Context, r *Sandbox) (err error) {
 	doc, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("encode sandbox %s: %w", r.ID, err)
 	}
+	t0 := time.Now()
+	defer func() { s.observe("put", t0, err) }()
 	_, err = s.db.ExecContext(ctx,
 		`INSERT INTO sandboxes(id, state, template, started_at, end_at, doc) VALUES(?,?,?,?,?,?)
 		 ON CONFLICT(id) DO UPDATE SET state=excluded.state, template=excluded.template,
@@ -104,7 +116,10 @@ func (s *Store) Get(ctx context.Context, id string) (*Sandbox, error) {
 
 // Delete removes a sandbox record; deleting a missing record is not an error.
 func (s *Store) Delete(ctx context.Context, id string) error {
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM sandboxes WHERE id=?`, id); err != nil {
+	t0 := time.Now()
+	_, err := s.db.ExecContext(ctx, `DELETE FROM sandboxes WHERE id=?`, id)
+	s.observe("delete", t0, err)
+	if err != nil {
 		return fmt.Errorf("delete sandbox %s: %w", id, err)
 	}
 	return nil

@@ -24,6 +24,9 @@ type Config struct {
 	StateDir string        // runtime --root and bundles live under it
 	Timeout  time.Duration // bound on each runtime command (default 30 s)
 	Debug    bool          // runsc: write debug logs into the bundle dir
+	// OnCommand observes every runtime command (metrics); nil: none. err
+	// wraps runtime.ErrTimeout when the command hit Timeout.
+	OnCommand func(runtime, command string, d time.Duration, err error)
 }
 
 var _ runtime.Runtime = (*Runtime)(nil)
@@ -186,10 +189,23 @@ func (r *Runtime) run(ctx context.Context, id string, args ...string) ([]byte, e
 	var stdout bytes.Buffer
 	var stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := r.runCmd(ctx, cmd); err != nil {
-		return stdout.Bytes(), fmt.Errorf("%s %s: %w: %s", r.kind, args[0], timedOut(ctx, err), strings.TrimSpace(stderr.String()))
+	t0 := time.Now()
+	err := r.runCmd(ctx, cmd)
+	if err != nil {
+		err = timedOut(ctx, err)
+	}
+	r.observe(args[0], t0, err)
+	if err != nil {
+		return stdout.Bytes(), fmt.Errorf("%s %s: %w: %s", r.kind, args[0], err, strings.TrimSpace(stderr.String()))
 	}
 	return stdout.Bytes(), nil
+}
+
+// observe reports a finished command to Config.OnCommand.
+func (r *Runtime) observe(command string, t0 time.Time, err error) {
+	if r.cfg.OnCommand != nil {
+		r.cfg.OnCommand(r.kind, command, time.Since(t0), err)
+	}
 }
 
 // timedOut adds runtime.ErrTimeout to err when ctx (the command's bound)

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/sbx-dev/sbx/internal/runtime"
 )
@@ -126,12 +127,18 @@ func (r *Runtime) launch(ctx context.Context, id, bundle string, sub []string) e
 	args := append(append([]string{}, sub...), "--bundle", bundle, "--pid-file", filepath.Join(bundle, "pid"), id)
 	cmd := r.command(ctx, id, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := r.runCmd(ctx, cmd); err != nil {
+	t0 := time.Now()
+	err = r.runCmd(ctx, cmd)
+	if err != nil {
+		err = timedOut(ctx, err)
+	}
+	r.observe(sub[0], t0, err)
+	if err != nil {
 		tail, _ := os.ReadFile(filepath.Join(bundle, "console.log"))
 		if len(tail) > 2000 {
 			tail = tail[len(tail)-2000:]
 		}
-		return fmt.Errorf("%s %s: %w: %s", r.kind, sub[0], timedOut(ctx, err), bytes.TrimSpace(tail))
+		return fmt.Errorf("%s %s: %w: %s", r.kind, sub[0], err, bytes.TrimSpace(tail))
 	}
 	return nil
 }
