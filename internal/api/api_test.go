@@ -35,6 +35,13 @@ func newServerWith(t *testing.T, edit func(*sandbox.Config)) (*httptest.Server, 
 // newAPI is the API handler over a fake host, not yet served.
 func newAPI(t *testing.T, edit func(*sandbox.Config)) (*api.Server, *sandboxtest.Host) {
 	t.Helper()
+	return newAPIAudited(t, edit, nil)
+}
+
+// newAPIAudited is newAPI with aud (may be nil) receiving the API's and
+// the manager's audit records.
+func newAPIAudited(t *testing.T, edit func(*sandbox.Config), aud *memAudit) (*api.Server, *sandboxtest.Host) {
+	t.Helper()
 	h := sandboxtest.NewHost()
 	st, err := store.Open(t.TempDir())
 	if err != nil {
@@ -48,6 +55,10 @@ func newAPI(t *testing.T, edit func(*sandbox.Config)) (*api.Server, *sandboxtest
 	if edit != nil {
 		edit(&cfg)
 	}
+	var apiAud api.Auditor
+	if aud != nil {
+		cfg.Audit, apiAud = aud, aud
+	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	m, err := sandbox.New(cfg, st, sandbox.Runtimes{"fake": sandboxtest.NewRuntime(h)}, h,
 		sandboxtest.NewLayers(h), sandboxtest.Templates{}, log)
@@ -59,7 +70,7 @@ func newAPI(t *testing.T, edit func(*sandbox.Config)) (*api.Server, *sandboxtest
 	if err != nil {
 		t.Fatal(err)
 	}
-	return api.New(m, keys, nil, log), h
+	return api.New(m, keys, apiAud, log), h
 }
 
 func do(t *testing.T, srv *httptest.Server, method, path, body string, hdr map[string]string) (int, map[string]any) {
