@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
@@ -9,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -69,7 +71,28 @@ func OpenAnchor(anchorDir, dataDir string) (*Anchor, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := dropTornTail(p); err != nil {
+		return nil, err
+	}
 	return &Anchor{key: key, path: p}, nil
+}
+
+// dropTornTail cuts an unterminated last line off the checkpoint file (a
+// crash in the middle of writing one), so the next checkpoint starts on a
+// line of its own. ReadCheckpoints ignores such a line too.
+func dropTornTail(path string) error {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) || (err == nil && (len(b) == 0 || b[len(b)-1] == '\n')) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("audit checkpoints: %w", err)
+	}
+	keep := bytes.LastIndexByte(b, '\n') + 1
+	if err := os.Truncate(path, int64(keep)); err != nil {
+		return fmt.Errorf("audit checkpoints: drop torn last line: %w", err)
+	}
+	return nil
 }
 
 // Public is the key checkpoints verify with.
@@ -168,8 +191,15 @@ func ReadCheckpoints(path string, pub ed25519.PublicKey) ([]Checkpoint, error) {
 		return nil, err
 	}
 	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, err
+	}
+	if i := bytes.LastIndexByte(b, '\n'); i+1 < len(b) {
+		b = b[:i+1] // an unterminated last line is a torn write: not a checkpoint
+	}
 	var out []Checkpoint
-	s := bufio.NewScanner(f)
+	s := bufio.NewScanner(bytes.NewReader(b))
 	for line := 1; s.Scan(); line++ {
 		var c Checkpoint
 		if err := json.Unmarshal(s.Bytes(), &c); err != nil {

@@ -166,3 +166,27 @@ func TestUnanchoredLogGetsAnchoredOnUpgrade(t *testing.T) {
 		t.Fatalf("head %+v err %v", h, err)
 	}
 }
+
+// TestTornCheckpointTolerated: a crash in the middle of writing a
+// checkpoint leaves half a line; it is ignored and cut off, not fatal.
+func TestTornCheckpointTolerated(t *testing.T) {
+	path, a := anchored(t, 20, 0)
+	f, err := os.OpenFile(a.Path(), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = f.WriteString(`{"seq":25,"hash":"ab`)
+	f.Close()
+	if _, err := verifyWith(t, path, a); err != nil {
+		t.Fatalf("verify with a torn last checkpoint: %v", err)
+	}
+	a2, err := OpenAnchor(filepath.Dir(a.Path()), filepath.Dir(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, path, a2, 5, 0)
+	h, err := verifyWith(t, path, a2)
+	if err != nil || h.Anchored.Seq != 25 {
+		t.Fatalf("after reopening: %+v %v", h, err)
+	}
+}
