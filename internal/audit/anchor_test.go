@@ -190,3 +190,19 @@ func TestTornCheckpointTolerated(t *testing.T) {
 		t.Fatalf("after reopening: %+v %v", h, err)
 	}
 }
+
+// TestIssueCaseNewest270Of6270 is the case reported: the newest 270 of
+// 6,270 records deleted. The chain alone still verifies; the anchor does
+// not.
+func TestIssueCaseNewest270Of6270(t *testing.T) {
+	path, a := anchored(t, 6270, 1000)
+	keepLines(t, path, 6000)
+	if n, err := verify(path); err != nil || n != 6000 {
+		t.Fatalf("chain alone: %d records, %v (it should still verify: that is the gap)", n, err)
+	}
+	_, err := verifyWith(t, path, a)
+	var ve *VerifyError
+	if !errors.As(err, &ve) || ve.Kind != Truncated || !strings.Contains(ve.Msg, "newest 270 records") {
+		t.Fatalf("anchored: %v", err)
+	}
+}

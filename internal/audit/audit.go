@@ -161,7 +161,7 @@ func (l *Log) scheduleSyncLocked() {
 
 // Close writes a last checkpoint (when anchored), syncs and closes the log.
 func (l *Log) Close() error {
-	cerr := l.Checkpoint()
+	cerr := l.checkpoint(true)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {

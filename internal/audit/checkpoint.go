@@ -38,16 +38,20 @@ func (l *Log) SetAnchor(a *Anchor) error {
 // Checkpoint syncs the log and signs its head into the anchor's file, unless
 // nothing was appended since the last one. Only synced records are anchored,
 // so a machine crash cannot leave a checkpoint ahead of the log.
-func (l *Log) Checkpoint() error {
+func (l *Log) Checkpoint() error { return l.checkpoint(false) }
+
+// checkpoint writes a checkpoint; a final one (at Close) is written even if
+// the head did not move, marking where the daemon stopped.
+func (l *Log) checkpoint(final bool) error {
 	l.cpMu.Lock()
 	defer l.cpMu.Unlock()
 	l.mu.Lock()
-	if l.anchor == nil || l.closed || (l.cpDone && l.cpSeq == l.seq) {
+	if l.anchor == nil || l.closed || (!final && l.cpDone && l.cpSeq == l.seq) {
 		l.mu.Unlock()
 		return nil
 	}
 	err := l.f.Sync()
-	c := Checkpoint{Seq: l.seq, Hash: l.last, Genesis: l.genesis, Time: time.Now().UTC()}
+	c := Checkpoint{Seq: l.seq, Hash: l.last, Genesis: l.genesis, Time: time.Now().UTC(), Final: final}
 	a := l.anchor
 	l.mu.Unlock()
 	if err != nil {

@@ -89,7 +89,7 @@ func matchCheckpoints(h *Head, cps []Checkpoint, got map[uint64]string) error {
 	if newest.Genesis != "" && h.Genesis != newest.Genesis {
 		return &VerifyError{Kind: Replaced, Msg: fmt.Sprintf("its first record is not the anchored one (checkpoint of %s, seq %d): the whole log was replaced", stamp(newest), newest.Seq)}
 	}
-	var matched *Checkpoint
+	var matched, stopAtEnd *Checkpoint
 	for i := range cps {
 		c := &cps[i]
 		if c.Seq > h.Records || c.Seq == 0 {
@@ -99,6 +99,9 @@ func matchCheckpoints(h *Head, cps []Checkpoint, got map[uint64]string) error {
 			return diverged(matched, c)
 		}
 		matched = c
+		if c.Final && c.Seq == h.Records {
+			stopAtEnd = c
+		}
 	}
 	h.Anchored = matched
 	if newest.Seq <= h.Records {
@@ -106,10 +109,10 @@ func matchCheckpoints(h *Head, cps []Checkpoint, got map[uint64]string) error {
 		return nil
 	}
 	missing := newest.Seq - h.Records
-	if matched != nil && matched.Seq == h.Records {
-		return &VerifyError{Kind: RolledBack, Msg: fmt.Sprintf("it ends exactly at an older signed head (seq %d, %s) but the newest checkpoint (%s) anchors seq %d: an older copy of the log was restored; %d records missing", matched.Seq, stamp(*matched), stamp(newest), newest.Seq, missing)}
+	if stopAtEnd != nil {
+		return &VerifyError{Kind: RolledBack, Msg: fmt.Sprintf("it ends exactly where the daemon stopped at %s (seq %d) but the checkpoint of %s anchors seq %d: a copy of the log from that stop was restored (or everything after it was cut); %d records missing", stamp(*stopAtEnd), stopAtEnd.Seq, stamp(newest), newest.Seq, missing)}
 	}
-	return &VerifyError{Kind: Truncated, Msg: fmt.Sprintf("it ends at seq %d but the checkpoint of %s anchors seq %d: the newest %d records were removed", h.Records, stamp(newest), newest.Seq, missing)}
+	return &VerifyError{Kind: Truncated, Msg: fmt.Sprintf("it ends at seq %d but the checkpoint of %s anchors seq %d: the newest %d records were removed (cut off, or an older copy restored)", h.Records, stamp(newest), newest.Seq, missing)}
 }
 
 // diverged reports a log whose record at a checkpointed seq differs.
