@@ -53,7 +53,7 @@ func TestDataDirFull(t *testing.T) {
 	if out, _ := keep.run("", "echo readopted", 20*time.Second); out != "readopted\n" {
 		t.Fatalf("sandbox not re-adopted after the disk-full episode: %q", out)
 	}
-	if out, err := exec.Command(sbxBin, "audit", "verify", "--data-dir", dir).CombinedOutput(); err != nil {
+	if out, err := exec.Command(sbxBin, "audit", "verify", "--data-dir", dir, "--anchor-dir", anchorDir(dir)).CombinedOutput(); err != nil {
 		t.Fatalf("audit chain broken by the disk-full episode: %v\n%s", err, out)
 	}
 	d2.api("DELETE", "/sandboxes/"+keep.ID, nil, nil)

@@ -148,7 +148,7 @@ func launchDaemon(t testing.TB, sbxBin, templates, runtime, dataDir string, env,
 	d.netPrefix = envOr("SBX_IT_NET_PREFIX", "sbi")
 	d.args = append([]string{"serve", "--listen", addr, "--data-dir", dataDir, "--templates-dir", templates,
 		"--runtime", runtime, "--subnet", envOr("SBX_IT_SUBNET", "10.202.0.0/16"), "--net-prefix", d.netPrefix,
-		"--uplink", "none"}, extra...) // never turn forwarding on for the host's real uplink
+		"--uplink", "none", "--audit-anchor-dir", anchorDir(dataDir)}, extra...) // never turn forwarding on for the host's real uplink
 	d.cmd = exec.Command(sbxBin, d.args...)
 	d.cmd.Env = append(append(os.Environ(), "SBX_API_KEY="+apiKey), env...)
 	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
@@ -158,6 +158,13 @@ func launchDaemon(t testing.TB, sbxBin, templates, runtime, dataDir string, env,
 	go func() { _ = d.cmd.Wait(); close(d.exited) }()
 	t.Cleanup(func() { d.stop(syscall.SIGTERM) })
 	return d
+}
+
+// anchorDir is where a test daemon on dataDir keeps its audit signing key
+// and checkpoints: beside the data dir in the test's temp tree (removed with
+// it), not the host's /etc/sbx/audit.
+func anchorDir(dataDir string) string {
+	return filepath.Join(filepath.Dir(dataDir), filepath.Base(dataDir)+"-audit-anchor")
 }
 
 // envOr is the environment variable k, or def (concurrent runs on one host

@@ -37,7 +37,7 @@ func scrape(t *testing.T, url string, key bool) (int, map[string]float64) {
 // client's request id.
 func TestMetricsOfARealDaemon(t *testing.T) {
 	mAddr := freeAddr(t)
-	d := startDaemon(t, "crun", "", "--audit-anchor-dir", t.TempDir(), "--log-format", "json", "--metrics-listen", mAddr)
+	d := startDaemon(t, "crun", "", "--log-format", "json", "--metrics-listen", mAddr)
 	if code, _ := scrape(t, d.url+"/metrics", false); code != 401 {
 		t.Fatalf("/metrics without key: %d", code)
 	}
@@ -102,9 +102,9 @@ func TestMetricsOfARealDaemon(t *testing.T) {
 // against its signed checkpoints; with its newest records removed, verify
 // says truncated and the daemon refuses to extend it; restored, all is well.
 func TestAuditAnchorCatchesTruncation(t *testing.T) {
-	anchor := t.TempDir()
 	dir := newDataDir(t)
-	d := startDaemon(t, "crun", dir, "--audit-anchor-dir", anchor)
+	anchor := anchorDir(dir)
+	d := startDaemon(t, "crun", dir)
 	sb := d.create(nil)
 	d.api("DELETE", "/sandboxes/"+sb.ID, nil, nil)
 	d.stop(syscall.SIGTERM)
@@ -129,14 +129,14 @@ func TestAuditAnchorCatchesTruncation(t *testing.T) {
 		t.Fatalf("truncated log: %v %s", err, out)
 	}
 	sbxBin, templates := requirements(t, "crun")
-	bad := launchDaemon(t, sbxBin, templates, "crun", dir, nil, []string{"--audit-anchor-dir", anchor})
+	bad := launchDaemon(t, sbxBin, templates, "crun", dir, nil, nil)
 	if err := bad.waitHealthy(); err == nil || !strings.Contains(bad.log.String(), "audit log truncated") {
 		t.Fatalf("daemon on a truncated log: %v\n%s", err, tail(bad.log.String(), 2000))
 	}
 	if err := os.WriteFile(logPath, whole, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	d2 := startDaemon(t, "crun", dir, "--audit-anchor-dir", anchor)
+	d2 := startDaemon(t, "crun", dir)
 	d2.stop(syscall.SIGTERM)
 	if out, err := verify(); err != nil {
 		t.Fatalf("restored log after a restart: %v %s", err, out)

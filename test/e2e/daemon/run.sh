@@ -15,7 +15,8 @@ log="$data/serve.log"
 # SBX_E2E_SUBNET / SBX_E2E_NET_PREFIX keep concurrent runs on one host apart.
 args=(serve --listen 127.0.0.1:$port --data-dir "$data"
   --templates-dir "${SBX_DATA_DIR:-/var/lib/sbx}/templates" --runtime "$rt"
-  --subnet "${SBX_E2E_SUBNET:-10.201.0.0/16}" --net-prefix "${SBX_E2E_NET_PREFIX:-sbe}" --uplink none ${SBX_E2E_SERVE_FLAGS:-})
+  --subnet "${SBX_E2E_SUBNET:-10.201.0.0/16}" --net-prefix "${SBX_E2E_NET_PREFIX:-sbe}" --uplink none
+  --audit-anchor-dir "$data/audit-anchor" ${SBX_E2E_SERVE_FLAGS:-})  # a test's anchor goes with it (not /etc/sbx)
 SBX_API_KEY=$key bin/sbx "${args[@]}" >"$log" 2>&1 &
 pid=$!
 # A test may restart the daemon (pause survives a restart): it stops the pid
