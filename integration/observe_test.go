@@ -3,6 +3,7 @@ package integration
 import (
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -37,7 +38,13 @@ func scrape(t *testing.T, url string, key bool) (int, map[string]float64) {
 // client's request id.
 func TestMetricsOfARealDaemon(t *testing.T) {
 	mAddr := freeAddr(t)
-	d := startDaemon(t, "crun", "", "--log-format", "json", "--metrics-listen", mAddr)
+	syslogd, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syslogd.Close()
+	d := startDaemon(t, "crun", "", "--log-format", "json", "--metrics-listen", mAddr,
+		"--audit-syslog", "udp://"+syslogd.LocalAddr().String())
 	if code, _ := scrape(t, d.url+"/metrics", false); code != 401 {
 		t.Fatalf("/metrics without key: %d", code)
 	}
@@ -93,6 +100,9 @@ func TestMetricsOfARealDaemon(t *testing.T) {
 	if code, _ := scrape(t, d.url+"/debug/pprof/", true); code != 404 {
 		t.Errorf("pprof on the API listener: %d", code)
 	}
+	if !syslogSaw(syslogd, sb.ID, `"event":"created"`) {
+		t.Errorf("the created record of %s never reached syslog", sb.ID)
+	}
 	if !strings.Contains(d.log.String(), `"request_id":"it-metrics-1"`) {
 		t.Errorf("no JSON log line with the request id:\n%s", tail(d.log.String(), 2000))
 	}
@@ -140,6 +150,25 @@ func TestAuditAnchorCatchesTruncation(t *testing.T) {
 	d2.stop(syscall.SIGTERM)
 	if out, err := verify(); err != nil {
 		t.Fatalf("restored log after a restart: %v %s", err, out)
+	}
+}
+
+// syslogSaw reads syslog datagrams until one has every part (5 s).
+func syslogSaw(pc net.PacketConn, parts ...string) bool {
+	buf := make([]byte, 64<<10)
+	_ = pc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for {
+		n, _, err := pc.ReadFrom(buf)
+		if err != nil {
+			return false
+		}
+		msg, all := string(buf[:n]), true
+		for _, p := range parts {
+			all = all && strings.Contains(msg, p)
+		}
+		if all && strings.Contains(msg, "sbx-audit") {
+			return true
+		}
 	}
 }
 

@@ -64,6 +64,7 @@ func openAudit(ctx context.Context, f *serveFlags, m *metrics.Metrics, log *slog
 			return nil, nil, err
 		}
 		hooks.Line = sl.Line
+		m.CountFunc("audit_syslog_dropped_total", "Audit records not streamed to syslog (its queue was full).", func() float64 { return float64(sl.Dropped()) })
 	}
 	aud.SetHooks(hooks)
 	closeAll := func() {

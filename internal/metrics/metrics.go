@@ -87,6 +87,11 @@ func New(reg *prometheus.Registry, runtimes []string) *Metrics {
 	return m
 }
 
+// CountFunc registers a counter read from fn at scrape time (sbx_<name>).
+func (m *Metrics) CountFunc(name, help string, fn func() float64) {
+	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: ns, Name: name, Help: help}, fn))
+}
+
 // Registry is where everything is registered (for the /metrics handler).
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
