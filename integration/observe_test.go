@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"archive/tar"
+	"compress/gzip"
 	"encoding/json"
 	"io"
 	"net"
@@ -105,6 +107,60 @@ func TestMetricsOfARealDaemon(t *testing.T) {
 	}
 	if !strings.Contains(d.log.String(), `"request_id":"it-metrics-1"`) {
 		t.Errorf("no JSON log line with the request id:\n%s", tail(d.log.String(), 2000))
+	}
+	checkBundle(t, d)
+}
+
+// checkBundle runs `sbx debug bundle` against d and checks what it holds.
+func checkBundle(t *testing.T, d *daemon) {
+	t.Helper()
+	sbxBin, _ := requirements(t, "crun")
+	out := filepath.Join(t.TempDir(), "b.tar.gz")
+	cmd := exec.Command(sbxBin, "debug", "bundle", "-o", out)
+	cmd.Env = append(os.Environ(), "SBX_URL="+d.url, "SBX_API_KEY="+apiKey)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("debug bundle: %v %s", err, b)
+	}
+	files := readTarGz(t, out)
+	for name, want := range map[string]string{
+		"sbx-debug/config.json": `"flags"`, "sbx-debug/metrics.txt": "sbx_sandbox_create_seconds",
+		"sbx-debug/logs.txt": "api request", "sbx-debug/health.json": "{", "sbx-debug/version.json": "goVersion",
+	} {
+		if !strings.Contains(files[name], want) {
+			t.Errorf("%s lacks %q: %.300s", name, want, files[name])
+		}
+	}
+	for name, body := range files {
+		if strings.Contains(body, apiKey) {
+			t.Errorf("%s contains the API key", name)
+		}
+	}
+}
+
+// readTarGz returns the regular files of a tar.gz by name.
+func readTarGz(t *testing.T, path string) map[string]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(gz)
+	out := map[string]string{}
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(tr)
+		out[h.Name] = string(b)
 	}
 }
 
