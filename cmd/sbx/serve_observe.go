@@ -80,7 +80,9 @@ func openAudit(ctx context.Context, f *serveFlags, m *metrics.Metrics, log *slog
 		return aud, closeAll, nil
 	}
 	a, err := audit.OpenAnchor(f.obs.anchorDir, f.dataDir)
-	if err == nil {
+	if err != nil {
+		err = fmt.Errorf("%w (--audit-anchor-dir must be a writable directory apart from the data dir, or none)", err)
+	} else {
 		err = aud.SetAnchor(a)
 	}
 	if err != nil {
