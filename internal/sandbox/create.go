@@ -332,7 +332,7 @@ func (m *Manager) register(ctx context.Context, sb *Sandbox) (Info, error) {
 		m.reap(context.WithoutCancel(ctx), sb.rec.ID, sb.rec.Runtime)
 		return Info{}, fmt.Errorf("record sandbox %s: %w", sb.rec.ID, err)
 	}
-	m.event(sb.rec.ID, "created", "template", sb.rec.TemplateID, "runtime", sb.rec.Runtime)
+	m.eventCtx(ctx, sb.rec.ID, "created", "template", sb.rec.TemplateID, "runtime", sb.rec.Runtime)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sandboxes[sb.rec.ID] = sb
