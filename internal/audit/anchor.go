@@ -37,7 +37,7 @@ type Checkpoint struct {
 	Genesis string    `json:"genesis"` // hash of record 1 ("" when Seq is 0)
 	Time    time.Time `json:"time"`
 	Final   bool      `json:"final,omitempty"` // written as the daemon stopped
-	Sig     string    `json:"sig,omitempty"` // ed25519 over the JSON without sig, hex
+	Sig     string    `json:"sig,omitempty"`   // ed25519 over the JSON without sig, hex
 }
 
 // Key and checkpoint file names under the anchor dir.

@@ -3,15 +3,15 @@ package proxy
 import (
 	"io"
 	"net/http"
-	"sync/atomic"
 )
 
 // Observer measures proxied traffic (internal/metrics implements it).
+// Calls come from the request's goroutines and must not block.
 type Observer interface {
 	// ProxyStream is called as a request is forwarded; done when it ends.
 	ProxyStream() (done func())
-	// ProxyBytes counts body bytes sent to (in) and received from (out)
-	// the sandbox by one request.
+	// ProxyBytes counts body bytes as they are sent to (in) and received
+	// from (out) a sandbox, so long streams show up while they flow.
 	ProxyBytes(in, out int64)
 }
 
@@ -19,38 +19,28 @@ type Observer interface {
 func (p *Proxy) SetObserver(o Observer) { p.obs = o }
 
 // observed wraps w and r's body to count bytes when an observer is set,
-// and returns the func that reports them at the end of the request.
+// and returns the func to call at the end of the request.
 func (p *Proxy) observed(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func()) {
 	if p.obs == nil {
 		return w, func() {}
 	}
 	done := p.obs.ProxyStream()
-	cw := &countingWriter{ResponseWriter: w}
-	var cr *countingBody
 	if r.Body != nil && r.Body != http.NoBody {
-		cr = &countingBody{ReadCloser: r.Body}
-		r.Body = cr
+		r.Body = &countingBody{ReadCloser: r.Body, obs: p.obs}
 	}
-	return cw, func() {
-		var in int64
-		if cr != nil {
-			in = cr.n.Load()
-		}
-		p.obs.ProxyBytes(in, cw.n.Load())
-		done()
-	}
+	return &countingWriter{ResponseWriter: w, obs: p.obs}, done
 }
 
 // countingWriter counts response body bytes; Unwrap keeps flushing,
 // hijacking and deadlines reachable (http.ResponseController).
 type countingWriter struct {
 	http.ResponseWriter
-	n atomic.Int64
+	obs Observer
 }
 
 func (w *countingWriter) Write(b []byte) (int, error) {
 	n, err := w.ResponseWriter.Write(b)
-	w.n.Add(int64(n))
+	w.obs.ProxyBytes(0, int64(n))
 	return n, err
 }
 
@@ -59,11 +49,11 @@ func (w *countingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter 
 // countingBody counts request body bytes read.
 type countingBody struct {
 	io.ReadCloser
-	n atomic.Int64
+	obs Observer
 }
 
 func (b *countingBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	b.n.Add(int64(n))
+	b.obs.ProxyBytes(int64(n), 0)
 	return n, err
 }
