@@ -27,6 +27,7 @@ type Persistence struct {
 // (memory and files) that new sandboxes start from.
 type Snapshot struct {
 	ID         string `json:"id"`
+	Team       string `json:"team,omitempty"` // the source sandbox's team ("" = default)
 	Name       string `json:"name,omitempty"`
 	SandboxID  string `json:"sandboxID"` // the sandbox it was taken of
 	TemplateID string `json:"templateID"`

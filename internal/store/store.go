@@ -72,7 +72,7 @@ func Open(dir string) (*Store, error) {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	db.SetMaxOpenConns(1) // SQLite has one writer; serialising here avoids SQLITE_BUSY storms
-	if _, err := db.Exec(schema + snapshotSchema + templateSchema + volumeSchema); err != nil {
+	if _, err := db.Exec(schema + snapshotSchema + templateSchema + volumeSchema + teamSchema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("init store schema: %w", err)
 	}
@@ -158,7 +158,8 @@ func decode(doc []byte) (*Sandbox, error) {
 // Sandbox is the durable record of one sandbox.
 type Sandbox struct {
 	ID          string            `json:"id"`
-	State       string            `json:"state"` // creating, running, paused
+	Team        string            `json:"team,omitempty"` // owner; "" = the default (admin) team
+	State       string            `json:"state"`          // creating, running, paused
 	TemplateID  string            `json:"templateID"`
 	Build       string            `json:"templateBuild,omitempty"` // the template build it runs on (its layers)
 	Alias       string            `json:"alias,omitempty"`

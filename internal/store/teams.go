@@ -1,0 +1,129 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Team is a tenant: every sandbox, template, snapshot and volume record
+// names its team. The default team (the admin key's) has the id "" in
+// records, so records written before teams existed belong to it.
+type Team struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"createdAt"`
+	Quota     Quota     `json:"quota"` // zero fields: the daemon's defaults
+}
+
+// Quota bounds one team; a zero field means "the daemon's default" and a
+// negative one "unlimited".
+type Quota struct {
+	Sandboxes     int     `json:"sandboxes,omitempty"`     // live (running, paused excluded)
+	VCPU          int     `json:"vcpu,omitempty"`          // summed over live sandboxes
+	MemoryMB      int     `json:"memoryMB,omitempty"`      // summed over live sandboxes
+	CreatesPerSec float64 `json:"createsPerSec,omitempty"` // token bucket, burst = max(1, rate)
+	Builds        int     `json:"builds,omitempty"`        // template builds in flight
+	DiskMB        int64   `json:"diskMB,omitempty"`        // volumes + snapshots
+}
+
+// APIKey is the record of one team API key: its SHA-256, never the key.
+type APIKey struct {
+	ID        string    `json:"id"`
+	Team      string    `json:"team"`
+	Name      string    `json:"name"`
+	Hash      string    `json:"hash"`   // hex SHA-256 of the key
+	Prefix    string    `json:"prefix"` // e.g. "e2b_"
+	Suffix    string    `json:"suffix"` // last 4 chars, for the mask
+	Length    int       `json:"length"`
+	CreatedAt time.Time `json:"createdAt"`
+	CreatedBy string    `json:"createdBy,omitempty"`
+	LastUsed  time.Time `json:"lastUsed,omitzero"`
+}
+
+const teamSchema = `
+CREATE TABLE IF NOT EXISTS teams (id TEXT PRIMARY KEY, doc TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS api_keys (
+	id TEXT PRIMARY KEY, team TEXT NOT NULL, hash TEXT NOT NULL UNIQUE, doc TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS template_owners (template_id TEXT PRIMARY KEY, team TEXT NOT NULL);
+`
+
+// PutTeam inserts or replaces a team.
+func (s *Store) PutTeam(ctx context.Context, t *Team) error {
+	return s.putDoc(ctx, `INSERT INTO teams(id, doc) VALUES(?,?) ON CONFLICT(id) DO UPDATE SET doc=excluded.doc`, t.ID, t)
+}
+
+// Teams lists every team, in id order.
+func (s *Store) Teams(ctx context.Context) ([]*Team, error) {
+	return listDocs[Team](ctx, s.db, `SELECT doc FROM teams ORDER BY id`)
+}
+
+// DeleteTeam removes a team, its keys and its template ownership rows in
+// one transaction.
+func (s *Store) DeleteTeam(ctx context.Context, id string) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
+	res, err := tx.ExecContext(ctx, `DELETE FROM teams WHERE id=?`, id)
+	if err != nil {
+		return fmt.Errorf("delete team %s: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("team %s: %w", id, ErrNotFound)
+	}
+	for _, q := range []string{`DELETE FROM api_keys WHERE team=?`, `DELETE FROM template_owners WHERE team=?`} {
+		if _, err := tx.ExecContext(ctx, q, id); err != nil {
+			return fmt.Errorf("delete team %s: %w", id, err)
+		}
+	}
+	return tx.Commit()
+}
+
+// PutAPIKey inserts or replaces a key record.
+func (s *Store) PutAPIKey(ctx context.Context, k *APIKey) error {
+	return s.putDoc(ctx, `INSERT INTO api_keys(id, team, hash, doc) VALUES(?,?,?,?)
+		ON CONFLICT(id) DO UPDATE SET team=excluded.team, hash=excluded.hash, doc=excluded.doc`, k.ID, k.Team, k.Hash, k)
+}
+
+// APIKeys lists every key record (all teams), oldest first.
+func (s *Store) APIKeys(ctx context.Context) ([]*APIKey, error) {
+	return listDocs[APIKey](ctx, s.db, `SELECT doc FROM api_keys ORDER BY id`)
+}
+
+// DeleteAPIKey removes the key id of team; another team's key or an
+// unknown id is ErrNotFound.
+func (s *Store) DeleteAPIKey(ctx context.Context, team, id string) error {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM api_keys WHERE id=? AND team=?`, id, team)
+	if err != nil {
+		return fmt.Errorf("delete api key: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("api key %s: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// SetTemplateOwner records the team of a user template (once, at its first
+// build request; a template with no row belongs to the default team "").
+func (s *Store) SetTemplateOwner(ctx context.Context, templateID, team string) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO template_owners(template_id, team) VALUES(?,?)
+		ON CONFLICT(template_id) DO NOTHING`, templateID, team)
+	if err != nil {
+		return fmt.Errorf("template owner %s: %w", templateID, classify(err))
+	}
+	return nil
+}
+
+// TemplateOwner returns the team of templateID ("" when none is recorded).
+func (s *Store) TemplateOwner(ctx context.Context, templateID string) (string, error) {
+	var team string
+	err := s.db.QueryRowContext(ctx, `SELECT team FROM template_owners WHERE template_id=?`, templateID).Scan(&team)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return team, err
+}
