@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -12,8 +11,8 @@ import (
 // (a runsc start costs about four times a crun start in CPU, on a node where
 // the start is CPU-bound: more in parallel only slows every one of them and
 // a burst thrashes instead of queueing). Up to MaxQueued more wait, first
-// come first served, for at most AdmitWait or until their request is
-// cancelled; beyond that a start fails at once with ErrBusy (429 with
+// come first served within a team and round robin across teams (fair.go),
+// for at most AdmitWait or until their request is cancelled; beyond that a start fails at once with ErrBusy (429 with
 // Retry-After). MaxSandboxes counts running, creating and queued. A create
 // served from a warm pool takes no slot (see Manager.create): it costs no
 // runtime start and never waits behind cold ones.
@@ -35,12 +34,12 @@ func (m *Manager) costOf(rt string) int64 {
 	return w
 }
 
-// admit takes the create slots of a start on runtime rt, waiting in the
-// queue if too few are free. The caller must call release(rt) once the
-// start has finished.
-func (m *Manager) admit(ctx context.Context, rt string) error {
+// admit takes the create slots of a start of team on runtime rt, waiting
+// in the queue if too few are free. The caller must call release(rt) once
+// the start has finished.
+func (m *Manager) admit(ctx context.Context, rt, team string) error {
 	w := m.costOf(rt)
-	if err := m.enqueue(w); err != nil {
+	if err := m.enqueue(w, team); err != nil {
 		m.observer().Refused("full")
 		return err
 	}
@@ -48,29 +47,48 @@ func (m *Manager) admit(ctx context.Context, rt string) error {
 		m.dequeue(true, w)
 		return nil
 	}
+	wt := m.takeOrQueue(team, w)
+	if wt == nil {
+		m.dequeue(true, w)
+		return nil
+	}
 	wait := m.cfg.AdmitWait
 	if wait <= 0 {
 		wait = defaultAdmitWait
 	}
-	actx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	if err := m.slots.Acquire(actx, w); err != nil {
-		m.dequeue(false, 0)
-		if ctx.Err() != nil {
-			return fmt.Errorf("%w: waiting for a create slot: %w", ErrBusy, ctx.Err())
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	var err error
+	select {
+	case <-wt.ch:
+		if wt.evicted {
+			m.dequeue(false, 0)
+			m.observer().Refused("full")
+			return fmt.Errorf("%w: the create queue is full and this team holds most of it", ErrBusy)
 		}
-		if errors.Is(err, context.DeadlineExceeded) {
-			m.observer().Refused("wait")
-			return fmt.Errorf("%w: no create slot within %s (%d slots)", ErrBusy, wait, m.cfg.MaxCreating)
-		}
-		return fmt.Errorf("%w: waiting for a create slot: %w", ErrBusy, err)
+		m.dequeue(true, w)
+		return nil
+	case <-ctx.Done():
+		err = fmt.Errorf("%w: waiting for a create slot: %w", ErrBusy, ctx.Err())
+	case <-t.C:
+		m.observer().Refused("wait")
+		err = fmt.Errorf("%w: no create slot within %s (%d slots)", ErrBusy, wait, m.cfg.MaxCreating)
 	}
-	m.dequeue(true, w)
-	return nil
+	if m.abandon(wt) { // granted as it gave up: pass the slots on
+		m.dequeue(true, w)
+		m.release(rt)
+		return err
+	}
+	m.dequeue(false, 0)
+	return err
 }
 
-// enqueue counts a start of cost w as waiting, or refuses it.
-func (m *Manager) enqueue(w int64) error {
+// enqueue counts a start of team of cost w as waiting, or refuses it. When
+// the queue is full, a team holding fewer waiters than the largest holder
+// takes the place of that team's newest waiter (evictLocked), so a team
+// flooding creates never keeps another's from queueing; alone, a team may
+// fill the whole queue.
+func (m *Manager) enqueue(w int64, team string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch {
@@ -78,7 +96,7 @@ func (m *Manager) enqueue(w int64) error {
 		return fmt.Errorf("%w: shutting down", ErrUnavailable)
 	case m.cfg.MaxSandboxes > 0 && m.activeLocked()+m.creating+m.waiting >= m.cfg.MaxSandboxes:
 		return fmt.Errorf("%w: node is at its limit of %d sandboxes", ErrBusy, m.cfg.MaxSandboxes)
-	case m.slots != nil && m.slotsUsed+w > int64(m.cfg.MaxCreating) && m.waiting >= m.cfg.MaxQueued:
+	case m.slots != nil && m.slotsUsed+w > int64(m.cfg.MaxCreating) && m.waiting >= m.cfg.MaxQueued && !m.evictLocked(team):
 		return fmt.Errorf("%w: %d sandboxes are being created and %d are queued", ErrBusy, m.creating, m.waiting)
 	}
 	m.waiting++
@@ -106,6 +124,7 @@ func (m *Manager) release(rt string) {
 	m.mu.Unlock()
 	if m.slots != nil {
 		m.slots.Release(w)
+		m.handoff()
 	}
 }
 

@@ -16,15 +16,15 @@ func TestAdmissionQueue(t *testing.T) {
 	m := &Manager{cfg: Config{MaxCreating: 1, MaxQueued: 1, AdmitWait: time.Minute}, sandboxes: map[string]*Sandbox{}}
 	m.slots = semaphore.NewWeighted(1)
 	bg := context.Background()
-	if err := m.admit(bg, "crun"); err != nil { // in flight
+	if err := m.admit(bg, "crun", ""); err != nil { // in flight
 		t.Fatal(err)
 	}
 	queued := make(chan error, 1)
-	go func() { queued <- m.admit(bg, "crun") }()
+	go func() { queued <- m.admit(bg, "crun", "") }()
 	for m.count() != [2]int{1, 1} {
 		time.Sleep(time.Millisecond)
 	}
-	if err := m.admit(bg, "crun"); !errors.Is(err, ErrBusy) {
+	if err := m.admit(bg, "crun", ""); !errors.Is(err, ErrBusy) {
 		t.Fatalf("queue full: %v, want ErrBusy", err)
 	}
 	m.release("crun") // the in-flight create ends: the queued one proceeds
@@ -33,11 +33,11 @@ func TestAdmissionQueue(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(bg, 20*time.Millisecond)
 	defer cancel()
-	if err := m.admit(ctx, "crun"); !errors.Is(err, ErrBusy) {
+	if err := m.admit(ctx, "crun", ""); !errors.Is(err, ErrBusy) {
 		t.Fatalf("cancelled waiter: %v, want ErrBusy", err)
 	}
 	m.cfg.AdmitWait = 10 * time.Millisecond
-	if err := m.admit(bg, "crun"); !errors.Is(err, ErrBusy) {
+	if err := m.admit(bg, "crun", ""); !errors.Is(err, ErrBusy) {
 		t.Fatalf("timed-out waiter: %v, want ErrBusy", err)
 	}
 	if got := m.count(); got != [2]int{1, 0} {
@@ -45,10 +45,10 @@ func TestAdmissionQueue(t *testing.T) {
 	}
 	m.release("crun")
 	m.cfg.MaxSandboxes = 1
-	if err := m.admit(bg, "crun"); err != nil {
+	if err := m.admit(bg, "crun", ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.admit(bg, "crun"); !errors.Is(err, ErrBusy) {
+	if err := m.admit(bg, "crun", ""); !errors.Is(err, ErrBusy) {
 		t.Fatalf("over MaxSandboxes: %v, want ErrBusy", err)
 	}
 }
@@ -66,11 +66,11 @@ func TestAdmissionCost(t *testing.T) {
 	m := &Manager{cfg: Config{MaxCreating: 2, MaxQueued: 4, AdmitWait: time.Minute}, sandboxes: map[string]*Sandbox{}}
 	m.slots = semaphore.NewWeighted(2)
 	bg := context.Background()
-	if err := m.admit(bg, "runsc"); err != nil { // takes both slots
+	if err := m.admit(bg, "runsc", ""); err != nil { // takes both slots
 		t.Fatal(err)
 	}
 	got := make(chan error, 1)
-	go func() { got <- m.admit(bg, "crun") }()
+	go func() { got <- m.admit(bg, "crun", "") }()
 	select {
 	case err := <-got:
 		t.Fatalf("crun start admitted beside a runsc one on 2 slots: %v", err)
@@ -86,7 +86,7 @@ func TestAdmissionCost(t *testing.T) {
 	m.release("crun")
 	m.cfg.MaxCreating = 1 // a cost above the slots is capped, not a deadlock
 	m.slots = semaphore.NewWeighted(1)
-	if err := m.admit(bg, "runsc"); err != nil {
+	if err := m.admit(bg, "runsc", ""); err != nil {
 		t.Fatal(err)
 	}
 	m.release("runsc")

@@ -13,6 +13,9 @@ import (
 
 // CreateOpts is a validated create request.
 type CreateOpts struct {
+	// Team owns the sandbox ("" = the default team). Only its snapshots
+	// can be named in Template; its creates queue fairly against others'.
+	Team      string
 	Template  string
 	Runtime   string // "" → template's, then the server default
 	Timeout   time.Duration
@@ -48,7 +51,7 @@ func (m *Manager) Create(ctx context.Context, o CreateOpts) (Info, error) {
 }
 
 func (m *Manager) create(ctx context.Context, o CreateOpts) (_ Info, err error) {
-	if snap, ok := m.snapshotFor(ctx, o.Template); ok {
+	if snap, ok := m.snapshotFor(ctx, o.Team, o.Template); ok {
 		if len(o.Volumes) > 0 {
 			return Info{}, fmt.Errorf("%w: volume mounts cannot be used with snapshot %q", ErrInvalid, o.Template)
 		}
@@ -83,7 +86,7 @@ func (m *Manager) create(ctx context.Context, o CreateOpts) (_ Info, err error) 
 		m.log.Warn("pooled sandbox failed to activate; creating a fresh one", "sandbox", sb.rec.ID)
 	}
 	tq := time.Now()
-	if err := m.admit(ctx, rtName); err != nil {
+	if err := m.admit(ctx, rtName, o.Team); err != nil {
 		return Info{}, err
 	}
 	defer m.release(rtName)
@@ -153,6 +156,7 @@ func (m *Manager) activate(ctx context.Context, sb *Sandbox, o CreateOpts) (Info
 	r.Metadata, r.EnvVars, r.EnvdToken = o.Metadata, o.EnvVars, newToken()
 	r.LifecycleID = newToken()[:16]
 	applyLifecycle(r, o)
+	r.Team = o.Team
 	// Fail closed: no tenant code runs (no /init) before the policy is in
 	// the kernel; until then the sandbox's link lets nothing out.
 	err := m.policyThenInit(ctx, sb, o)
@@ -332,7 +336,7 @@ func (m *Manager) register(ctx context.Context, sb *Sandbox) (Info, error) {
 		m.reap(context.WithoutCancel(ctx), sb.rec.ID, sb.rec.Runtime)
 		return Info{}, fmt.Errorf("record sandbox %s: %w", sb.rec.ID, err)
 	}
-	m.eventCtx(ctx, sb.rec.ID, "created", "template", sb.rec.TemplateID, "runtime", sb.rec.Runtime)
+	m.eventCtx(ctx, sb.rec.ID, "created", "template", sb.rec.TemplateID, "runtime", sb.rec.Runtime, "team", sb.rec.Team)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sandboxes[sb.rec.ID] = sb

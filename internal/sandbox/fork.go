@@ -98,7 +98,7 @@ func (m *Manager) captureRunning(ctx context.Context, id, dir string, quota bool
 // in memory (it is never visible inside the sandbox).
 func childRecord(src store.Sandbox) store.Sandbox {
 	rec := newRecord(Template{Name: src.TemplateID, Build: src.Build, Alias: src.Alias}, src.Runtime, Resources{CPUCount: src.CPUCount, MemoryMB: src.MemoryMB, DiskSizeMB: src.DiskSizeMB})
-	rec.InitSecret = src.InitSecret
+	rec.InitSecret, rec.Team = src.InitSecret, src.Team
 	rec.Metadata, rec.EnvVars = maps.Clone(src.Metadata), maps.Clone(src.EnvVars)
 	rec.AutoPause, rec.AllowNet, rec.Network = src.AutoPause, src.AllowNet, src.Network
 	rec.Persist = store.Persistence{AutoResume: src.Persist.AutoResume, TimeoutSec: src.Persist.TimeoutSec, NoMemory: src.Persist.NoMemory}
@@ -111,7 +111,7 @@ func childRecord(src store.Sandbox) store.Sandbox {
 // startChild records, restores and initialises one sandbox from the image
 // in dir, then registers it with deadline now+timeout. On error it is reaped.
 func (m *Manager) startChild(ctx context.Context, rec store.Sandbox, dir string, timeout time.Duration) (Info, error) {
-	if err := m.admit(ctx, rec.Runtime); err != nil {
+	if err := m.admit(ctx, rec.Runtime, rec.Team); err != nil {
 		return Info{}, err
 	}
 	defer m.release(rec.Runtime)

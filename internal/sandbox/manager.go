@@ -115,6 +115,7 @@ type Manager struct {
 	waiting    int                 // creates queued for a slot
 	slots      *semaphore.Weighted // MaxCreating create slots (admit.go); nil = unlimited
 	slotsUsed  int64               // slots held by starts in flight
+	fair       fairQueue           // starts waiting for slots, per team (fair.go); under mu
 	closed     bool
 	tombs      map[string]time.Time // recently ended ids, see tombstone.go
 	pools      map[PoolKey]*pool

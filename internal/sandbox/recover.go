@@ -29,7 +29,7 @@ func (m *Manager) Recover(ctx context.Context) (int, error) {
 			_ = m.reap(ctx, rec.ID, rec.Runtime)
 			continue
 		}
-		m.event(rec.ID, "adopted")
+		m.event(rec.ID, "adopted", "team", rec.Team)
 		adopted++
 	}
 	m.reapOrphans(ctx, known)

@@ -72,9 +72,9 @@ func (m *Manager) AutoResume(ctx context.Context, id string) (Info, error) {
 // caller holds sb.op.
 func (m *Manager) resumeLocked(ctx context.Context, sb *Sandbox, timeout time.Duration) (_ Info, err error) {
 	m.mu.Lock()
-	rt := sb.rec.Runtime // fixed for a sandbox's life
+	rt, team := sb.rec.Runtime, sb.rec.Team // fixed for a sandbox's life
 	m.mu.Unlock()
-	if err := m.admit(ctx, rt); err != nil {
+	if err := m.admit(ctx, rt, team); err != nil {
 		return Info{}, err
 	}
 	defer m.release(rt)

@@ -34,7 +34,7 @@ func (m *Manager) Snapshot(ctx context.Context, id, name string) (store.Snapshot
 	}
 	defer func() { m.observer().Lifecycle("snapshot", src.Runtime, time.Since(t0), nil) }()
 	snap := store.Snapshot{
-		ID: sid, Name: name, SandboxID: id, TemplateID: src.TemplateID, Build: src.Build, Runtime: src.Runtime,
+		ID: sid, Team: src.Team, Name: name, SandboxID: id, TemplateID: src.TemplateID, Build: src.Build, Runtime: src.Runtime,
 		CreatedAt: time.Now().UTC(), CPUCount: src.CPUCount, MemoryMB: src.MemoryMB, DiskSizeMB: src.DiskSizeMB,
 		InitSecret: src.InitSecret, EnvVars: src.EnvVars, Bytes: dirSize(dir),
 	}
@@ -110,12 +110,13 @@ func (m *Manager) createFromSnapshot(ctx context.Context, snap *store.Snapshot, 
 		rec.EnvVars = snap.EnvVars
 	}
 	applyLifecycle(&rec, o)
+	rec.Team = o.Team
 	return m.startChild(ctx, rec, m.snapshotDir(snap.ID), o.Timeout)
 }
 
-// snapshotFor finds the snapshot a create names, when no template has that
-// name (templates win).
-func (m *Manager) snapshotFor(ctx context.Context, name string) (*store.Snapshot, bool) {
+// snapshotFor finds the snapshot of team a create names, when no template
+// has that name (templates win). Another team's snapshot is not found.
+func (m *Manager) snapshotFor(ctx context.Context, team, name string) (*store.Snapshot, bool) {
 	if name == "" || m.cfg.ImagesDir == "" {
 		return nil, false
 	}
@@ -123,7 +124,7 @@ func (m *Manager) snapshotFor(ctx context.Context, name string) (*store.Snapshot
 		return nil, false
 	}
 	snap, err := m.store.GetSnapshot(ctx, name)
-	return snap, err == nil
+	return snap, err == nil && snap.Team == team
 }
 
 // fromTemplateSnapshot creates the sandbox by restoring its template's

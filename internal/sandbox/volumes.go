@@ -86,7 +86,7 @@ func (m *Manager) createWithVolumes(ctx context.Context, tmpl Template, rtName s
 	if o.AutoPause && !m.runtimes[rtName].Capabilities().Checkpoint {
 		o.AutoPauseFilesOnly = true
 	}
-	if err := m.admit(ctx, rtName); err != nil {
+	if err := m.admit(ctx, rtName, o.Team); err != nil {
 		return Info{}, err
 	}
 	defer m.release(rtName)

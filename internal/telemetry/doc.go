@@ -9,14 +9,23 @@
 // Limits.MaxEnded ended sandboxes), so metrics and logs of a killed sandbox
 // can still be read; a daemon restart starts the history afresh.
 //
-// Records carry a team id so that several tenants can share a node later;
-// today every sandbox belongs to DefaultTeam.
+// Records carry their sandbox's team (the "team" field of its created and
+// adopted events); the API serves a sandbox's history to its team only.
 package telemetry
 
 import "time"
 
-// DefaultTeam is the id of the node's single implicit team.
+// DefaultTeam is the id of the default team (the admin keys' team, whose
+// records carry the team "").
 const DefaultTeam = "00000000-0000-4000-8000-00000000e2b0"
+
+// TeamOf is the public id of a record's team ("" is DefaultTeam).
+func TeamOf(team string) string {
+	if team == "" {
+		return DefaultTeam
+	}
+	return team
+}
 
 // Step is E2B's metrics granularity: one sample per sandbox every Step.
 const Step = 5 * time.Second

@@ -26,7 +26,9 @@ func (s *Store) Event(id, what string, fields map[string]string) {
 	lvl := Info
 	switch what {
 	case "created":
-		s.Started(id, DefaultTeam)
+		s.Started(id, TeamOf(fields["team"]))
+	case "adopted":
+		s.setTeam(id, TeamOf(fields["team"]))
 	case "killed":
 		if r := fields["reason"]; r != "" {
 			msg += ": " + r

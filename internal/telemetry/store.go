@@ -72,6 +72,25 @@ func (s *Store) Started(id, team string) {
 	s.starts[team]++
 }
 
+// setTeam records the team of sandbox id (re-adopted after a restart).
+func (s *Store) setTeam(id, team string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recordLocked(id).team = team
+}
+
+// TeamOfSandbox returns the team of sandbox id's history; false if the
+// store holds none.
+func (s *Store) TeamOfSandbox(id string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.sbx[id]
+	if !ok {
+		return "", false
+	}
+	return r.team, true
+}
+
 // Ended notes that sandbox id is gone: its history is kept for Limits.Retain.
 func (s *Store) Ended(id string) {
 	s.mu.Lock()
