@@ -38,6 +38,10 @@ type Server struct {
 	obs      Observer     // SetObservability; nil: none
 	metricsH http.Handler // GET /metrics; nil: 404
 	debug    DebugSource  // GET /sbx/debug/*; nil: 404
+	tenants  *Tenants     // SetTenants; nil: only the admin keys (default team)
+	// patterns lists every route registered behind auth and others lists
+	// the rest (Routes).
+	patterns, others []string
 	// BodyTimeout bounds reading a request's body and WriteTimeout writing
 	// its response (slow clients); New sets the defaults.
 	BodyTimeout, WriteTimeout time.Duration
@@ -52,9 +56,41 @@ func New(mgr *sandbox.Manager, keys *Keys, audit Auditor, log *slog.Logger) *Ser
 	return s
 }
 
+// handle registers an authenticated route: the principal is resolved and
+// the path's record ids pass the ownership gate (owner.go) before fn runs.
+func (s *Server) handle(pattern string, fn http.HandlerFunc) {
+	s.patterns = append(s.patterns, pattern)
+	s.mux.Handle(pattern, s.auth(fn))
+}
+
+// handleOther registers a route that does not take an API key (health, a
+// signed upload link, a volume's bearer token).
+func (s *Server) handleOther(pattern string, h http.Handler) {
+	s.others = append(s.others, pattern)
+	s.mux.Handle(pattern, h)
+}
+
+// Routes lists the patterns of every route registered so far: those behind
+// an API key (and the ownership gate) and the others. GET /sbx/routes
+// serves it to admin keys; the integration tests walk it so that a new
+// route cannot skip the ownership checks unnoticed.
+func (s *Server) Routes() (apiKey, other []string) {
+	return append([]string(nil), s.patterns...), append([]string(nil), s.others...)
+}
+
+func (s *Server) listRoutes(w http.ResponseWriter, r *http.Request) {
+	if !principalOf(r).Admin {
+		WriteError(w, http.StatusForbidden, "this endpoint needs an admin key")
+		return
+	}
+	a, o := s.Routes()
+	writeJSON(w, http.StatusOK, map[string][]string{"apiKey": a, "other": o})
+}
+
 func (s *Server) routes() {
-	h := func(pattern string, fn http.HandlerFunc) { s.mux.Handle(pattern, s.auth(fn)) }
-	s.mux.HandleFunc("GET /health", s.health)
+	h := s.handle
+	s.handleOther("GET /health", http.HandlerFunc(s.health))
+	h("GET /sbx/routes", s.listRoutes)
 	h("POST /v2/sandboxes", s.create)
 	h("POST /sandboxes", s.create)
 	h("GET /v2/sandboxes", s.list)
@@ -82,9 +118,9 @@ func (s *Server) routes() {
 	h("GET /sandboxes/{id}/logs", s.logsV1)
 	h("GET /v2/sandboxes/{id}/logs", s.logsV2)
 	h("GET /templates", s.templates)
-	s.mux.Handle("GET /metrics", s.admin(s.metricsEndpoint))
-	s.mux.Handle("GET /sbx/debug/config", s.admin(s.debugConfig))
-	s.mux.Handle("GET /sbx/debug/logs", s.admin(s.debugLogs))
+	h("GET /metrics", s.admin(s.metricsEndpoint)) // operator-only: node-wide figures
+	h("GET /sbx/debug/config", s.admin(s.debugConfig))
+	h("GET /sbx/debug/logs", s.admin(s.debugLogs))
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
 	})
@@ -103,19 +139,34 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.serveObserved(w, r, s.mux)
 }
 
-// auth requires a valid X-API-Key and audits the call (key id, never the key).
+// auth turns the X-API-Key into a principal (or answers 401), puts it on
+// the request, runs the ownership gate, and audits the call (key id and
+// team, never the key).
 func (s *Server) auth(next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key := r.Header.Get("X-API-Key")
-		if !s.keys.Valid(key) {
+		p, ok := s.principal(r.Header.Get("X-API-Key"))
+		if !ok {
 			s.record(r, "", http.StatusUnauthorized)
 			WriteError(w, http.StatusUnauthorized, "invalid or missing X-API-Key")
 			return
 		}
+		r = withPrincipal(r, p)
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-		next(sw, r)
-		s.record(r, KeyID(key), sw.status)
+		if s.owns(sw, r) {
+			next(sw, r)
+		}
+		s.record(r, p.KeyID, sw.status)
 	})
+}
+
+// principal resolves an API key: an admin key (SBX_API_KEY or the
+// generated one) is the default team with admin rights; a team key is its
+// team. Every comparison is constant-time or keyed by the key's hash.
+func (s *Server) principal(key string) (Principal, bool) {
+	if s.keys.Valid(key) {
+		return Principal{Admin: true, KeyID: KeyID(key)}, true
+	}
+	return s.tenants.lookup(key)
 }
 
 func (s *Server) record(r *http.Request, actor string, status int) {
@@ -126,10 +177,14 @@ func (s *Server) record(r *http.Request, actor string, status int) {
 	if !sandbox.ValidID(id) {
 		id = ""
 	}
-	_ = s.audit.Append("api", id, actor, map[string]string{
+	f := map[string]string{
 		"method": r.Method, "path": truncate(r.URL.Path, 256), "status": strconv.Itoa(status), "remote": r.RemoteAddr,
 		"request_id": reqid.From(r.Context()),
-	})
+	}
+	if actor != "" {
+		f["team"] = principalOf(r).TeamID()
+	}
+	_ = s.audit.Append("api", id, actor, f)
 }
 
 // statusWriter remembers the status written.

@@ -123,7 +123,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	page, next := lq.page(s.listed())
+	page, next := lq.page(s.listed(teamOf(r)))
 	out := make([]listedSandbox, 0, len(page))
 	for _, in := range page {
 		out = append(out, listed(in))
@@ -131,7 +131,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	if next != "" {
 		w.Header().Set("X-Next-Token", next)
 	}
-	w.Header().Set("X-Total-Running", strconv.Itoa(running(s.listed())))
+	w.Header().Set("X-Total-Running", strconv.Itoa(running(s.listed(teamOf(r)))))
 	writeJSON(w, http.StatusOK, out)
 }
 
@@ -172,7 +172,7 @@ func (s *Server) listV1(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	lq := listQuery{limit: 1 << 30, metadata: md}
-	page, _ := lq.page(s.listed())
+	page, _ := lq.page(s.listed(teamOf(r)))
 	out := make([]listedSandbox, 0, len(page))
 	for _, in := range page {
 		out = append(out, listed(in))
@@ -191,12 +191,12 @@ func running(all []sandbox.Info) int {
 	return n
 }
 
-// listed is every sandbox but the template builder's own.
-func (s *Server) listed() []sandbox.Info {
+// listed is every sandbox of team but the template builder's own.
+func (s *Server) listed(team string) []sandbox.Info {
 	all := s.mgr.List()
 	out := all[:0:0]
 	for _, in := range all {
-		if !builder.IsBuildSandbox(in.Metadata) {
+		if in.Team == team && !builder.IsBuildSandbox(in.Metadata) {
 			out = append(out, in)
 		}
 	}

@@ -84,9 +84,13 @@ func (s *Server) bulkMetrics(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := map[string]metric{}
+	team := teamOf(r)
 	for _, id := range ids {
 		if s.tel == nil {
 			break
+		}
+		if _, err := s.mgr.Owned(team, id); err != nil && !s.historyOwned(team, id) {
+			continue // another team's sandbox is absent, as an unknown one
 		}
 		if smp, ok := s.tel.Latest(id); ok {
 			out[id] = toMetric(smp)

@@ -66,11 +66,6 @@ func (s *Server) logRequest(ctx context.Context, r *http.Request, status int, d 
 		slog.Float64("took_ms", float64(d.Microseconds())/1000), slog.String("remote", r.RemoteAddr))
 }
 
-// admin guards operator-only endpoints (metrics, debug). Today every
-// accepted key is the node's admin key; when keys get roles, this is where
-// non-admin keys are refused.
-func (s *Server) admin(next http.HandlerFunc) http.Handler { return s.auth(next) }
-
 // metricsEndpoint serves GET /metrics (Prometheus) to admin keys.
 func (s *Server) metricsEndpoint(w http.ResponseWriter, r *http.Request) {
 	if s.metricsH == nil {

@@ -93,6 +93,11 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	var in sandbox.Info
+	release := func() {}
+	if err == nil {
+		release, err = s.reserveResume(r, id)
+	}
+	defer func() { release() }()
 	if err == nil {
 		in, _, err = s.mgr.Connect(r.Context(), id, d, req.Memory != nil && !*req.Memory)
 	}
@@ -132,7 +137,12 @@ func (s *Server) fork(w http.ResponseWriter, r *http.Request) {
 		d, err = seconds(*req.Timeout, s.mgr.Config().MaxTimeout)
 	}
 	var res []sandbox.ForkResult
+	var release func()
 	if err == nil {
+		release, err = s.reserveFork(r, id, count)
+	}
+	if err == nil {
+		defer release()
 		res, err = s.mgr.Fork(r.Context(), id, count, d)
 	}
 	if err != nil {
@@ -182,7 +192,11 @@ func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	sn, err := s.mgr.Snapshot(r.Context(), id, req.Name)
+	err := s.diskQuota(r, 0)
+	var sn store.Snapshot
+	if err == nil {
+		sn, err = s.mgr.Snapshot(r.Context(), id, req.Name)
+	}
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -200,7 +214,11 @@ func (s *Server) snapshots(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := []snapshotInfo{}
+	team := teamOf(r)
 	for _, sn := range all {
+		if sn.Team != team {
+			continue
+		}
 		if name := q.Get("name"); name == "" || name == sn.Name || name == sn.ID {
 			out = append(out, snapInfo(sn))
 		}
@@ -211,6 +229,10 @@ func (s *Server) snapshots(w http.ResponseWriter, r *http.Request) {
 // storage answers GET /sbx/storage (sbx extension): disk held by paused
 // sandboxes and snapshots, and the quota.
 func (s *Server) storage(w http.ResponseWriter, r *http.Request) {
+	if !principalOf(r).Admin { // node-wide figures: the operator's
+		WriteError(w, http.StatusForbidden, "GET /sbx/storage needs an admin key")
+		return
+	}
 	st, err := s.mgr.Storage(r.Context())
 	if err != nil {
 		writeErr(w, err)

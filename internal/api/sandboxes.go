@@ -17,11 +17,20 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	opts, err := s.createOpts(req)
+	team := teamOf(r)
+	opts, err := s.createOpts(team, req)
+	if err == nil {
+		err = s.useTemplate(r.Context(), team, opts.Template, true)
+	}
+	var release func()
+	if err == nil {
+		release, err = s.reserveCreate(team, 1, opts.Resources)
+	}
 	if err != nil {
 		writeErr(w, err)
 		return
 	}
+	defer release()
 	info, err := s.mgr.Create(r.Context(), opts)
 	if err != nil {
 		s.log.WarnContext(r.Context(), "create failed", "template", opts.Template, "err", err)
@@ -32,13 +41,13 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 }
 
 // createOpts validates a create body and turns it into manager options.
-func (s *Server) createOpts(req newSandbox) (o sandbox.CreateOpts, err error) {
+func (s *Server) createOpts(team string, req newSandbox) (o sandbox.CreateOpts, err error) {
 	cfg := s.mgr.Config()
 	if err := unsupportedFields(req); err != nil {
 		return sandbox.CreateOpts{}, err
 	}
 	o = sandbox.CreateOpts{
-		Template: req.TemplateID, Runtime: req.Runtime, Timeout: cfg.DefaultTimeout,
+		Team: team, Template: req.TemplateID, Runtime: req.Runtime, Timeout: cfg.DefaultTimeout,
 		Metadata: req.Metadata, EnvVars: req.EnvVars, AllowNet: req.AllowInternetAccess,
 		Resources: sandbox.Resources{CPUCount: req.CPUCount, MemoryMB: req.MemoryMB, DiskSizeMB: req.DiskSizeMB},
 	}
@@ -65,7 +74,7 @@ func (s *Server) createOpts(req newSandbox) (o sandbox.CreateOpts, err error) {
 	if err := validateStrings(o.Metadata, "metadata"); err != nil {
 		return o, err
 	}
-	if o.Volumes, err = s.volumeMounts(req.VolumeMounts); err != nil {
+	if o.Volumes, err = s.volumeMounts(team, req.VolumeMounts); err != nil {
 		return o, err
 	}
 	return o, validateEnv(o.EnvVars)
@@ -223,6 +232,12 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	release, err := s.reserveResume(r, id)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	defer release()
 	in, resumed, err := s.mgr.Connect(r.Context(), id, d, req.Memory != nil && !*req.Memory)
 	if err != nil {
 		writeErr(w, err)

@@ -7,8 +7,8 @@ import (
 	"github.com/sbx-dev/sbx/internal/telemetry"
 )
 
-// The node has one implicit team (the tenants work will add more): every
-// API key belongs to it. Team routes for any other id answer 403, as E2B
+// E2B's team routes for the caller's own team (a key belongs to one team).
+// Team routes for any other id, another team's or none, answer 403, as E2B
 // does for a team the caller is not a member of.
 
 // team is E2B's Team.
@@ -22,14 +22,19 @@ type team struct {
 // teams answers GET /teams: the caller's team, with the key it called with
 // (E2B returns a key of the team; the caller's own is the one it has).
 func (s *Server) teams(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, []team{{TeamID: telemetry.DefaultTeam, Name: "default", APIKey: r.Header.Get("X-API-Key"), IsDefault: true}})
+	p := principalOf(r)
+	name := "default"
+	if tm, ok := s.tenants.team(p.Team); ok {
+		name = tm.Name
+	}
+	writeJSON(w, http.StatusOK, []team{{TeamID: p.TeamID(), Name: name, APIKey: r.Header.Get("X-API-Key"), IsDefault: true}})
 }
 
 // teamID returns the {teamID} path value if the caller belongs to it;
 // otherwise it answers 403.
 func teamID(w http.ResponseWriter, r *http.Request) (string, bool) {
 	id := r.PathValue("teamID")
-	if id != telemetry.DefaultTeam {
+	if id != principalOf(r).TeamID() {
 		WriteError(w, http.StatusForbidden, "you are not a member of team \""+truncate(id, 64)+"\"")
 		return "", false
 	}

@@ -21,7 +21,7 @@ func (s *Server) SetBuilder(b *builder.Service) {
 	s.builds = b
 	s.uploadKey = make([]byte, 32)
 	_, _ = rand.Read(s.uploadKey)
-	h := func(pattern string, fn http.HandlerFunc) { s.mux.Handle(pattern, s.auth(fn)) }
+	h := s.handle
 	h("POST /v3/templates", s.requestBuild)
 	h("GET /templates/{template}/files/{hash}", s.filesLink)
 	h("POST /v2/templates/{template}/builds/{build}", s.startBuild)
@@ -32,7 +32,7 @@ func (s *Server) SetBuilder(b *builder.Service) {
 	h("GET /templates/{template}", s.getTemplate)
 	h("PATCH /templates/{template}", s.updateTemplate)
 	// The upload URL is signed (the SDK sends no API key with it).
-	s.mux.HandleFunc("PUT /sbx/uploads/{template}/{hash}", s.upload)
+	s.handleOther("PUT /sbx/uploads/{template}/{hash}", http.HandlerFunc(s.upload))
 }
 
 func (s *Server) requestBuild(w http.ResponseWriter, r *http.Request) {
@@ -40,7 +40,7 @@ func (s *Server) requestBuild(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	res, err := s.builds.RequestBuild(r.Context(), req)
+	res, err := s.requestOwned(r, req)
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -96,7 +96,14 @@ func (s *Server) startBuild(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &spec) {
 		return
 	}
-	if err := s.builds.StartBuild(r.Context(), r.PathValue("template"), r.PathValue("build"), spec); err != nil {
+	var err error
+	if spec.FromTemplate != "" {
+		err = s.useTemplate(r.Context(), teamOf(r), spec.FromTemplate, false)
+	}
+	if err == nil {
+		err = s.builds.StartBuild(r.Context(), r.PathValue("template"), r.PathValue("build"), spec)
+	}
+	if err != nil {
 		writeErr(w, err)
 		return
 	}
@@ -137,7 +144,12 @@ func (s *Server) templateSub(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) templateAlias(w http.ResponseWriter, r *http.Request, alias string) {
-	id, public, err := s.builds.Alias(alias)
+	err := s.useTemplate(r.Context(), teamOf(r), alias, false)
+	var id string
+	var public bool
+	if err == nil {
+		id, public, err = s.builds.Alias(alias)
+	}
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -153,7 +165,12 @@ func (s *Server) assignTags(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	bid, tags, err := s.builds.AssignTags(r.Context(), req.Target, req.Tags)
+	err := s.ownTemplate(r.Context(), teamOf(r), req.Target, false)
+	var bid string
+	var tags []string
+	if err == nil {
+		bid, tags, err = s.builds.AssignTags(r.Context(), req.Target, req.Tags)
+	}
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -169,7 +186,11 @@ func (s *Server) removeTags(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	if err := s.builds.RemoveTags(r.Context(), req.Name, req.Tags); err != nil {
+	err := s.ownTemplate(r.Context(), teamOf(r), req.Name, false)
+	if err == nil {
+		err = s.builds.RemoveTags(r.Context(), req.Name, req.Tags)
+	}
+	if err != nil {
 		writeErr(w, err)
 		return
 	}
@@ -247,5 +268,11 @@ func (s *Server) templates(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ts)
+	out := ts[:0:0]
+	for _, t := range ts {
+		if s.useTemplate(r.Context(), teamOf(r), t.TemplateID, false) == nil {
+			out = append(out, t)
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
 }

@@ -183,13 +183,18 @@ func TestTemplateBuildErrors(t *testing.T) {
 			t.Errorf("start %s = %d %v, want 400", body, code, e)
 		}
 	}
-	// an unknown base fails the build (not the request), with the step named
-	if code, _ := do(t, srv, "POST", "/v2/templates/"+tid+"/builds/"+bid, `{"fromTemplate":"no-such"}`, nil); code != 202 {
+	// an unknown base is refused at once, exactly as another team's would be
+	if code, e := do(t, srv, "POST", "/v2/templates/"+tid+"/builds/"+bid, `{"fromTemplate":"no-such"}`, nil); code != 404 ||
+		!strings.Contains(e["message"].(string), `template "no-such" not found`) {
+		t.Fatalf("start = %d %v", code, e)
+	}
+	// a base with no ready build (itself) fails the build, with the step named
+	if code, _ := do(t, srv, "POST", "/v2/templates/"+tid+"/builds/"+bid, `{"fromTemplate":"bad"}`, nil); code != 202 {
 		t.Fatalf("start = %d", code)
 	}
 	st := waitBuild(t, srv, tid, bid)
 	reason, _ := st["reason"].(map[string]any)
-	if st["status"] != "error" || reason["step"] != "base" || !strings.Contains(reason["message"].(string), "no-such") {
+	if st["status"] != "error" || reason["step"] != "base" {
 		t.Fatalf("status %v", st)
 	}
 	if code, _ := do(t, srv, "GET", "/templates/"+tid+"/builds/"+bid+"/status?logsOffset=-1", "", nil); code != 400 {

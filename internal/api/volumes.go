@@ -30,17 +30,13 @@ type volumeInfo struct {
 func (s *Server) SetVolumes(vm *volume.Manager) {
 	s.vols = vm
 	s.mgr.SetVolumes(vm)
-	h := func(pattern string, fn http.HandlerFunc) { s.mux.Handle(pattern, s.auth(fn)) }
+	h := s.handle
 	h("POST /volumes", s.createVolume)
 	h("GET /volumes", s.listVolumes)
 	h("GET /volumes/{vid}", s.getVolume)
 	h("DELETE /volumes/{vid}", s.deleteVolume)
 	s.contentRoutes()
 }
-
-// teamOf is the owner of the records a request may see: the node's single
-// tenant ("") until API keys carry a team (tenants issue).
-func teamOf(*http.Request) string { return "" }
 
 func (s *Server) createVolume(w http.ResponseWriter, r *http.Request) {
 	var req struct {
@@ -50,7 +46,15 @@ func (s *Server) createVolume(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	v, err := s.vols.Create(r.Context(), teamOf(r), req.Name, req.SizeMB)
+	size := req.SizeMB
+	if size == 0 {
+		size = s.vols.DefaultSizeMB()
+	}
+	err := s.diskQuota(r, size)
+	var v *store.Volume
+	if err == nil {
+		v, err = s.vols.Create(r.Context(), teamOf(r), req.Name, req.SizeMB)
+	}
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -104,7 +108,7 @@ func (s *Server) deleteVolume(w http.ResponseWriter, r *http.Request) {
 
 // volumeMounts validates a create's volumeMounts and resolves each name
 // to the caller's volume; an unknown name is a 400 naming it.
-func (s *Server) volumeMounts(in []volumeMount) ([]store.VolumeMount, error) {
+func (s *Server) volumeMounts(team string, in []volumeMount) ([]store.VolumeMount, error) {
 	if len(in) == 0 {
 		return nil, nil
 	}
@@ -120,7 +124,7 @@ func (s *Server) volumeMounts(in []volumeMount) ([]store.VolumeMount, error) {
 	}
 	out := make([]store.VolumeMount, len(in))
 	for i, m := range in {
-		v, err := s.vols.GetByName(context.Background(), teamOf(nil), m.Name)
+		v, err := s.vols.GetByName(context.Background(), team, m.Name)
 		if err != nil {
 			return nil, fmt.Errorf("%w: volumeMounts[%d]: volume %q not found", sandbox.ErrInvalid, i, trunc(m.Name))
 		}

@@ -1,0 +1,116 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/sbx-dev/sbx/internal/sandbox"
+)
+
+// The ownership gate: every route behind auth passes through owns before
+// its handler. A path value naming a record of another team is answered
+// exactly as one naming no record: the same error, built by the same code
+// (sandbox.Manager.Owned, templateNotFound), so neither the status, the
+// body nor the path taken tells them apart. Body fields that name records
+// (templateID, fromTemplate, tag targets, volume mounts) are checked where
+// they are decoded, with the same helpers.
+
+// owns checks the path values of r against its principal; on refusal it has
+// answered and returns false.
+func (s *Server) owns(w http.ResponseWriter, r *http.Request) bool {
+	team := teamOf(r)
+	if id := r.PathValue("id"); id != "" && sandbox.ValidID(id) {
+		if _, err := s.mgr.Owned(team, id); err != nil && !s.historyOwned(team, id) {
+			writeErr(w, err)
+			return false
+		}
+	}
+	ref := r.PathValue("template")
+	if a := r.PathValue("a"); a != "" && a != "aliases" {
+		ref = a // GET /templates/{template}/tags
+	}
+	if ref != "" {
+		if err := s.ownTemplate(r.Context(), team, ref, r.Method == http.MethodDelete); err != nil {
+			writeErr(w, err)
+			return false
+		}
+	}
+	return true
+}
+
+// historyOwned reports whether team owns the kept history (metrics, logs)
+// of sandbox id, which outlives the sandbox (package telemetry).
+func (s *Server) historyOwned(team, id string) bool {
+	if s.tel == nil {
+		return false
+	}
+	t, ok := s.tel.TeamOfSandbox(id)
+	return ok && t == publicTeamID(team)
+}
+
+// templateNotFound is the one answer for a template (or snapshot) ref that
+// does not exist or is not the caller's.
+func templateNotFound(ref string) error {
+	return fmt.Errorf("%w: template %q not found", sandbox.ErrNotFound, truncate(ref, 64))
+}
+
+// templateOwner resolves ref ("name", "name:tag" or an id) to its template
+// id, owning team and visibility; ok is false when no template has it.
+// Built-in templates belong to the default team and are public.
+func (s *Server) templateOwner(ctx context.Context, ref string) (id, team string, public, ok bool) {
+	name, _, _ := strings.Cut(ref, ":")
+	if s.builds == nil {
+		_, err := s.mgr.Templates().Get(name)
+		return name, "", true, err == nil
+	}
+	id, public, err := s.builds.Alias(name)
+	if err != nil {
+		return "", "", false, false
+	}
+	if s.tenants == nil {
+		return id, "", public, true
+	}
+	team, err = s.tenants.st.TemplateOwner(ctx, id)
+	if err != nil {
+		return "", "", false, false // fail closed
+	}
+	return id, team, public, true
+}
+
+// ownTemplate is nil if team owns the template ref, or (snapshots) the
+// snapshot ref; else templateNotFound.
+func (s *Server) ownTemplate(ctx context.Context, team, ref string, snapshots bool) error {
+	if _, owner, _, ok := s.templateOwner(ctx, ref); ok {
+		if owner == team {
+			return nil
+		}
+		return templateNotFound(ref)
+	}
+	if snapshots {
+		if _, err := s.mgr.OwnedSnapshot(ctx, team, ref); err == nil {
+			return nil
+		}
+	}
+	return templateNotFound(ref)
+}
+
+// useTemplate is nil if team may start sandboxes from (or build on) the
+// template ref: its own or a public one, or (snapshots) its own snapshot.
+// Anything else, another team's or nothing at all, is templateNotFound
+// from this one code path.
+func (s *Server) useTemplate(ctx context.Context, team, ref string, snapshots bool) error {
+	if _, owner, public, ok := s.templateOwner(ctx, ref); ok {
+		if owner == team || public {
+			return nil
+		}
+		return templateNotFound(ref)
+	}
+	if snapshots {
+		if _, err := s.mgr.OwnedSnapshot(ctx, team, ref); err == nil {
+			return nil
+		}
+	}
+	return templateNotFound(ref)
+}

@@ -1,0 +1,276 @@
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sbx-dev/sbx/internal/sandbox"
+	"github.com/sbx-dev/sbx/internal/store"
+	"github.com/sbx-dev/sbx/internal/telemetry"
+)
+
+// DefaultTeam is the admin keys' team as the API shows it; in records it
+// is "" so that everything written before teams existed belongs to it.
+const DefaultTeam = telemetry.DefaultTeam
+
+// Tenants holds the teams and their API keys: records in the store, a
+// cache in memory that every request reads (a map keyed by the key's
+// SHA-256), and last-used times flushed to the store in batches.
+type Tenants struct {
+	st       *store.Store
+	log      *slog.Logger
+	Defaults store.Quota // per-team quota where a team sets none
+
+	// mu guards byHash, teams and each entry's rec. Revoking a key or
+	// removing a team holds it across the store write, so no request is
+	// authenticated by a key between its deletion and the answer.
+	mu     sync.RWMutex
+	byHash map[[sha256.Size]byte]*keyEntry
+	teams  map[string]*store.Team
+
+	quota quotaState
+}
+
+// keyEntry is a cached key record; used is its unflushed last use (unix ns).
+type keyEntry struct {
+	rec  store.APIKey
+	hash [sha256.Size]byte
+	used atomic.Int64
+}
+
+// LoadTenants reads every team and key from st.
+func LoadTenants(ctx context.Context, st *store.Store, log *slog.Logger) (*Tenants, error) {
+	t := &Tenants{st: st, log: log, byHash: map[[sha256.Size]byte]*keyEntry{}, teams: map[string]*store.Team{}}
+	teams, err := st.Teams(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load teams: %w", err)
+	}
+	for _, tm := range teams {
+		t.teams[tm.ID] = tm
+	}
+	keys, err := st.APIKeys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load api keys: %w", err)
+	}
+	for _, k := range keys {
+		t.add(*k)
+	}
+	return t, nil
+}
+
+func (t *Tenants) add(k store.APIKey) {
+	e := &keyEntry{rec: k}
+	b, _ := hex.DecodeString(k.Hash)
+	copy(e.hash[:], b)
+	t.byHash[e.hash] = e
+}
+
+// lookup returns the principal of a team key. The map is keyed by the
+// SHA-256 of a 160-bit random key, so its timing tells nothing about a
+// valid key; the final comparison is constant-time anyway.
+func (t *Tenants) lookup(key string) (Principal, bool) {
+	if t == nil || key == "" {
+		return Principal{}, false
+	}
+	h := sha256.Sum256([]byte(key))
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	e, ok := t.byHash[h]
+	if !ok || subtle.ConstantTimeCompare(h[:], e.hash[:]) != 1 {
+		return Principal{}, false
+	}
+	e.used.Store(time.Now().UnixNano())
+	return Principal{Team: e.rec.Team, KeyID: e.rec.ID}, true
+}
+
+// Run flushes last-used times every interval until ctx ends, then once more.
+func (t *Tenants) Run(ctx context.Context, interval time.Duration) {
+	tk := time.NewTicker(interval)
+	defer tk.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			t.flush(context.WithoutCancel(ctx))
+			return
+		case <-tk.C:
+			t.flush(ctx)
+		}
+	}
+}
+
+// flush writes the last-used times that changed since the previous flush:
+// one store write per used key per interval, never one per request.
+func (t *Tenants) flush(ctx context.Context) {
+	t.mu.Lock()
+	var dirty []store.APIKey
+	for _, e := range t.byHash {
+		if u := e.used.Swap(0); u != 0 {
+			e.rec.LastUsed = time.Unix(0, u).UTC()
+			dirty = append(dirty, e.rec)
+		}
+	}
+	t.mu.Unlock()
+	for i := range dirty {
+		if err := t.st.PutAPIKey(ctx, &dirty[i]); err != nil {
+			t.log.Warn("api key last-used not saved", "key", dirty[i].ID, "err", err)
+		}
+	}
+}
+
+// newKeyRecord mints a key for team: the key (shown once) and its record.
+func newKeyRecord(team, name, by string) (string, store.APIKey) {
+	key := newKey()
+	h := sha256.Sum256([]byte(key))
+	return key, store.APIKey{
+		ID: newUUID(), Team: team, Name: name, Hash: hex.EncodeToString(h[:]), Prefix: "e2b_",
+		Suffix: key[len(key)-4:], Length: len(key) - len("e2b_"), CreatedAt: time.Now().UTC(), CreatedBy: by,
+	}
+}
+
+// CreateKey mints and stores a key of team; the key is returned once.
+func (t *Tenants) CreateKey(ctx context.Context, team, name, by string) (string, store.APIKey, error) {
+	key, rec := newKeyRecord(team, name, by)
+	if err := t.st.PutAPIKey(ctx, &rec); err != nil {
+		return "", rec, err
+	}
+	t.mu.Lock()
+	t.add(rec)
+	t.mu.Unlock()
+	return key, rec, nil
+}
+
+// Keys lists the key records of team with their latest use.
+func (t *Tenants) Keys(team string) []store.APIKey {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	out := []store.APIKey{}
+	for _, e := range t.byHash {
+		if e.rec.Team == team {
+			r := e.rec
+			if u := e.used.Load(); u != 0 {
+				r.LastUsed = time.Unix(0, u).UTC()
+			}
+			out = append(out, r)
+		}
+	}
+	sortKeys(out)
+	return out
+}
+
+// RenameKey renames key id of team (another team's key is not found).
+func (t *Tenants) RenameKey(ctx context.Context, team, id, name string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, e := range t.byHash {
+		if e.rec.ID == id && e.rec.Team == team {
+			r := e.rec
+			r.Name = name
+			if err := t.st.PutAPIKey(ctx, &r); err != nil {
+				return err
+			}
+			e.rec = r
+			return nil
+		}
+	}
+	return keyNotFound(id)
+}
+
+// RevokeKey deletes key id of team: once it returns, the key is refused.
+func (t *Tenants) RevokeKey(ctx context.Context, team, id string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for h, e := range t.byHash {
+		if e.rec.ID == id && e.rec.Team == team {
+			if err := t.st.DeleteAPIKey(ctx, team, id); err != nil {
+				return err
+			}
+			delete(t.byHash, h)
+			return nil
+		}
+	}
+	return keyNotFound(id)
+}
+
+func keyNotFound(id string) error {
+	return fmt.Errorf("%w: api key %q not found", sandbox.ErrNotFound, truncate(id, 64))
+}
+
+func newUUID() string {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		panic("crypto/rand: " + err.Error())
+	}
+	b[6], b[8] = b[6]&0x0f|0x40, b[8]&0x3f|0x80
+	x := hex.EncodeToString(b)
+	return x[:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:]
+}
+
+// team returns a copy of team id's record.
+func (t *Tenants) team(id string) (*store.Team, bool) {
+	if t == nil {
+		return nil, false
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	tm, ok := t.teams[id]
+	if !ok {
+		return nil, false
+	}
+	c := *tm
+	return &c, true
+}
+
+// Teams lists copies of every team record.
+func (t *Tenants) Teams() []store.Team {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	out := make([]store.Team, 0, len(t.teams))
+	for _, tm := range t.teams {
+		out = append(out, *tm)
+	}
+	return out
+}
+
+// CreateTeam stores a new team and mints its first key (returned once).
+func (t *Tenants) CreateTeam(ctx context.Context, tm *store.Team, by string) (string, store.APIKey, error) {
+	if err := t.PutTeam(ctx, tm); err != nil {
+		return "", store.APIKey{}, err
+	}
+	return t.CreateKey(ctx, tm.ID, "first key", by)
+}
+
+// PutTeam stores a team record (new or changed).
+func (t *Tenants) PutTeam(ctx context.Context, tm *store.Team) error {
+	if err := t.st.PutTeam(ctx, tm); err != nil {
+		return err
+	}
+	c := *tm
+	t.mu.Lock()
+	t.teams[tm.ID] = &c
+	t.mu.Unlock()
+	return nil
+}
+
+// DeleteTeam removes team id and its keys: once it returns, they are refused.
+func (t *Tenants) DeleteTeam(ctx context.Context, id string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.st.DeleteTeam(ctx, id); err != nil {
+		return err
+	}
+	delete(t.teams, id)
+	for h, e := range t.byHash {
+		if e.rec.Team == id {
+			delete(t.byHash, h)
+		}
+	}
+	return nil
+}
