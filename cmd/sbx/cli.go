@@ -31,6 +31,8 @@ type cliRoot struct {
 	Pause   pauseCmd   `cmd:"" help:"Pause sandboxes (memory and files on runsc)."`
 	Resume  resumeCmd  `cmd:"" help:"Resume paused sandboxes."`
 	Fork    forkCmd    `cmd:"" help:"Start live copies of a running sandbox."`
+	Keys    keysCmd    `cmd:"" help:"Create, list or revoke your team's API keys."`
+	Teams   teamsCmd   `cmd:"" help:"Create, list or remove teams (admin key)."`
 
 	Template   templateCmd   `cmd:"" passthrough:"" help:"Build, list, inspect or remove templates (sbx template --help)."`
 	Serve      serveCmd      `cmd:"" passthrough:"" help:"Run the sbx daemon (API + sandbox traffic) (sbx serve --help)."`

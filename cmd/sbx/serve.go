@@ -44,9 +44,10 @@ type serveFlags struct {
 	tlsConf                                                                                   *tls.Config // loaded from tls by serve
 	obs                                                                                       obsFlags
 
-	fs      *flag.FlagSet    // the parsed flags (debug config)
-	ring    *logRing         // the daemon's recent log lines
-	metrics *metrics.Metrics // the daemon's metrics (set by serve)
+	fs        *flag.FlagSet    // the parsed flags (debug config)
+	ring      *logRing         // the daemon's recent log lines
+	metrics   *metrics.Metrics // the daemon's metrics (set by serve)
+	teamQuota store.Quota      // per-team quota defaults (serve_teams.go)
 }
 
 func parseServeFlags(args []string) (*serveFlags, error) {
@@ -90,6 +91,7 @@ func parseServeFlags(args []string) (*serveFlags, error) {
 	fs.DurationVar(&f.buildStepTimeout, "build-step-timeout", 30*time.Minute, "bound on one template build step")
 	f.obs.register(fs)
 	f.fs = fs
+	teamQuotaFlags(fs, &f.teamQuota)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -210,7 +212,13 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 			return err
 		}
 	}
-	err = listenAndServe(ctx, f, mgr, bs, vols, keys, aud, tel, log)
+	tenants, err := api.LoadTenants(ctx, st, log)
+	if err != nil {
+		return err
+	}
+	tenants.Defaults = f.teamQuota
+	go tenants.Run(ctx, 10*time.Second)
+	err = listenAndServe(ctx, f, mgr, bs, vols, keys, tenants, aud, tel, log)
 	cancel()
 	select { // pooled sandboxes hold no tenant: release them on a clean stop
 	case <-poolsDone:
@@ -219,8 +227,9 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 	return err
 }
 
-func listenAndServe(ctx context.Context, f *serveFlags, mgr *sandbox.Manager, bs *builder.Service, vols *volume.Manager, keys *api.Keys, aud *audit.Log, tel *telemetry.Store, log *slog.Logger) error {
+func listenAndServe(ctx context.Context, f *serveFlags, mgr *sandbox.Manager, bs *builder.Service, vols *volume.Manager, keys *api.Keys, tenants *api.Tenants, aud *audit.Log, tel *telemetry.Store, log *slog.Logger) error {
 	apiSrv := api.New(mgr, keys, aud, log)
+	apiSrv.SetTenants(tenants)
 	apiSrv.SetBuilder(bs)
 	apiSrv.SetVolumes(vols)
 	apiSrv.SetTelemetry(tel)

@@ -18,7 +18,7 @@ func (s telemetrySource) Targets() []telemetry.Target {
 		if in.State != "running" {
 			continue
 		}
-		tg := telemetry.Target{ID: in.ID, Team: telemetry.DefaultTeam, CPUCount: in.CPUCount,
+		tg := telemetry.Target{ID: in.ID, Team: telemetry.TeamOf(in.Team), CPUCount: in.CPUCount,
 			MemTotal: int64(in.MemoryMB) << 20, DiskTotal: int64(in.DiskSizeMB) << 20, Token: in.EnvdToken}
 		if in.AgentAddr != "" {
 			tg.Agent = "http://" + in.AgentAddr

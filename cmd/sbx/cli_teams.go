@@ -1,0 +1,143 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+	"time"
+)
+
+// keysCmd manages the API keys of the caller's team (E2B's /api-keys).
+type keysCmd struct {
+	Create keysCreateCmd `cmd:"" help:"Create an API key of your team; it is printed once."`
+	Ls     keysLsCmd     `cmd:"" aliases:"list" help:"List your team's API keys (masked)."`
+	Rm     keysRmCmd     `cmd:"" help:"Revoke API keys (they stop working at once)."`
+}
+
+type keysCreateCmd struct {
+	Name string `arg:"" help:"a name for the key"`
+}
+
+func (k *keysCreateCmd) run(e *env) int {
+	c, code := e.client()
+	if c == nil {
+		return code
+	}
+	key, err := c.CreateAPIKey(e.ctx, k.Name)
+	if err != nil {
+		e.errorf("%v", err)
+		return 1
+	}
+	fmt.Fprintf(e.std.err, "API key %s (%s), shown once:\n", key.ID, key.Name)
+	fmt.Fprintln(e.std.out, key.Key)
+	return 0
+}
+
+type keysLsCmd struct{}
+
+func (*keysLsCmd) run(e *env) int {
+	c, code := e.client()
+	if c == nil {
+		return code
+	}
+	keys, err := c.APIKeys(e.ctx)
+	if err != nil {
+		e.errorf("%v", err)
+		return 1
+	}
+	tw := tabwriter.NewWriter(e.std.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tKEY\tCREATED\tLAST USED")
+	for _, k := range keys {
+		used := "never"
+		if k.LastUsed != nil {
+			used = k.LastUsed.Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s…%s\t%s\t%s\n", k.ID, k.Name, k.Mask.Prefix, k.Mask.MaskedValueSuffix, k.CreatedAt.Format(time.RFC3339), used)
+	}
+	_ = tw.Flush()
+	return 0
+}
+
+type keysRmCmd struct {
+	IDs []string `arg:"" name:"id" help:"key ids (sbx keys ls)"`
+}
+
+func (k *keysRmCmd) run(e *env) int {
+	c, code := e.client()
+	if c == nil {
+		return code
+	}
+	rc := 0
+	for _, id := range k.IDs {
+		if err := c.DeleteAPIKey(e.ctx, id); err != nil {
+			e.errorf("%v", err)
+			rc = 1
+		}
+	}
+	return rc
+}
+
+// teamsCmd manages teams (admin key only: /sbx/teams).
+type teamsCmd struct {
+	Create teamsCreateCmd `cmd:"" help:"Create a team; its first API key is printed once."`
+	Ls     teamsLsCmd     `cmd:"" aliases:"list" help:"List teams."`
+	Rm     teamsRmCmd     `cmd:"" help:"Remove teams that own nothing (their keys are revoked)."`
+}
+
+type teamsCreateCmd struct {
+	Name string `arg:"" help:"the team's name"`
+}
+
+func (t *teamsCreateCmd) run(e *env) int {
+	c, code := e.client()
+	if c == nil {
+		return code
+	}
+	tm, err := c.CreateTeam(e.ctx, t.Name)
+	if err != nil {
+		e.errorf("%v", err)
+		return 1
+	}
+	fmt.Fprintf(e.std.err, "team %s (%s); its API key, shown once:\n", tm.TeamID, tm.Name)
+	fmt.Fprintln(e.std.out, tm.APIKey)
+	return 0
+}
+
+type teamsLsCmd struct{}
+
+func (*teamsLsCmd) run(e *env) int {
+	c, code := e.client()
+	if c == nil {
+		return code
+	}
+	teams, err := c.Teams(e.ctx)
+	if err != nil {
+		e.errorf("%v", err)
+		return 1
+	}
+	tw := tabwriter.NewWriter(e.std.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tKEYS\tSANDBOXES\tCREATED")
+	for _, t := range teams {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", t.TeamID, t.Name, t.Keys, t.Owns["sandboxes"], t.CreatedAt.Format(time.RFC3339))
+	}
+	_ = tw.Flush()
+	return 0
+}
+
+type teamsRmCmd struct {
+	IDs []string `arg:"" name:"id" help:"team ids (sbx teams ls)"`
+}
+
+func (t *teamsRmCmd) run(e *env) int {
+	c, code := e.client()
+	if c == nil {
+		return code
+	}
+	rc := 0
+	for _, id := range t.IDs {
+		if err := c.DeleteTeam(e.ctx, id); err != nil {
+			e.errorf("%v", err)
+			rc = 1
+		}
+	}
+	return rc
+}
