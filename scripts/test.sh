@@ -96,6 +96,9 @@ for rt in runsc crun; do
   test/e2e/daemon/run.sh "$rt" test/e2e/volume.test.mjs
 done
 
+log "teams end-to-end on runsc (official e2b SDK and CLI with two teams' keys: isolation, snapshots, revocation)"
+test/e2e/daemon/run.sh runsc test/e2e/teams.test.mjs
+
 log "benchmarks, short mode"
 test/e2e/daemon/run.sh crun test/e2e/bench.test.mjs test/e2e/bench-template.test.mjs # the latter: registry from SBX_E2E_REGISTRY_BIN
 test/e2e/bench/raw.sh crun 3
