@@ -13,13 +13,22 @@ const created = []
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 
 // A Python process holding its count in memory and writing it to a file.
+// Before each write it checks that the file still holds its last count: a
+// restore whose files are older (or newer) than its memory leaves a line in
+// /home/user/anomaly (advances asserts there is none).
 const counter = `nohup python3 -c '
-import time
+import os, time
 i = 0
 while True:
     i += 1
+    try:
+        f = int(open("/home/user/count").read())
+    except (OSError, ValueError):
+        f = 0
+    if f != i - 1:
+        open("/home/user/anomaly", "a").write("memory at %d, file at %d; " % (i - 1, f))
     open("/home/user/count.tmp", "w").write(str(i))
-    __import__("os").replace("/home/user/count.tmp", "/home/user/count")
+    os.replace("/home/user/count.tmp", "/home/user/count")
     time.sleep(0.05)
 ' >/dev/null 2>&1 &`
 
@@ -44,10 +53,13 @@ async function counting(sbx) {
   throw new Error('counter never started')
 }
 
-// advances asserts that the counter goes on from at least `from`.
+// advances asserts that the counter goes on from at least `from`, and that
+// its file never disagreed with its memory.
 async function advances(sbx, from) {
   const a = await count(sbx)
   assert.ok(a >= from, `counter at ${a}, want >= ${from} (memory lost?)`)
+  const odd = await sbx.commands.run('cat /home/user/anomaly 2>/dev/null || true')
+  assert.equal(odd.stdout, '', 'the counter file disagreed with the memory of its writer')
   for (let i = 0; i < 100; i++) {
     if ((await count(sbx)) > a) return a
     await sleep(50)
@@ -96,8 +108,9 @@ test(`${runtime}: fork into 3 that continue, then diverge`, async () => {
   }
   const ids = new Set([src.sandboxId, ...kids.map((k) => k.sandboxId)])
   assert.equal(ids.size, 4, 'every child has its own id')
+  const seen = []
   for (const k of kids) {
-    await advances(k, at)
+    seen.push(await advances(k, at))
     assert.equal(await k.files.read('/home/user/shared.txt'), 'from the source')
   }
   // Diverge: each child writes its own file and stops or keeps its counter.
@@ -108,7 +121,10 @@ test(`${runtime}: fork into 3 that continue, then diverge`, async () => {
   }
   await assert.rejects(src.files.read('/home/user/me.txt'))
   const stopped = await count(kids[0])
-  await advances(kids[1], stopped)
+  // Each child counts in its own process at its own pace from the fork
+  // instant (restored at different moments, scheduled apart): kids[1] goes on
+  // from its own earlier reading, which says nothing about kids[0]'s count.
+  await advances(kids[1], seen[1])
   await sleep(300)
   assert.equal(await count(kids[0]), stopped, 'child 0 stopped counting, alone')
   await advances(src, at)
