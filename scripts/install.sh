@@ -42,6 +42,8 @@ fi
 log "building sbx"
 CGO_ENABLED=0 go build -trimpath -o bin/ ./cmd/sbx ./cmd/sbx-agent
 
+# Built by the template builder (Debian source + provisioning layers, cached);
+# a template of the layout before it (a whole tree) is rebuilt and replaced.
 for t in $TEMPLATES; do
   log "template $t (cached after the first build)"
   bin/sbx template build "$t" --data-dir "$DATA_DIR"

@@ -13,12 +13,14 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/sbx-dev/sbx/internal/builder"
 	"github.com/sbx-dev/sbx/internal/template"
 )
 
 const templateUsage = `usage:
-  sbx template build NAME [flags]   build a built-in template (as root, on the daemon's host); cached: a built one is kept
-  sbx template ls --local [flags]   list the built-in templates built on this host
+  sbx template build NAME [flags]   build a built-in template (as root, on the daemon's host, by the template
+                                    builder: a Debian bootstrap source + provisioning, cached layers)
+  sbx template ls --local [flags]   list the built-in templates registered on this host
   sbx template build -f Dockerfile -n NAME [flags] [CONTEXT]
                                     build a template from a Dockerfile through the daemon (see sbx template build -n x --help)
   sbx template ls [--json]          list the daemon's templates
@@ -69,11 +71,10 @@ func runLocalTemplate(ctx context.Context, args []string) int {
 	if err != nil {
 		return 2
 	}
-	s := opts.store()
 	if verb == "ls" {
-		return listTemplates(s, os.Stdout, opts.json)
+		return listTemplates(opts.store(), os.Stdout, opts.json)
 	}
-	return buildTemplate(ctx, s, name)
+	return buildTemplate(ctx, opts.builtin(), name)
 }
 
 type templateOpts struct {
@@ -86,7 +87,16 @@ func (o *templateOpts) store() *template.Store {
 	if o.dir == "" {
 		o.dir = filepath.Join(o.dataDir, "templates")
 	}
-	return &template.Store{Dir: o.dir, Mirror: o.mirror, Seed: o.seed, UIDBase: uint32(o.uidBase)}
+	return &template.Store{Dir: o.dir}
+}
+
+// builtin is the in-process builder of built-in templates over the
+// templates dir's layer store.
+func (o *templateOpts) builtin() *builder.Builtin {
+	s := o.store()
+	base := uint32(o.uidBase)
+	return &builder.Builtin{Templates: s, Layers: layerStore(s.Dir, builder.BuiltinOwner, base),
+		TmpDir: filepath.Join(o.dataDir, "run", "build-views"), Mirror: o.mirror, Seed: o.seed, UIDBase: base}
 }
 
 func templateFlags() (*flag.FlagSet, *templateOpts) {
@@ -94,7 +104,7 @@ func templateFlags() (*flag.FlagSet, *templateOpts) {
 	fs := flag.NewFlagSet("sbx template", flag.ContinueOnError)
 	fs.StringVar(&o.dataDir, "data-dir", "/var/lib/sbx", "the daemon's data directory")
 	fs.StringVar(&o.dir, "templates-dir", "", "template store (default <data-dir>/templates)")
-	fs.StringVar(&o.mirror, "mirror", template.DefaultMirror, "Debian mirror for debootstrap and apt (build)")
+	fs.StringVar(&o.mirror, "mirror", template.DefaultMirror, "Debian mirror of the Debian source (build)")
 	fs.StringVar(&o.seed, "seed", "", "copy this debootstrapped bookworm tree instead of running debootstrap (build)")
 	fs.UintVar(&o.uidBase, "uid-base", 100000, "host uid of sandbox root in the user-namespaced copy (build; must match serve's)")
 	fs.BoolVar(&o.json, "json", false, "print template.json records (ls)")
@@ -132,19 +142,25 @@ func parseTemplateArgs(fs *flag.FlagSet, args []string) (verb, name string, err 
 	return verb, name, nil
 }
 
-func buildTemplate(ctx context.Context, s *template.Store, name string) int {
-	if _, err := s.Get(name); err != nil && os.Geteuid() != 0 {
-		fmt.Fprintln(os.Stderr, "sbx template build: building needs root (debootstrap, chroot, chown)")
+func buildTemplate(ctx context.Context, b *builder.Builtin, name string) int {
+	def, ok := template.Definitions[name]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "sbx template build: no built-in template %q (have %s; build others with -f Dockerfile -n NAME)\n",
+			name, strings.Join(template.Names(), ", "))
+		return 1
+	}
+	if os.Geteuid() != 0 {
+		fmt.Fprintln(os.Stderr, "sbx template build: building a built-in template needs root (debootstrap, chroot, chown)")
 		return 1
 	}
 	start := time.Now()
-	t, err := s.Build(ctx, name, os.Stderr)
+	t, err := b.Build(ctx, def, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sbx template build:", err)
 		return 1
 	}
-	fmt.Fprintf(os.Stderr, "template %s ready: %d MiB, %d files, build %s (%s)\n  rootfs        %s\n  rootfs-userns %s\n",
-		t.Name, t.SizeBytes>>20, t.Files, t.BuildID, time.Since(start).Round(time.Millisecond), t.Rootfs, t.RootfsUserNS)
+	fmt.Fprintf(os.Stderr, "template %s ready: %d MiB, build %s (%s)\n  layers %s under %s\n",
+		t.Name, t.SizeBytes>>20, t.BuildID, time.Since(start).Round(time.Millisecond), strings.Join(t.Layers, " "), b.Layers.Dir)
 	return 0
 }
 
@@ -164,9 +180,9 @@ func listTemplates(s *template.Store, w io.Writer, asJSON bool) int {
 		return 0
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSIZE\tFILES\tCREATED\tBUILD")
+	fmt.Fprintln(tw, "NAME\tSIZE\tLAYERS\tCREATED\tBUILD")
 	for _, t := range ts {
-		fmt.Fprintf(tw, "%s\t%d MiB\t%d\t%s\t%s\n", t.Name, t.SizeBytes>>20, t.Files, t.Created.Format(time.RFC3339), t.BuildID)
+		fmt.Fprintf(tw, "%s\t%d MiB\t%d\t%s\t%s\n", t.Name, t.SizeBytes>>20, len(t.Layers), t.Created.Format(time.RFC3339), t.BuildID)
 	}
 	tw.Flush()
 	return 0

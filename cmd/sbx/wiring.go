@@ -89,12 +89,18 @@ func nodeID(dataDir string) (string, error) {
 func newRegistry(f *serveFlags, st *store.Store, owner string) *builder.Registry {
 	base := uint32(f.uidBase)
 	return &builder.Registry{
-		Legacy: &template.Store{Dir: f.templatesDir, UIDBase: base},
-		Layers: &layers.Store{Dir: filepath.Join(f.templatesDir, "layers"), Owner: owner, Shift: func(ctx context.Context, src, dst string) error {
-			return template.ShiftCopy(ctx, src, dst, base)
-		}},
-		Store: st, UIDBase: base,
+		Builtins: &template.Store{Dir: f.templatesDir},
+		Layers:   layerStore(f.templatesDir, owner, base),
+		Store:    st, UIDBase: base,
 	}
+}
+
+// layerStore is the layer store of a templates dir, its uses marked as
+// owner's, with user-namespace copies shifted by uidBase.
+func layerStore(templatesDir, owner string, uidBase uint32) *layers.Store {
+	return &layers.Store{Dir: filepath.Join(templatesDir, "layers"), Owner: owner, Shift: func(ctx context.Context, src, dst string) error {
+		return template.ShiftCopy(ctx, src, dst, uidBase)
+	}}
 }
 
 // newBuilder makes the template build service over mgr's registry.

@@ -30,19 +30,26 @@ func newTemplateServer(t *testing.T) *httptest.Server {
 	t.Helper()
 	dir := t.TempDir()
 	tdir := filepath.Join(dir, "templates")
-	for _, d := range []string{"base/rootfs/bin", "base/rootfs-userns"} {
-		if err := os.MkdirAll(filepath.Join(tdir, d), 0o755); err != nil {
-			t.Fatal(err)
+	ls := &layers.Store{Dir: filepath.Join(tdir, "layers")}
+	key := strings.Repeat("ab", 32)
+	if _, err := ls.Ensure(t.Context(), key, func(d string) error {
+		if err := os.Mkdir(filepath.Join(d, "bin"), 0o755); err != nil {
+			return err
 		}
+		return os.WriteFile(filepath.Join(d, "bin/bash"), []byte("#!"), 0o755)
+	}); err != nil {
+		t.Fatal(err)
 	}
-	_ = os.WriteFile(filepath.Join(tdir, "base/rootfs/bin/bash"), []byte("#!"), 0o755)
-	_ = os.WriteFile(filepath.Join(tdir, "base/template.json"), []byte(`{"name":"base"}`), 0o644)
+	id, _ := layers.ID(key)
+	if err := (&template.Store{Dir: tdir}).Register(&template.Template{Name: "base", Layers: []string{id}, Key: key}, nil); err != nil {
+		t.Fatal(err)
+	}
 	st, err := store.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	reg := &builder.Registry{Legacy: &template.Store{Dir: tdir}, Layers: &layers.Store{Dir: filepath.Join(tdir, "layers")}, Store: st}
+	reg := &builder.Registry{Builtins: &template.Store{Dir: tdir}, Layers: ls, Store: st}
 	h := sandboxtest.NewHost()
 	cfg := sandbox.Config{DefaultRuntime: "fake", AgentPort: sandboxtest.StartAgent(t), DefaultTimeout: time.Minute, MaxTimeout: time.Hour,
 		Defaults: sandbox.Resources{CPUCount: 1, MemoryMB: 256, DiskSizeMB: 256, Pids: 100},

@@ -59,7 +59,7 @@ func (s *Service) RequestBuild(ctx context.Context, req BuildRequest) (*Requeste
 			return nil, fmt.Errorf("%w: tag %q: use 1-64 of a-z, 0-9, '-', '_', '.'", sandbox.ErrInvalid, t)
 		}
 	}
-	if _, err := s.reg.Legacy.Get(name); err == nil {
+	if _, err := s.reg.Builtins.Get(name); err == nil {
 		return nil, fmt.Errorf("%w: %q is a built-in template; choose another name", sandbox.ErrConflict, name)
 	}
 	res, err := s.resources(req)

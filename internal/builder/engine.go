@@ -126,12 +126,18 @@ func (s *Service) fromTemplate(ref string, lg *buildLog) (*state, error) {
 		st.run.user, st.run.workdir = b.Config.User, b.Config.Workdir
 		return st, nil
 	}
-	lt, err := s.reg.Legacy.Get(ref)
+	bt, err := s.reg.Builtins.Get(ref)
 	if err != nil {
 		return nil, fmt.Errorf("template %q not found", ref)
 	}
 	lg.add("info", "base", "FROM template %s (built in)", ref)
-	return &state{layers: []string{legacyPrefix + lt.Name}, key: "legacy:" + lt.Name + "@" + lt.Digest}, nil
+	st := &state{key: bt.Key}
+	for _, id := range bt.Layers {
+		if err := s.push(st, id); err != nil {
+			return nil, fmt.Errorf("built-in template %s: %w (rebuild it with: sbx template build %s)", ref, err, ref)
+		}
+	}
+	return st, nil
 }
 
 func (s *Service) fromImage(ctx context.Context, spec Spec, lg *buildLog) (*state, error) {
@@ -194,26 +200,35 @@ func cloneCfg(c store.BuildConfig) store.BuildConfig {
 
 // provisionLayer adds the layer every sandbox needs (user, hosts, /.sbx).
 func (s *Service) provisionLayer(ctx context.Context, st *state, lg *buildLog) error {
+	id, err := provisioned(ctx, s.reg, s.cfg.TmpDir, st, func(f string, a ...any) { lg.add("info", "base", f, a...) })
+	if err != nil {
+		return err
+	}
+	return s.push(st, id)
+}
+
+// provisioned returns the id of the provisioning layer over st (made
+// first if the store lacks it, its view mounted under tmpDir) and moves
+// st's key onto it; the caller pushes it.
+func provisioned(ctx context.Context, reg *Registry, tmpDir string, st *state, log func(string, ...any)) (string, error) {
 	key := hashKey(st.key, provisionVersion)
 	id, _ := layers.ID(key)
-	if !s.reg.Layers.Has(id) {
-		lower, err := s.reg.lower(ctx, st.layers, false)
+	if !reg.Layers.Has(id) {
+		lower, err := reg.lower(ctx, st.layers, false)
 		if err != nil {
-			return err
+			return "", err
 		}
-		v, err := openView(s.cfg.TmpDir, lower)
+		v, err := openView(tmpDir, lower)
 		if err != nil {
-			return err
+			return "", err
 		}
 		defer v.close()
-		if _, err := s.reg.Layers.Ensure(ctx, key, func(dir string) error {
-			return provision(v, dir, func(f string, a ...any) { lg.add("info", "base", f, a...) })
-		}); err != nil {
-			return fmt.Errorf("provision: %w", err)
+		if _, err := reg.Layers.Ensure(ctx, key, func(dir string) error { return provision(v, dir, log) }); err != nil {
+			return "", fmt.Errorf("provision: %w", err)
 		}
 	}
 	st.key = key
-	return s.push(st, id)
+	return id, nil
 }
 
 // step applies one step to st: metadata steps change the defaults, RUN and

@@ -26,7 +26,7 @@ func gcService(t *testing.T) *Service {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	reg := &Registry{Legacy: &template.Store{Dir: filepath.Join(dir, "templates")}, Store: st,
+	reg := &Registry{Builtins: &template.Store{Dir: filepath.Join(dir, "templates")}, Store: st,
 		Layers: &layers.Store{Dir: filepath.Join(dir, "layers"), Owner: "me"}}
 	h := sandboxtest.NewHost()
 	cfg := sandbox.Config{DefaultRuntime: "fake", AgentPort: sandboxtest.StartAgent(t), DefaultTimeout: time.Minute, MaxTimeout: time.Hour,

@@ -12,7 +12,11 @@ import (
 
 // provisionVersion is part of the provision layer's cache key: bump it when
 // provisioning changes.
-const provisionVersion = "provision/v1"
+const provisionVersion = "provision/v2"
+
+// resolvPlaceholder is the resolv.conf of templates: sbx binds the
+// sandbox's resolver over it.
+const resolvPlaceholder = "# placeholder: sbx binds the sandbox's resolver over this file\nnameserver 1.1.1.1\n"
 
 // provision writes, into the new layer dir, what every sandbox needs on top
 // of any image, reading the image through v: the user "user" (uid and gid
@@ -26,7 +30,7 @@ func provision(v *rootView, dir string, log func(string, ...any)) error {
 	for _, f := range []struct{ path, data string }{
 		{"etc/hostname", "e2b.local\n"},
 		{"etc/hosts", "127.0.0.1\tlocalhost\n127.0.1.1\te2b.local e2b\n::1\tlocalhost ip6-localhost ip6-loopback\n"},
-		{"etc/resolv.conf", "# placeholder: sbx binds the sandbox's resolver over this file\nnameserver 1.1.1.1\n"},
+		{"etc/resolv.conf", resolvPlaceholder},
 	} {
 		if err := writeInto(v, dir, f.path, []byte(f.data), 0o644, 0, 0); err != nil {
 			return err
@@ -74,7 +78,7 @@ func addUser(v *rootView, dir string, log func(string, ...any)) error {
 	}
 	if home != "" && home != "/" {
 		if _, ok := v.stat(home); !ok {
-			if err := mkdirInto(v, dir, strings.TrimPrefix(home, "/"), 0o750, 1000, 1000); err != nil {
+			if err := makeHome(v, dir, strings.TrimPrefix(home, "/")); err != nil {
 				return err
 			}
 		}
@@ -83,6 +87,26 @@ func addUser(v *rootView, dir string, log func(string, ...any)) error {
 		return err
 	}
 	return writeInto(v, dir, "etc/sudoers.d/user", []byte("user ALL=(ALL:ALL) NOPASSWD: ALL\n"), 0o440, 0, 0)
+}
+
+// makeHome makes the user's home in dir as useradd -m does: mode 0755,
+// owned by 1000:1000, with the image's /etc/skel files (regular files at
+// its top, read through the view) copied in, owned by the user.
+func makeHome(v *rootView, dir, home string) error {
+	for _, name := range v.names("/etc/skel") {
+		st, ok := v.lstat("/etc/skel/" + name)
+		if !ok || st.Mode&unix.S_IFMT != unix.S_IFREG {
+			continue
+		}
+		data, err := v.readFile("/etc/skel/"+name, 1<<20)
+		if err != nil {
+			return err
+		}
+		if err := writeInto(v, dir, home+"/"+name, data, os.FileMode(st.Mode&0o777), 1000, 1000); err != nil {
+			return err
+		}
+	}
+	return mkdirInto(v, dir, home, 0o755, 1000, 1000) // after its files: writeInto makes parents root's
 }
 
 func addGroup(v *rootView, dir string) error {

@@ -121,16 +121,16 @@ func (s *Service) List(ctx context.Context) ([]Info, error) {
 }
 
 func (s *Service) builtIns() ([]Info, error) {
-	lts, err := s.reg.Legacy.List()
+	bts, err := s.reg.Builtins.List()
 	if err != nil {
 		return nil, err
 	}
 	d := s.mgr.Config().Defaults
 	var out []Info
-	for _, lt := range lts {
-		out = append(out, Info{TemplateID: lt.Name, BuildID: lt.BuildID, Names: []string{lt.Name}, Aliases: []string{lt.Name},
+	for _, bt := range bts {
+		out = append(out, Info{TemplateID: bt.Name, BuildID: bt.BuildID, Names: []string{bt.Name}, Aliases: []string{bt.Name},
 			Public: true, BuildStatus: "ready", BuildCount: 1, CPUCount: d.CPUCount, MemoryMB: d.MemoryMB, DiskSizeMB: d.DiskSizeMB,
-			EnvdVersion: EnvdVersion, CreatedAt: lt.Created, UpdatedAt: lt.Created, Runtime: lt.Runtime})
+			EnvdVersion: EnvdVersion, CreatedAt: bt.Created, UpdatedAt: bt.Created, Runtime: bt.Runtime})
 	}
 	return out, nil
 }
@@ -214,8 +214,8 @@ func (s *Service) Alias(alias string) (templateID string, public bool, err error
 	if t, ok := s.reg.lookup(alias); ok {
 		return t.ID, t.Public, nil
 	}
-	if lt, err := s.reg.Legacy.Get(alias); err == nil {
-		return lt.Name, true, nil
+	if bt, err := s.reg.Builtins.Get(alias); err == nil {
+		return bt.Name, true, nil
 	}
 	return "", false, fmt.Errorf("%w: template %q not found", sandbox.ErrNotFound, alias)
 }
@@ -226,7 +226,7 @@ func (s *Service) Update(ctx context.Context, ref string, public *bool) ([]strin
 	defer s.names.Unlock()
 	t, ok := s.reg.lookup(ref)
 	if !ok {
-		if _, err := s.reg.Legacy.Get(ref); err == nil {
+		if _, err := s.reg.Builtins.Get(ref); err == nil {
 			return nil, fmt.Errorf("%w: built-in templates cannot be changed", sandbox.ErrInvalid)
 		}
 		return nil, fmt.Errorf("%w: template %q not found", sandbox.ErrNotFound, ref)
@@ -249,7 +249,7 @@ func (s *Service) Delete(ctx context.Context, ref string) error {
 	defer s.names.Unlock()
 	t, ok := s.reg.lookup(ref)
 	if !ok {
-		if _, err := s.reg.Legacy.Get(ref); err == nil {
+		if _, err := s.reg.Builtins.Get(ref); err == nil {
 			return fmt.Errorf("%w: built-in templates are managed with `sbx template build`, not deleted through the API", sandbox.ErrNotImpl)
 		}
 		return fmt.Errorf("%w: template %q not found", sandbox.ErrNotFound, ref)

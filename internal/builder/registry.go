@@ -13,10 +13,6 @@ import (
 	"github.com/sbx-dev/sbx/internal/template/layers"
 )
 
-// legacyPrefix marks a layer that is a template built by package template
-// (base, code-interpreter-v1: debootstrap), not a layer of the layer store.
-const legacyPrefix = "legacy:"
-
 // index is the in-memory view of the template records that creates resolve
 // against; it is rebuilt from the store after every change.
 type index struct {
@@ -27,14 +23,15 @@ type index struct {
 }
 
 // Registry resolves template references for sandbox creates: built-in
-// templates (package template's store), user templates and their builds
+// templates (registered in the templates dir, package template), user
+// templates and their builds
 // (the database, layers), and the transient stacks of builds in progress.
 // It implements sandbox.Templates. mu guards idx and transient.
 type Registry struct {
-	Legacy  *template.Store
-	Layers  *layers.Store
-	Store   *store.Store
-	UIDBase uint32
+	Builtins *template.Store
+	Layers   *layers.Store
+	Store    *store.Store
+	UIDBase  uint32
 
 	mu        sync.RWMutex
 	idx       index
@@ -204,15 +201,19 @@ func (r *Registry) Get(ref string) (sandbox.Template, error) {
 		return tt, nil
 	}
 	if name, tag := splitRef(ref); tag == "latest" {
-		if lt, lerr := r.Legacy.Get(name); lerr == nil {
-			return legacyTemplate(lt), nil
+		if bt, berr := r.Builtins.Get(name); berr == nil {
+			return r.builtinTemplate(bt), nil
 		}
 	}
 	return sandbox.Template{}, err
 }
 
-func legacyTemplate(lt *template.Template) sandbox.Template {
-	return sandbox.Template{Name: lt.Name, Rootfs: lt.Rootfs, RootfsUserNS: lt.RootfsUserNS, Runtime: lt.Runtime, MemoryMB: lt.MemoryMB}
+// builtinTemplate is the sandbox template of a built-in: its layer stack,
+// with no build to pin (a rebuilt built-in serves every sandbox of it).
+func (r *Registry) builtinTemplate(bt *template.Template) sandbox.Template {
+	t := r.stackTemplate(bt.Name, "", bt.Layers, store.BuildConfig{})
+	t.Runtime, t.MemoryMB = bt.Runtime, bt.MemoryMB
+	return t
 }
 
 // fromBuild is the sandbox template of a ready build.
@@ -250,16 +251,6 @@ func (r *Registry) lower(ctx context.Context, ls []string, userns bool) (string,
 }
 
 func (r *Registry) layerDir(ctx context.Context, l string, userns bool) (string, error) {
-	if name, ok := strings.CutPrefix(l, legacyPrefix); ok {
-		lt, err := r.Legacy.Get(name)
-		if err != nil {
-			return "", fmt.Errorf("%w: base template %s is gone: %w", sandbox.ErrUnavailable, name, err)
-		}
-		if userns {
-			return lt.RootfsUserNS, nil
-		}
-		return lt.Rootfs, nil
-	}
 	if !r.Layers.Has(l) {
 		return "", fmt.Errorf("%w: layer %s is missing", sandbox.ErrUnavailable, l)
 	}
@@ -272,13 +263,13 @@ func (r *Registry) layerDir(ctx context.Context, l string, userns bool) (string,
 // List implements sandbox.Templates: built-in templates, then every user
 // template's latest ready build.
 func (r *Registry) List() ([]sandbox.Template, error) {
-	lts, err := r.Legacy.List()
+	bts, err := r.Builtins.List()
 	if err != nil {
 		return nil, err
 	}
 	var out []sandbox.Template
-	for _, lt := range lts {
-		out = append(out, legacyTemplate(lt))
+	for _, bt := range bts {
+		out = append(out, r.builtinTemplate(bt))
 	}
 	r.mu.RLock()
 	ids := make([]string, 0, len(r.idx.templates))

@@ -101,3 +101,26 @@ func (v *rootView) isExecutable(p string) bool {
 	st, ok := v.stat(p)
 	return ok && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Mode&0o111 != 0
 }
+
+// lstat is stat of p itself (a final symlink is not followed).
+func (v *rootView) lstat(p string) (unix.Stat_t, bool) {
+	var st unix.Stat_t
+	f, err := v.open(p, unix.O_PATH|unix.O_NOFOLLOW)
+	if err != nil {
+		return st, false
+	}
+	defer f.Close()
+	return st, unix.Fstat(int(f.Fd()), &st) == nil
+}
+
+// names returns the entries of directory p (at most 256; none if p is not
+// a directory).
+func (v *rootView) names(p string) []string {
+	f, err := v.open(p, unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(256)
+	return names
+}

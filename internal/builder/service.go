@@ -15,7 +15,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -290,9 +289,6 @@ func (s *Service) finish(b *store.BuildRec, st *state, err error, lg *buildLog) 
 func (s *Service) preshift(build string, ls []string) {
 	defer s.wg.Done()
 	for _, l := range ls {
-		if strings.HasPrefix(l, legacyPrefix) {
-			continue
-		}
 		if _, err := s.reg.Layers.EnsureUserNS(s.bg, l); err != nil && s.bg.Err() == nil {
 			s.log.Warn("user-namespace copy of a template layer", "build", build, "layer", l, "err", err)
 			return

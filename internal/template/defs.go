@@ -2,15 +2,17 @@ package template
 
 import "sort"
 
-// Definition says how a template is built.
+// Definition says what a built-in template is: a Debian tree (the
+// builder's debootstrap source) with these packages, provisioned like any
+// image. It is the single place where the built-in package lists live.
 type Definition struct {
 	Name        string
 	Description string
 	// Base packages, for debootstrap --include: no virtual packages here
 	// (debootstrap does not resolve them).
 	Base []string
-	// Apt packages, installed with apt-get in a chroot after debootstrap
-	// (virtual dependencies resolve there).
+	// Apt packages, installed with apt-get after debootstrap, in the tree
+	// being made (virtual dependencies resolve there).
 	Apt     []string
 	Runtime string // preferred runtime, "" for the daemon's default
 	// MemoryMB is the memory its sandboxes get when a create asks for
@@ -18,13 +20,20 @@ type Definition struct {
 	MemoryMB int
 }
 
+// Suite is the Debian release of the built-in templates.
+const Suite = "bookworm"
+
+// DefaultMirror is the Debian mirror built-in templates are bootstrapped
+// from unless another is given.
+const DefaultMirror = "http://deb.debian.org/debian"
+
 // basePackages is what E2B users' code relies on in every template.
 var basePackages = []string{
 	"python3", "python-is-python3", "nodejs", "git", "curl", "ca-certificates", "procps",
 	"sudo", "ncurses-bin", "attr", "iproute2", "less",
 }
 
-// Definitions are the templates sbx can build, by name.
+// Definitions are the built-in templates, by name.
 var Definitions = map[string]Definition{
 	"base": {
 		Name:        "base",
@@ -58,7 +67,7 @@ func Names() []string {
 	return names
 }
 
-// packages returns every package of d: Base, then Apt.
-func (d Definition) packages() []string {
+// Packages returns every package of d: Base, then Apt.
+func (d Definition) Packages() []string {
 	return append(append([]string{}, d.Base...), d.Apt...)
 }

@@ -35,7 +35,7 @@ func TestDefinitions(t *testing.T) {
 				}
 			}
 			seen := map[string]bool{}
-			for _, p := range d.packages() {
+			for _, p := range d.Packages() {
 				if !pkgName.MatchString(p) || seen[p] {
 					t.Errorf("bad or duplicate package %q", p)
 				}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
@@ -26,9 +27,8 @@ func ShiftCopy(ctx context.Context, src, dst string, base uint32) (err error) {
 	if err := os.Mkdir(dst, 0o755); err != nil {
 		return err
 	}
-	var out bytes.Buffer
-	if err := run(ctx, &out, "cp", "-a", "--", src+"/.", dst); err != nil {
-		return fmt.Errorf("%w: %s", err, bytes.TrimSpace(out.Bytes()))
+	if out, err := exec.CommandContext(ctx, "cp", "-a", "--", src+"/.", dst).CombinedOutput(); err != nil {
+		return fmt.Errorf("cp: %w: %s", err, bytes.TrimSpace(out))
 	}
 	return Shift(ctx, dst, base)
 }
@@ -89,6 +89,8 @@ func shiftOne(p string, st *unix.Stat_t, base uint32) error {
 	}
 	return nil
 }
+
+type inode struct{ dev, ino uint64 }
 
 func shiftID(id, base uint32) uint32 {
 	if id >= base {

@@ -1,42 +1,42 @@
 package template
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
-// fakeBuilt writes a template directory as a build would leave it.
-func fakeBuilt(t *testing.T, s *Store, name string) *Template {
+func must(t *testing.T, err error) {
 	t.Helper()
-	dir := filepath.Join(s.Dir, name)
-	for _, d := range []string{"rootfs", "rootfs-userns"} {
-		must(t, os.MkdirAll(filepath.Join(dir, d), 0o755))
+	if err != nil {
+		t.Fatal(err)
 	}
-	tm := Template{Name: name, Created: time.Now().UTC().Truncate(time.Second), BuildID: randHex(8)}
-	b, _ := json.Marshal(tm)
-	must(t, os.WriteFile(filepath.Join(dir, metaFile), b, 0o644))
-	return &tm
+}
+
+func registered(name string) *Template {
+	return &Template{Name: name, Created: time.Now().UTC().Truncate(time.Second), BuildID: "b-" + name,
+		Layers: []string{"aaaaaaaaaaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbbbbbbbbbb"}, Key: "k-" + name}
 }
 
 func TestGet(t *testing.T) {
 	s := &Store{Dir: t.TempDir()}
-	fakeBuilt(t, s, "base")
+	must(t, s.Register(registered("base"), map[string]string{"rootfs": "layers/aaaaaaaaaaaaaaaaaaaaaaaa/r/fs"}))
 	must(t, os.MkdirAll(filepath.Join(s.Dir, "broken"), 0o755))
 	must(t, os.WriteFile(filepath.Join(s.Dir, "broken", metaFile), []byte("{"), 0o644))
+	// the layout of sbx before built-ins were made by the builder: a tree, no layers
+	must(t, os.MkdirAll(filepath.Join(s.Dir, "old", "rootfs", "etc"), 0o755))
+	old, _ := json.Marshal(map[string]any{"name": "old", "buildId": "x", "digest": "sha256:00"})
+	must(t, os.WriteFile(filepath.Join(s.Dir, "old", metaFile), old, 0o644))
 	for _, tc := range []struct {
 		name     string
 		notFound bool // else: found, or another error
 		ok       bool
 	}{
 		{"base", false, true},
+		{"old", true, false},
 		{"nope", true, false},
 		{"../etc", true, false},
 		{"", true, false},
@@ -48,9 +48,12 @@ func TestGet(t *testing.T) {
 		if tc.ok != (err == nil) || tc.notFound != errors.Is(err, ErrNotFound) {
 			t.Errorf("Get(%q) = %v", tc.name, err)
 		}
-		if tc.ok && (tm.Rootfs != filepath.Join(s.Dir, "base", "rootfs") || tm.RootfsUserNS != filepath.Join(s.Dir, "base", "rootfs-userns")) {
-			t.Errorf("Get(%q) paths %q %q", tc.name, tm.Rootfs, tm.RootfsUserNS)
+		if tc.ok && (tm.Key != "k-base" || len(tm.Layers) != 2) {
+			t.Errorf("Get(%q) = %+v", tc.name, tm)
 		}
+	}
+	if l, err := os.Readlink(filepath.Join(s.Dir, "base", "rootfs")); err != nil || l != "layers/aaaaaaaaaaaaaaaaaaaaaaaa/r/fs" {
+		t.Errorf("rootfs link = %q, %v", l, err)
 	}
 }
 
@@ -59,97 +62,58 @@ func TestList(t *testing.T) {
 	if l, err := s.List(); err != nil || len(l) != 0 {
 		t.Fatalf("List of a missing dir = %v, %v", l, err)
 	}
-	fakeBuilt(t, s, "zeta")
-	fakeBuilt(t, s, "base")
+	must(t, s.Register(registered("zeta"), nil))
+	must(t, s.Register(registered("base"), nil))
 	must(t, os.MkdirAll(filepath.Join(s.Dir, ".build-x-123", "rootfs"), 0o755))
 	must(t, os.MkdirAll(filepath.Join(s.Dir, "stray"), 0o755))
-	must(t, os.WriteFile(filepath.Join(s.Dir, ".lock"), nil, 0o600))
+	must(t, os.MkdirAll(filepath.Join(s.Dir, "layers", "aaaaaaaaaaaaaaaaaaaaaaaa"), 0o755))
 	l, err := s.List()
 	if err != nil || len(l) != 2 || l[0].Name != "base" || l[1].Name != "zeta" {
 		t.Fatalf("List = %v, %v", l, err)
 	}
 }
 
-func TestBuildReturnsCached(t *testing.T) {
-	s := &Store{Dir: t.TempDir(), Seed: "/nonexistent"} // a build would fail
-	want := fakeBuilt(t, s, "base")
-	start := time.Now()
-	got, err := s.Build(context.Background(), "base", &bytes.Buffer{})
-	if err != nil || got.BuildID != want.BuildID {
-		t.Fatalf("Build = %+v, %v; want the cached one", got, err)
+// TestRegisterReplaces: a registration replaces an older one and a tree of
+// the old layout, and removes what interrupted registrations left.
+func TestRegisterReplaces(t *testing.T) {
+	s := &Store{Dir: t.TempDir()}
+	must(t, os.MkdirAll(filepath.Join(s.Dir, "base", "rootfs", "usr", "bin"), 0o755))
+	must(t, os.WriteFile(filepath.Join(s.Dir, "base", metaFile), []byte(`{"name":"base"}`), 0o644))
+	must(t, os.MkdirAll(filepath.Join(s.Dir, ".build-base-1", "x"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(s.Dir, ".old-base-2", "t"), 0o755))
+	if _, err := s.Get("base"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("old layout served: %v", err)
 	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("cached Build took %s", d)
-	}
-	if _, err := s.Build(context.Background(), "no-such-def", &bytes.Buffer{}); !errors.Is(err, ErrNotFound) {
-		t.Errorf("Build of an unknown definition = %v", err)
-	}
-}
-
-// TestBuildInterrupted cancels a build: it fails, leaves no template and no
-// build directory, and also reaps what an earlier crashed build left
-// (mounts included).
-func TestBuildInterrupted(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
-	s := &Store{Dir: t.TempDir(), Seed: t.TempDir()}
-	stale := filepath.Join(s.Dir, ".build-base-crashed")
-	must(t, os.MkdirAll(filepath.Join(stale, "rootfs", "proc"), 0o755))
-	must(t, unix.Mount("tmpfs", filepath.Join(stale, "rootfs", "proc"), "tmpfs", 0, "size=1m"))
-	t.Cleanup(func() { _ = unix.Unmount(filepath.Join(stale, "rootfs", "proc"), unix.MNT_DETACH) })
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := s.Build(ctx, "base", &bytes.Buffer{}); !errors.Is(err, context.Canceled) {
-		t.Fatalf("cancelled Build = %v, want context.Canceled", err)
+	first := registered("base")
+	must(t, s.Register(first, map[string]string{"rootfs": "x"}))
+	second := registered("base")
+	second.BuildID = "second"
+	must(t, s.Register(second, nil))
+	got, err := s.Get("base")
+	if err != nil || got.BuildID != "second" {
+		t.Fatalf("Get = %+v, %v", got, err)
 	}
 	ents, _ := os.ReadDir(s.Dir)
-	for _, e := range ents {
-		if e.Name() != ".lock" {
-			t.Errorf("left %s", e.Name())
-		}
+	if len(ents) != 1 || ents[0].Name() != "base" {
+		t.Errorf("left in the store: %v", ents)
 	}
-	if b, _ := os.ReadFile("/proc/self/mountinfo"); bytes.Contains(b, []byte(stale)) {
-		t.Error("stale build's mount left")
+	if _, err := os.Lstat(filepath.Join(s.Dir, "base", "rootfs")); !os.IsNotExist(err) {
+		t.Errorf("the replaced registration's tree is still there: %v", err)
+	}
+	if err := s.Register(registered("../x"), nil); err == nil {
+		t.Error("Register of a bad name succeeded")
 	}
 }
 
-// TestBuildWaitsForLock: a second builder waits for the first (here: until
-// its context ends).
-func TestBuildWaitsForLock(t *testing.T) {
+// TestRegistrationKeepsDefaults: what a definition says about its
+// sandboxes (memory, runtime) survives the registration.
+func TestRegistrationKeepsDefaults(t *testing.T) {
 	s := &Store{Dir: t.TempDir()}
-	unlock, err := s.lock(context.Background())
-	must(t, err)
-	defer unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	if _, err := s.Build(ctx, "base", &bytes.Buffer{}); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Build while locked = %v", err)
-	}
-}
-
-func must(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-// TestWriteMetaKeepsDefaults: what a definition says about its sandboxes
-// (memory, runtime) reaches template.json and comes back from Get.
-func TestWriteMetaKeepsDefaults(t *testing.T) {
-	s := &Store{Dir: t.TempDir(), UIDBase: 100000}
-	def := Definitions["code-interpreter-v1"]
-	dir := filepath.Join(s.Dir, def.Name)
-	for _, d := range []string{"rootfs", "rootfs-userns"} {
-		must(t, os.MkdirAll(filepath.Join(dir, d), 0o755))
-	}
-	must(t, s.writeMeta(def, dir))
-	tm, err := s.Get(def.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tm.MemoryMB != 1024 || tm.Runtime != def.Runtime || len(tm.Packages) != len(def.Base)+len(def.Apt) {
-		t.Errorf("Get = memoryMB %d, runtime %q, %d packages", tm.MemoryMB, tm.Runtime, len(tm.Packages))
+	tm := registered("code-interpreter-v1")
+	tm.MemoryMB, tm.Runtime = 1024, "crun"
+	must(t, s.Register(tm, nil))
+	got, err := s.Get(tm.Name)
+	if err != nil || got.MemoryMB != 1024 || got.Runtime != "crun" {
+		t.Errorf("Get = %+v, %v", got, err)
 	}
 }

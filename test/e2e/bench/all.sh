@@ -68,9 +68,13 @@ if [ "$only" != tti ]; then
   for _ in $(seq 600); do grep -qx ready "$data.reg" && break; kill -0 $reg_pid 2>/dev/null || { cat "$data.reg"; exit 1; }; sleep 0.5; done
   for rt in crun runsc; do
     # a fresh layer store: the first build pulls the image (rm -rf leaves
-    # the symlinked base alone)
+    # the symlinked base and its symlinked layers alone)
     stop; [ -z "$tpl" ] || rm -rf "$tpl"; tpl=$(mktemp -d /tmp/sbx-bench-tpl-XXXXXX); chmod 0711 "$tpl"
     ln -s "$shared_templates/base" "$tpl/base"
+    mkdir -m 0711 "$tpl/layers"
+    for l in $(grep -o '"[0-9a-f]\{24\}"' "$shared_templates/base/template.json" | tr -d '"'); do
+      ln -s "$shared_templates/layers/$l" "$tpl/layers/$l"
+    done
     templates=$tpl; start "$rt"; templates=$shared_templates
     echo "== node test/e2e/bench/template.mjs ($rt, fresh layer store)"
     (cd test/e2e && E2B_API_URL=$SBX_URL E2B_SANDBOX_URL=$SBX_URL E2B_API_KEY=$SBX_API_KEY \

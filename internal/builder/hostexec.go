@@ -1,4 +1,4 @@
-package template
+package builder
 
 import (
 	"context"
@@ -17,26 +17,26 @@ import (
 // (Pdeathsig) or with ctx (its process group is killed).
 func isolated(ctx context.Context, log io.Writer, argv ...string) error {
 	args := append([]string{"--mount", "--propagation", "private", "--pid", "--fork", "--kill-child"}, argv...)
-	return run(ctx, log, "unshare", args...)
+	return hostRun(ctx, log, "unshare", args...)
 }
 
-// chroot runs script with bash chrooted into rootfs, with /proc and a private
+// chroot runs script with bash chrooted into root, with /proc and a private
 // /dev/pts (apt logs through a pty) mounted, isolated.
-func chroot(ctx context.Context, log io.Writer, rootfs, script string) error {
+func chroot(ctx context.Context, log io.Writer, root, script string) error {
 	const wrapper = `set -e
 mount -t proc proc "$1/proc"
 mount -t devpts -o newinstance,ptmxmode=0666 devpts "$1/dev/pts" 2>/dev/null || true
 chroot "$1" /bin/bash -c "$2"
 `
-	return isolated(ctx, log, "bash", "-c", wrapper, "chroot", rootfs, script)
+	return isolated(ctx, log, "bash", "-c", wrapper, "chroot", root, script)
 }
 
-// run runs name with a clean environment, killing its whole process group
-// when ctx ends.
-func run(ctx context.Context, log io.Writer, name string, args ...string) error {
+// hostRun runs name on the host with a clean environment, killing its
+// whole process group when ctx ends.
+func hostRun(ctx context.Context, log io.Writer, name string, args ...string) error {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.Env = buildEnv()
+	cmd.Env = hostEnv()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 10 * time.Second
@@ -49,9 +49,9 @@ func run(ctx context.Context, log io.Writer, name string, args ...string) error 
 	return nil
 }
 
-// buildEnv is the environment of build commands: fixed, plus the host's
+// hostEnv is the environment of host commands: fixed, plus the host's
 // proxy settings.
-func buildEnv() []string {
+func hostEnv() []string {
 	env := []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root", "LC_ALL=C", "DEBIAN_FRONTEND=noninteractive"}
 	for _, k := range []string{"http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"} {
 		if v, ok := os.LookupEnv(k); ok {
