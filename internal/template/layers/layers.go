@@ -33,6 +33,8 @@ import (
 	"sync"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/sbx-dev/sbx/internal/layer"
 )
 
@@ -114,6 +116,11 @@ func (s *Store) commit(ctx context.Context, id string, fill func(dir string) err
 			err = errors.Join(err, layer.Cleanup(tmp))
 		}
 	}()
+	unlock, err := lockDir(tmp) // a write in progress: RemoveStale of another process leaves it
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if err := os.Chmod(tmp, 0o711); err != nil {
 		return err
 	}
@@ -261,10 +268,37 @@ func (s *Store) Remove(id string) error {
 	return layer.Cleanup(filepath.Join(s.Dir, id))
 }
 
-// RemoveStale deletes interrupted writes (.tmp-*). Call it at start, before
-// any Ensure of this process runs.
+// RemoveStale deletes interrupted writes (.tmp-*): those no process is
+// writing (each write holds a flock on its directory), so that a daemon
+// starting on a shared Dir never removes another process's write in
+// progress (another daemon's build, `sbx template build`).
 func (s *Store) RemoveStale() error {
-	return layer.CleanupMatching(s.Dir, func(name string) bool { return strings.HasPrefix(name, ".tmp-") })
+	return layer.CleanupMatching(s.Dir, func(name string) bool {
+		return strings.HasPrefix(name, ".tmp-") && !busy(filepath.Join(s.Dir, name))
+	})
+}
+
+// lockDir takes an exclusive flock on dir, held until unlock.
+func lockDir(dir string) (unlock func(), err error) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(fd, unix.LOCK_EX); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
+	return func() { unix.Close(fd) }, nil
+}
+
+// busy reports whether a process holds dir's flock (lockDir).
+func busy(dir string) bool {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	return unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil
 }
 
 func (s *Store) lock(id string) func() {

@@ -72,6 +72,25 @@ func TestIDAndStale(t *testing.T) {
 	if ents, _ := os.ReadDir(s.Dir); len(ents) != 0 {
 		t.Fatalf("stale left: %v", ents)
 	}
+	// a write in progress (another process's, on a shared store) is left alone
+	key := strings.Repeat("cd", 32)
+	filling, release := make(chan struct{}), make(chan struct{})
+	done := make(chan error)
+	go func() {
+		_, err := s.Ensure(t.Context(), key, func(string) error { close(filling); <-release; return nil })
+		done <- err
+	}()
+	<-filling
+	if err := (&Store{Dir: s.Dir}).RemoveStale(); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("the write in progress failed after another store's RemoveStale: %v", err)
+	}
+	if id, _ := ID(key); !s.Has(id) {
+		t.Fatal("the write in progress was not committed")
+	}
 }
 
 func TestEnsureUserNS(t *testing.T) {
