@@ -160,6 +160,9 @@ func main() {
 // populate builds the layers and pushes every image to the registry at host.
 func populate(host string, store *blobStore, rootfs, busybox string, level int) error {
 	start := time.Now()
+	if real, err := filepath.EvalSymlinks(rootfs); err == nil {
+		rootfs = real // templates/base/rootfs links to the template's Debian layer
+	}
 	if fi, err := os.Stat(rootfs); err != nil || !fi.IsDir() {
 		return fmt.Errorf("rootfs %s: not a directory (%v): install the base template first (scripts/install.sh)", rootfs, err)
 	}
