@@ -2,6 +2,7 @@ package builder
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -201,8 +202,12 @@ func (r *Registry) Get(ref string) (sandbox.Template, error) {
 		return tt, nil
 	}
 	if name, tag := splitRef(ref); tag == "latest" {
-		if bt, berr := r.Builtins.Get(name); berr == nil {
+		bt, berr := r.Builtins.Get(name)
+		if berr == nil {
 			return r.builtinTemplate(bt), nil
+		}
+		if errors.Is(berr, template.ErrOldLayout) {
+			return sandbox.Template{}, fmt.Errorf("%w: %w", sandbox.ErrNotFound, berr)
 		}
 	}
 	return sandbox.Template{}, err

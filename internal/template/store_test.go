@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -51,6 +52,9 @@ func TestGet(t *testing.T) {
 		if tc.ok && (tm.Key != "k-base" || len(tm.Layers) != 2) {
 			t.Errorf("Get(%q) = %+v", tc.name, tm)
 		}
+	}
+	if _, err := s.Get("old"); !errors.Is(err, ErrOldLayout) || !strings.Contains(err.Error(), "sbx template build old") {
+		t.Errorf("Get of the old layout = %v; want ErrOldLayout with how to rebuild", err)
 	}
 	if l, err := os.Readlink(filepath.Join(s.Dir, "base", "rootfs")); err != nil || l != "layers/aaaaaaaaaaaaaaaaaaaaaaaa/r/fs" {
 		t.Errorf("rootfs link = %q, %v", l, err)

@@ -43,6 +43,10 @@ import (
 // ErrNotFound is returned (wrapped) for an unknown or unbuilt template.
 var ErrNotFound = errors.New("template not found")
 
+// ErrOldLayout is returned (wrapped, with ErrNotFound) for a template of
+// the layout before built-ins were made by the builder.
+var ErrOldLayout = errors.New("built by an older sbx")
+
 // EnvdVersion is the envd protocol version the templates' agent speaks
 // (equal to api.EnvdVersion; a test checks it).
 const EnvdVersion = "0.6.4"
@@ -93,7 +97,7 @@ func (s *Store) Get(name string) (*Template, error) {
 		return nil, fmt.Errorf("template %s: corrupt %s: %w", name, metaFile, err)
 	}
 	if len(t.Layers) == 0 || t.Key == "" {
-		return nil, fmt.Errorf("%w: %q was built by an older sbx (rebuild it with: sbx template build %s)", ErrNotFound, name, name)
+		return nil, fmt.Errorf("%w: %q was %w (rebuild it with: sbx template build %s)", ErrNotFound, name, ErrOldLayout, name)
 	}
 	return &t, nil
 }

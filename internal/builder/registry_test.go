@@ -1,0 +1,51 @@
+package builder
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sbx-dev/sbx/internal/sandbox"
+	"github.com/sbx-dev/sbx/internal/template"
+	"github.com/sbx-dev/sbx/internal/template/layers"
+)
+
+// TestRegistryBuiltins: a registered built-in resolves to its layer stack
+// (topmost first); one of the layout before the builder made built-ins is
+// not served, and the create's error says how to rebuild it.
+func TestRegistryBuiltins(t *testing.T) {
+	dir := t.TempDir()
+	ls := &layers.Store{Dir: filepath.Join(dir, "layers")}
+	var ids []string
+	for _, k := range []string{strings.Repeat("a1", 32), strings.Repeat("b2", 32)} {
+		if _, err := ls.Ensure(context.Background(), k, func(string) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		id, _ := layers.ID(k)
+		ids = append(ids, id)
+	}
+	ts := &template.Store{Dir: dir}
+	must(t, ts.Register(&template.Template{Name: "base", Layers: ids, Key: strings.Repeat("b2", 32), Runtime: "crun", MemoryMB: 1024}, nil))
+	must(t, os.MkdirAll(filepath.Join(dir, "old", "rootfs"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "old", "template.json"), []byte(`{"name":"old","digest":"sha256:00"}`), 0o644))
+	r := &Registry{Builtins: ts, Layers: ls}
+	tm, err := r.Get("base")
+	if err != nil || tm.Name != "base" || tm.Runtime != "crun" || tm.MemoryMB != 1024 || tm.Build != "" {
+		t.Fatalf("Get(base) = %+v, %v", tm, err)
+	}
+	if lower, err := tm.Lower(context.Background(), false); err != nil || lower != ls.Path(ids[1])+":"+ls.Path(ids[0]) {
+		t.Errorf("lower = %q, %v", lower, err)
+	}
+	if _, err := r.Get("old"); !errors.Is(err, sandbox.ErrNotFound) || !strings.Contains(err.Error(), "sbx template build old") {
+		t.Errorf("Get(old) = %v; want not found, with how to rebuild", err)
+	}
+	if _, err := r.Get("nope"); !errors.Is(err, sandbox.ErrNotFound) {
+		t.Errorf("Get(nope) = %v", err)
+	}
+	if l, err := r.List(); err != nil || len(l) != 1 || l[0].Name != "base" {
+		t.Errorf("List = %+v, %v", l, err)
+	}
+}
