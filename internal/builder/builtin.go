@@ -43,28 +43,12 @@ func (b *Builtin) Build(ctx context.Context, def template.Definition, log io.Wri
 		return nil, fmt.Errorf("build template %s: %w", def.Name, err)
 	}
 	defer unlock()
-	mirror := b.Mirror
-	if mirror == "" {
-		mirror = template.DefaultMirror
-	}
-	src := Debootstrap{Suite: template.Suite, Mirror: mirror, Include: def.Base, Apt: def.Apt, Seed: b.Seed}
-	st, err := b.source(ctx, src, log)
+	st, err := b.stack(ctx, def, log)
 	if err != nil {
-		return nil, fmt.Errorf("build template %s: debian source: %w", def.Name, err)
-	}
-	reg := &Registry{Layers: b.Layers}
-	id, err := provisioned(ctx, reg, b.TmpDir, st, func(f string, a ...any) { fmt.Fprintf(log, "    "+f+"\n", a...) })
-	if err == nil {
-		err = b.push(st, id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("build template %s: %w", def.Name, err)
-	}
-	if err := b.shift(ctx, st.layers, log); err != nil {
 		return nil, fmt.Errorf("build template %s: %w", def.Name, err)
 	}
 	t := b.record(def, st)
-	if old, err := b.Templates.Get(def.Name); err == nil && old.Key == t.Key && b.complete(old) {
+	if old, err := b.Templates.Get(def.Name); err == nil && upToDate(old, t) && b.complete(old) {
 		fmt.Fprintf(log, "template %s is up to date (build %s)\n", def.Name, old.BuildID)
 		return old, nil
 	}
@@ -78,6 +62,33 @@ func (b *Builtin) Build(ctx context.Context, def template.Definition, log io.Wri
 	}
 	fmt.Fprintf(log, "template %s built in %s\n", def.Name, time.Since(t0).Round(100*time.Millisecond))
 	return t, nil
+}
+
+// stack makes (or takes from the layer store) def's layers: the Debian
+// source, the provisioning layer, and their user-namespace copies.
+func (b *Builtin) stack(ctx context.Context, def template.Definition, log io.Writer) (*state, error) {
+	mirror := b.Mirror
+	if mirror == "" {
+		mirror = template.DefaultMirror
+	}
+	src := Debootstrap{Suite: template.Suite, Mirror: mirror, Include: def.Base, Apt: def.Apt, Seed: b.Seed}
+	st, err := b.source(ctx, src, log)
+	if err != nil {
+		return nil, fmt.Errorf("debian source: %w", err)
+	}
+	id, err := provisioned(ctx, &Registry{Layers: b.Layers}, b.TmpDir, st, func(f string, a ...any) { fmt.Fprintf(log, "    "+f+"\n", a...) })
+	if err == nil {
+		err = b.push(st, id)
+	}
+	if err == nil {
+		err = b.shift(ctx, st.layers, log)
+	}
+	return st, err
+}
+
+// upToDate reports whether registration old serves what t would.
+func upToDate(old, t *template.Template) bool {
+	return old.Key == t.Key && old.Runtime == t.Runtime && old.MemoryMB == t.MemoryMB
 }
 
 // record is the registration of def built as st.

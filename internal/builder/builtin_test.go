@@ -239,4 +239,21 @@ func TestBuiltinRecord(t *testing.T) {
 		len(r.Layers) != 2 || len(r.Packages) != len(def.Base)+len(def.Apt) || len(r.BuildID) != 16 {
 		t.Errorf("record = %+v", r)
 	}
+	// a registration is kept only while it serves what the definition says
+	for _, tc := range []struct {
+		change func(*template.Template)
+		want   bool
+	}{
+		{func(*template.Template) {}, true},
+		{func(o *template.Template) { o.BuildID, o.Created = "other", o.Created.Add(-time.Hour) }, true},
+		{func(o *template.Template) { o.Key = "older packages" }, false},
+		{func(o *template.Template) { o.MemoryMB = 512 }, false},
+		{func(o *template.Template) { o.Runtime = "runc" }, false},
+	} {
+		old := *r
+		tc.change(&old)
+		if got := upToDate(&old, r); got != tc.want {
+			t.Errorf("upToDate(%+v) = %v", old, got)
+		}
+	}
 }
