@@ -29,7 +29,7 @@ type Debootstrap struct {
 
 // debootstrapVersion is part of the source's cache key: bump it when the
 // way the tree is made changes.
-const debootstrapVersion = "debootstrap/v1"
+const debootstrapVersion = "debootstrap/v2"
 
 // key is the layer key of d's tree.
 func (d Debootstrap) key() string {
@@ -87,9 +87,13 @@ fi
 `
 }
 
-// debianSetup runs in the tree after the packages: the locale, and no
-// caches. The user, sudo, hosts and /.sbx are the provisioning layer's.
+// debianSetup runs in the tree after the packages: the account `user`
+// (uid 1000, home from /etc/skel, made by Debian's useradd, as images made
+// for sandboxes have it), the locale, and no caches. Sudoers, hosts, the
+// resolver and /.sbx are the provisioning layer's, as for any image.
 const debianSetup = `set -eu
+getent group user >/dev/null || groupadd -g 1000 user
+id user >/dev/null 2>&1 || useradd -m -u 1000 -g 1000 -s /bin/bash -d /home/user user
 echo 'LANG=C.UTF-8' > /etc/default/locale
 echo 'export LANG="${LANG:-C.UTF-8}"' > /etc/profile.d/00-sbx-locale.sh
 apt-get clean
