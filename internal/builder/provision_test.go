@@ -29,7 +29,8 @@ func TestProvisionAddsUser(t *testing.T) {
 		name  string
 		files map[string]string
 	}{
-		{"no user", map[string]string{"etc/passwd": "root:x:0:0:root:/root:/bin/sh\n", "etc/group": "root:x:0:\nsudo:x:27:\n", "bin/bash": "#!"}},
+		{"no user", map[string]string{"etc/passwd": "root:x:0:0:root:/root:/bin/sh\n", "etc/group": "root:x:0:\nsudo:x:27:\n", "bin/bash": "#!",
+			"etc/skel/.profile": "# profile\n", "etc/skel/sub/x": "not copied"}},
 		{"no passwd at all", map[string]string{"bin/sh": "#!"}},
 		{"user exists", map[string]string{"etc/passwd": "root:x:0:0::/root:/bin/sh\nuser:x:1000:1000::/home/user:/bin/bash\n", "etc/group": "user:x:1000:\n"}},
 	} {
@@ -62,8 +63,17 @@ func TestProvisionAddsUser(t *testing.T) {
 			}
 			var st unix.Stat_t
 			if tc.name != "user exists" {
-				if err := unix.Stat(filepath.Join(out, "home/user"), &st); err != nil || st.Uid != 1000 || st.Gid != 1000 {
+				if err := unix.Stat(filepath.Join(out, "home/user"), &st); err != nil || st.Uid != 1000 || st.Gid != 1000 || st.Mode&0o7777 != 0o755 {
 					t.Errorf("home: %+v %v", st, err)
+				}
+			}
+			if tc.name == "no user" { // the home gets /etc/skel's files (its top level), owned by user
+				b, _ := os.ReadFile(filepath.Join(out, "home/user/.profile"))
+				if err := unix.Lstat(filepath.Join(out, "home/user/.profile"), &st); err != nil || string(b) != "# profile\n" || st.Uid != 1000 {
+					t.Errorf("skel .profile: %q %+v %v", b, st, err)
+				}
+				if _, err := os.Lstat(filepath.Join(out, "home/user/sub")); err == nil {
+					t.Error("a skel subdirectory was copied")
 				}
 			}
 			if _, err := os.Stat(filepath.Join(out, ".sbx")); err != nil {
