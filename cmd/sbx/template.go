@@ -31,13 +31,9 @@ built-in templates: %s
 flags of the built-in build and ls --local:
 `
 
-// runTemplate implements the template commands. `build NAME` and
+// runTemplateStd implements the template commands. `build NAME` and
 // `ls --local` work on the template directory directly, as root on the
 // daemon's host; the others are clients of the daemon's template API.
-func runTemplate(ctx context.Context, args []string) int {
-	return runTemplateStd(ctx, args, osStdio())
-}
-
 func runTemplateStd(ctx context.Context, args []string, std stdio) int {
 	verb := ""
 	if len(args) > 0 {
