@@ -30,6 +30,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == process.SubreaperExecArg {
+		process.SubreaperExec(os.Args[2:]) // a command's first step (see process.UseSubreaperExec)
+	}
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "sbx-agent:", err)
 		os.Exit(1)
@@ -56,6 +59,7 @@ func run(args []string) error {
 	if err := process.EnableSubreaper(); err != nil {
 		log.Warn("cannot become a child subreaper; orphans are left to init", "err", err)
 	}
+	useSubreaper(log)
 	st := identity.NewState()
 	srv, err := agent.NewServer(agent.Config{
 		Addr:      net.JoinHostPort("0.0.0.0", strconv.Itoa(*port)),
@@ -97,4 +101,25 @@ func run(args []string) error {
 		return err
 	}
 	return nil
+}
+
+// useSubreaper makes each command's leader a subreaper of its own tree, so
+// a timeout or kill ends its double-forked descendants too: through the
+// shim installed in the sandbox (/.sbx, root's), or, in a debug agent not
+// running as a sandbox's PID 1 or where the shim cannot be written, through
+// the agent's own binary.
+func useSubreaper(log *slog.Logger) {
+	shim := ""
+	if os.Getpid() == 1 {
+		if p, err := process.InstallShim("/.sbx"); err == nil {
+			shim = p
+		} else {
+			log.Warn("cannot install the subreaper shim; commands start through the agent binary", "err", err)
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil && shim == "" {
+		log.Warn("commands start without their own subreaper; a kill may miss double-forked descendants", "err", err)
+	}
+	process.UseSubreaperExec(shim, exe)
 }

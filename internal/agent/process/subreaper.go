@@ -1,0 +1,95 @@
+package process
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// SubreaperExecArg, as the agent binary's first argument, makes it run
+// SubreaperExec on the rest: "sbx-agent <SubreaperExecArg> path argv...".
+const SubreaperExecArg = "__sbx_subreaper_exec"
+
+// subreaperArgv is what starts a command as a child subreaper: the
+// program and first arguments to which the command's path and argv are
+// appended (nil: commands are started directly). Set once at start by
+// UseSubreaperExec.
+var subreaperArgv []string
+
+// UseSubreaperExec makes the service start every command through a
+// subreaper exec, so that each command's leader is a child subreaper and
+// its whole tree stays findable (killTree): the shim at shim when it is not
+// empty (see InstallShim), else the agent's own binary exe (whose main calls
+// SubreaperExec when its first argument is SubreaperExecArg; slower: a Go
+// program's start-up per command). Call it once at agent start-up, before
+// any process is started.
+func UseSubreaperExec(shim, exe string) {
+	switch {
+	case shim != "":
+		subreaperArgv = []string{shim}
+	case exe != "":
+		subreaperArgv = []string{exe, SubreaperExecArg}
+	}
+}
+
+// InstallShim writes the subreaper shim (shimELF) as dir/subreaper, owned
+// by the agent, mode 0755, replacing whatever was there, and returns its
+// path. Only for the agent of a sandbox (dir is inside it).
+func InstallShim(dir string) (string, error) {
+	b := shimELF()
+	if b == nil {
+		return "", fmt.Errorf("no subreaper shim for %s", runtime.GOARCH)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp(dir, ".subreaper-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(f.Name()) // after a successful rename: nothing
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o755)
+	}
+	p := filepath.Join(dir, "subreaper")
+	if err == nil {
+		err = os.Rename(f.Name(), p)
+	}
+	return p, err
+}
+
+// SubreaperExec makes the calling process a child subreaper and executes
+// args[0] with argv args[1:] and the current environment; the attribute
+// survives execve. It returns only on failure, after printing it to stderr
+// as a shell would, with exit status 127.
+func SubreaperExec(args []string) {
+	if len(args) < 2 {
+		fmt.Fprintln(os.Stderr, "sbx-agent: subreaper exec: missing program")
+		os.Exit(127)
+	}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		fmt.Fprintln(os.Stderr, "sbx-agent: subreaper:", err)
+		os.Exit(127)
+	}
+	err := syscall.Exec(args[0], args[1:], os.Environ())
+	fmt.Fprintf(os.Stderr, "%s: %v\n", args[1], err)
+	os.Exit(127)
+}
+
+// launch returns the path and argv that start path with argv: through the
+// subreaper exec when it is set up.
+func launch(path string, argv []string) (string, []string) {
+	if subreaperArgv == nil {
+		return path, argv
+	}
+	return subreaperArgv[0], append(append(slices.Clone(subreaperArgv), path), argv...)
+}
