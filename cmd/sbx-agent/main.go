@@ -26,6 +26,7 @@ import (
 	"github.com/sbx-dev/sbx/internal/agent"
 	"github.com/sbx-dev/sbx/internal/agent/eventlog"
 	"github.com/sbx-dev/sbx/internal/agent/identity"
+	"github.com/sbx-dev/sbx/internal/agent/oomguard"
 	"github.com/sbx-dev/sbx/internal/agent/process"
 )
 
@@ -80,6 +81,9 @@ func run(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	if os.Getpid() == 1 && underGVisor() {
+		go oomguard.Run(ctx, log) // the offender dies inside, not the whole sandbox
+	}
 	l, err := net.Listen("tcp", srv.Addr())
 	if err != nil {
 		return err
@@ -107,19 +111,26 @@ func run(args []string) error {
 // a timeout or kill ends its double-forked descendants too: through the
 // shim installed in the sandbox (/.sbx, root's), or, in a debug agent not
 // running as a sandbox's PID 1 or where the shim cannot be written, through
-// the agent's own binary.
+// the agent's own binary. Under gVisor, commands of users other than root
+// go through a second shim that also bounds their processes (userNproc).
 func useSubreaper(log *slog.Logger) {
-	shim := ""
+	shim, userShim := "", ""
 	if os.Getpid() == 1 {
-		if p, err := process.InstallShim("/.sbx"); err == nil {
-			shim = p
-		} else {
+		var err error
+		if shim, err = process.InstallShim("/.sbx", "subreaper", 0); err != nil {
 			log.Warn("cannot install the subreaper shim; commands start through the agent binary", "err", err)
+			shim = ""
+		}
+		if n := userNproc(); shim != "" && n > 0 {
+			if userShim, err = process.InstallShim("/.sbx", "subreaper-user", n); err != nil {
+				log.Warn("cannot install the user shim; users' processes are not bounded inside", "err", err)
+				userShim = ""
+			}
 		}
 	}
 	exe, err := os.Executable()
 	if err != nil && shim == "" {
 		log.Warn("commands start without their own subreaper; a kill may miss double-forked descendants", "err", err)
 	}
-	process.UseSubreaperExec(shim, exe)
+	process.UseSubreaperExec(shim, userShim, exe)
 }

@@ -50,12 +50,42 @@ var shimCode = map[string][]byte{
 	},
 }
 
+// nprocPrefix is code put before shimCode in a shim that also limits the
+// number of processes of its user (amd64 only):
+//
+//	mov $6, %edi; lea rlim(%rip), %rsi   # RLIMIT_NPROC, the limit after the code
+//	mov $160, %eax; syscall              # setrlimit
+//	test %eax, %eax; jnz fail            # fail: the exit_group at the end of shimCode
+//	rlim: .quad N, N                     # appended after shimCode
+var nprocPrefix = map[string]func(codeLen int) []byte{
+	"amd64": func(codeLen int) []byte {
+		const n = 0x17                    // this prefix's length
+		lea := uint32(n + codeLen - 0x0c) // from the end of the lea to rlim
+		fail := byte(codeLen - 12)        // from the end of the jnz (= n) to fail, shimCode's last 12 bytes
+		return []byte{
+			0xbf, 0x06, 0x00, 0x00, 0x00, // mov $6, %edi
+			0x48, 0x8d, 0x35, byte(lea), byte(lea >> 8), byte(lea >> 16), byte(lea >> 24), // lea rlim(%rip), %rsi
+			0xb8, 0xa0, 0x00, 0x00, 0x00, // mov $160, %eax
+			0x0f, 0x05, // syscall
+			0x85, 0xc0, // test %eax, %eax
+			0x75, fail, // jnz fail
+		}
+	},
+}
+
 // shimELF returns the shim as a static ELF executable for this machine, or
-// nil when there is no shim for its architecture.
-func shimELF() []byte {
+// nil when there is no shim for its architecture. With nproc > 0 the shim
+// first sets its RLIMIT_NPROC (soft and hard) to nproc, which the command
+// and all it starts inherit.
+func shimELF(nproc uint64) []byte {
 	code, ok := shimCode[runtime.GOARCH]
 	if !ok {
 		return nil
+	}
+	if nproc > 0 {
+		code = append(nprocPrefix[runtime.GOARCH](len(code)), code...)
+		code = binary.LittleEndian.AppendUint64(code, nproc)
+		code = binary.LittleEndian.AppendUint64(code, nproc)
 	}
 	const base = 0x400000
 	const hdrs = 64 + 56 // ELF header + one program header

@@ -12,7 +12,7 @@ import (
 // child subreaper (an orphaned grandchild is re-parented to it), and exits
 // 127 when the program cannot be executed.
 func TestShim(t *testing.T) {
-	b := shimELF()
+	b := shimELF(0)
 	if b == nil {
 		t.Skip("no shim for this architecture")
 	}
@@ -38,5 +38,22 @@ func TestShim(t *testing.T) {
 	err = exec.Command(shim, "/nonexistent", "x").Run()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 127 {
 		t.Fatalf("exec failure: %v, want exit 127", err)
+	}
+}
+
+// TestShimNproc: a shim made with a process limit gives it to the program
+// (soft and hard), and the program still gets its argv.
+func TestShimNproc(t *testing.T) {
+	b := shimELF(77)
+	if b == nil {
+		t.Skip("no shim for this architecture")
+	}
+	shim := filepath.Join(t.TempDir(), "shim")
+	if err := os.WriteFile(shim, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(shim, "/bin/bash", "bash", "-c", `echo "$(ulimit -u) $(ulimit -Hu) $0"`, "arg0").CombinedOutput()
+	if err != nil || string(out) != "77 77 arg0\n" {
+		t.Fatalf("%v: %q, want 77 77 arg0", err, out)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 // SubreaperExecArg, as the agent binary's first argument, makes it run
 // SubreaperExec on the rest: "sbx-agent <SubreaperExecArg> path argv...".
+// (The shim is preferred: see UseSubreaperExec.)
 const SubreaperExecArg = "__sbx_subreaper_exec"
 
 // subreaperArgv is what starts a command as a child subreaper: the
@@ -21,27 +22,37 @@ const SubreaperExecArg = "__sbx_subreaper_exec"
 // UseSubreaperExec.
 var subreaperArgv []string
 
+// userSubreaperArgv is subreaperArgv for commands of users other than root
+// (a shim that also limits their processes, see InstallShim), or nil when
+// they use subreaperArgv too.
+var userSubreaperArgv []string
+
 // UseSubreaperExec makes the service start every command through a
 // subreaper exec, so that each command's leader is a child subreaper and
 // its whole tree stays findable (killTree): the shim at shim when it is not
 // empty (see InstallShim), else the agent's own binary exe (whose main calls
 // SubreaperExec when its first argument is SubreaperExecArg; slower: a Go
-// program's start-up per command). Call it once at agent start-up, before
-// any process is started.
-func UseSubreaperExec(shim, exe string) {
+// program's start-up per command). Commands of users other than root start
+// through userShim when it is not empty. Call it once at agent start-up,
+// before any process is started.
+func UseSubreaperExec(shim, userShim, exe string) {
 	switch {
 	case shim != "":
 		subreaperArgv = []string{shim}
 	case exe != "":
 		subreaperArgv = []string{exe, SubreaperExecArg}
 	}
+	if userShim != "" {
+		userSubreaperArgv = []string{userShim}
+	}
 }
 
-// InstallShim writes the subreaper shim (shimELF) as dir/subreaper, owned
-// by the agent, mode 0755, replacing whatever was there, and returns its
-// path. Only for the agent of a sandbox (dir is inside it).
-func InstallShim(dir string) (string, error) {
-	b := shimELF()
+// InstallShim writes the subreaper shim (shimELF) as dir/name, owned by the
+// agent, mode 0755, replacing whatever was there, and returns its path.
+// With nproc > 0 the shim also sets RLIMIT_NPROC to nproc. Only for the
+// agent of a sandbox (dir is inside it).
+func InstallShim(dir, name string, nproc uint64) (string, error) {
+	b := shimELF(nproc)
 	if b == nil {
 		return "", fmt.Errorf("no subreaper shim for %s", runtime.GOARCH)
 	}
@@ -60,7 +71,7 @@ func InstallShim(dir string) (string, error) {
 	if err == nil {
 		err = os.Chmod(f.Name(), 0o755)
 	}
-	p := filepath.Join(dir, "subreaper")
+	p := filepath.Join(dir, name)
 	if err == nil {
 		err = os.Rename(f.Name(), p)
 	}
@@ -85,11 +96,16 @@ func SubreaperExec(args []string) {
 	os.Exit(127)
 }
 
-// launch returns the path and argv that start path with argv: through the
-// subreaper exec when it is set up.
-func launch(path string, argv []string) (string, []string) {
-	if subreaperArgv == nil {
+// launch returns the path and argv that start path with argv as root (or
+// the agent's own user) or another user: through the subreaper exec when it
+// is set up.
+func launch(path string, argv []string, root bool) (string, []string) {
+	via := subreaperArgv
+	if !root && userSubreaperArgv != nil {
+		via = userSubreaperArgv
+	}
+	if via == nil {
 		return path, argv
 	}
-	return subreaperArgv[0], append(append(slices.Clone(subreaperArgv), path), argv...)
+	return via[0], append(append(slices.Clone(via), path), argv...)
 }

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Bounds of the per-user process limit under gVisor.
+const (
+	mbPerProcess = 4    // sandbox memory (MiB) budgeted per process of a user
+	minNproc     = 32   // never fewer (a small sandbox still runs a build)
+	maxNproc     = 4096 // never more
+)
+
+// userNproc is the RLIMIT_NPROC given to the commands of users other than
+// root under gVisor, or 0 elsewhere. gVisor's Sentry holds every process of
+// the sandbox in its own memory, bounded as a whole by the host cgroup: a
+// fork bomb that reaches the host's pids or memory limit gets the whole
+// sandbox killed. Bounding a user's processes to what the sandbox's memory
+// can hold (mbPerProcess each, measured: a bomb under 128 processes per
+// 512 MiB leaves the sandbox alive, 512 kill it) makes the bomb's forks
+// fail inside, as on a machine, and the agent lives. gVisor counts the
+// limit per user inside the sandbox. Not on crun/runc: the host kernel
+// counts RLIMIT_NPROC per host uid, shared by every sandbox in the same
+// userns range; there the pids cgroup bounds the sandbox and its kernel
+// OOM-kills inside.
+func userNproc() uint64 {
+	if !underGVisor() {
+		return 0
+	}
+	mb := memTotalMB()
+	if mb == 0 {
+		return minNproc
+	}
+	return min(max(mb/mbPerProcess, minNproc), maxNproc)
+}
+
+// underGVisor reports whether the agent runs on gVisor's Sentry.
+func underGVisor() bool {
+	b, err := os.ReadFile("/proc/version")
+	return err == nil && strings.Contains(string(b), "gvisor")
+}
+
+// memTotalMB is MemTotal of /proc/meminfo in MiB (gVisor reports the
+// sandbox's memory limit there), or 0.
+func memTotalMB() uint64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if rest, ok := strings.CutPrefix(s.Text(), "MemTotal:"); ok {
+			kb, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
