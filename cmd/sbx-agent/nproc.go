@@ -9,7 +9,7 @@ import (
 
 // Bounds of the per-user process limit under gVisor.
 const (
-	mbPerProcess = 4    // sandbox memory (MiB) budgeted per process of a user
+	mbPerProcess = 2    // sandbox memory (MiB) budgeted per process of a user
 	minNproc     = 32   // never fewer (a small sandbox still runs a build)
 	maxNproc     = 4096 // never more
 )
@@ -19,10 +19,13 @@ const (
 // the sandbox in its own memory, bounded as a whole by the host cgroup: a
 // fork bomb that reaches the host's pids or memory limit gets the whole
 // sandbox killed. Bounding a user's processes to what the sandbox's memory
-// can hold (mbPerProcess each, measured: a bomb under 128 processes per
-// 512 MiB leaves the sandbox alive, 512 kill it) makes the bomb's forks
-// fail inside, as on a machine, and the agent lives. gVisor counts the
-// limit per user inside the sandbox. Not on crun/runc: the host kernel
+// can hold (mbPerProcess each; measured: 64, 128, 256 processes in 128,
+// 256, 512 MiB leave the sandbox alive, 256 in 128 MiB or 512 in 512 MiB
+// kill it) and to half the host's pids limit (SBX_PIDS_LIMIT, set by the
+// daemon: the Sentry's own threads count there, and 512 processes under a
+// limit of 512 killed a 1 GiB sandbox) makes the bomb's forks fail inside,
+// as on a machine, and the agent lives. gVisor counts the limit per user
+// inside the sandbox. Not on crun/runc: the host kernel
 // counts RLIMIT_NPROC per host uid, shared by every sandbox in the same
 // userns range; there the pids cgroup bounds the sandbox and its kernel
 // OOM-kills inside.
@@ -30,11 +33,14 @@ func userNproc() uint64 {
 	if !underGVisor() {
 		return 0
 	}
-	mb := memTotalMB()
-	if mb == 0 {
-		return minNproc
+	n := uint64(maxNproc)
+	if mb := memTotalMB(); mb > 0 {
+		n = min(n, mb/mbPerProcess)
 	}
-	return min(max(mb/mbPerProcess, minNproc), maxNproc)
+	if p, err := strconv.ParseUint(os.Getenv("SBX_PIDS_LIMIT"), 10, 64); err == nil && p > 0 {
+		n = min(n, p/2)
+	}
+	return max(n, minNproc)
 }
 
 // underGVisor reports whether the agent runs on gVisor's Sentry.
