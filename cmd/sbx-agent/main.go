@@ -28,6 +28,7 @@ import (
 	"github.com/sbx-dev/sbx/internal/agent/identity"
 	"github.com/sbx-dev/sbx/internal/agent/oomguard"
 	"github.com/sbx-dev/sbx/internal/agent/process"
+	"github.com/sbx-dev/sbx/internal/agent/shim"
 )
 
 func main() {
@@ -114,23 +115,23 @@ func run(args []string) error {
 // the agent's own binary. Under gVisor, commands of users other than root
 // go through a second shim that also bounds their processes (userNproc).
 func useSubreaper(log *slog.Logger) {
-	shim, userShim := "", ""
+	root, user := "", ""
 	if os.Getpid() == 1 {
 		var err error
-		if shim, err = process.InstallShim("/.sbx", "subreaper", 0); err != nil {
+		if root, err = shim.Install("/.sbx", "subreaper", 0); err != nil {
 			log.Warn("cannot install the subreaper shim; commands start through the agent binary", "err", err)
-			shim = ""
+			root = ""
 		}
-		if n := userNproc(); shim != "" && n > 0 {
-			if userShim, err = process.InstallShim("/.sbx", "subreaper-user", n); err != nil {
+		if n := userNproc(); root != "" && n > 0 {
+			if user, err = shim.Install("/.sbx", "subreaper-user", n); err != nil {
 				log.Warn("cannot install the user shim; users' processes are not bounded inside", "err", err)
-				userShim = ""
+				user = ""
 			}
 		}
 	}
 	exe, err := os.Executable()
-	if err != nil && shim == "" {
+	if err != nil && root == "" {
 		log.Warn("commands start without their own subreaper; a kill may miss double-forked descendants", "err", err)
 	}
-	process.UseSubreaperExec(shim, userShim, exe)
+	process.UseSubreaperExec(root, user, exe)
 }

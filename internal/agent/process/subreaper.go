@@ -3,8 +3,6 @@ package process
 import (
 	"fmt"
 	"os"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"syscall"
 
@@ -23,14 +21,14 @@ const SubreaperExecArg = "__sbx_subreaper_exec"
 var subreaperArgv []string
 
 // userSubreaperArgv is subreaperArgv for commands of users other than root
-// (a shim that also limits their processes, see InstallShim), or nil when
+// (a shim that also limits their processes, see package shim), or nil when
 // they use subreaperArgv too.
 var userSubreaperArgv []string
 
 // UseSubreaperExec makes the service start every command through a
 // subreaper exec, so that each command's leader is a child subreaper and
 // its whole tree stays findable (killTree): the shim at shim when it is not
-// empty (see InstallShim), else the agent's own binary exe (whose main calls
+// empty (see package shim), else the agent's own binary exe (whose main calls
 // SubreaperExec when its first argument is SubreaperExecArg; slower: a Go
 // program's start-up per command). Commands of users other than root start
 // through userShim when it is not empty. Call it once at agent start-up,
@@ -45,37 +43,6 @@ func UseSubreaperExec(shim, userShim, exe string) {
 	if userShim != "" {
 		userSubreaperArgv = []string{userShim}
 	}
-}
-
-// InstallShim writes the subreaper shim (shimELF) as dir/name, owned by the
-// agent, mode 0755, replacing whatever was there, and returns its path.
-// With nproc > 0 the shim also sets RLIMIT_NPROC to nproc. Only for the
-// agent of a sandbox (dir is inside it).
-func InstallShim(dir, name string, nproc uint64) (string, error) {
-	b := shimELF(nproc)
-	if b == nil {
-		return "", fmt.Errorf("no subreaper shim for %s", runtime.GOARCH)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	f, err := os.CreateTemp(dir, ".subreaper-*")
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(f.Name()) // after a successful rename: nothing
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o755)
-	}
-	p := filepath.Join(dir, name)
-	if err == nil {
-		err = os.Rename(f.Name(), p)
-	}
-	return p, err
 }
 
 // SubreaperExec makes the calling process a child subreaper and executes

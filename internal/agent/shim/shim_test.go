@@ -1,4 +1,4 @@
-package process
+package shim
 
 import (
 	"os"
@@ -12,7 +12,7 @@ import (
 // child subreaper (an orphaned grandchild is re-parented to it), and exits
 // 127 when the program cannot be executed.
 func TestShim(t *testing.T) {
-	b := shimELF(0)
+	b := ELF(0)
 	if b == nil {
 		t.Skip("no shim for this architecture")
 	}
@@ -44,7 +44,7 @@ func TestShim(t *testing.T) {
 // TestShimNproc: a shim made with a process limit gives it to the program
 // (soft and hard), and the program still gets its argv.
 func TestShimNproc(t *testing.T) {
-	b := shimELF(77)
+	b := ELF(77)
 	if b == nil {
 		t.Skip("no shim for this architecture")
 	}

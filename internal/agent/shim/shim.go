@@ -1,9 +1,16 @@
-package process
+// Package shim makes the agent's subreaper shim: a one-page static program
+// that makes itself a child subreaper (and, optionally, bounds its user's
+// processes) and executes the command it is given, so that every command's
+// leader keeps its whole tree (see the process package's killTree).
+package shim
 
 import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 )
 
@@ -73,11 +80,11 @@ var nprocPrefix = map[string]func(codeLen int) []byte{
 	},
 }
 
-// shimELF returns the shim as a static ELF executable for this machine, or
+// ELF returns the shim as a static ELF executable for this machine, or
 // nil when there is no shim for its architecture. With nproc > 0 the shim
 // first sets its RLIMIT_NPROC (soft and hard) to nproc, which the command
 // and all it starts inherit.
-func shimELF(nproc uint64) []byte {
+func ELF(nproc uint64) []byte {
 	code, ok := shimCode[runtime.GOARCH]
 	if !ok {
 		return nil
@@ -105,4 +112,35 @@ func shimELF(nproc uint64) []byte {
 	_ = binary.Write(&b, binary.LittleEndian, p)
 	b.Write(code)
 	return b.Bytes()
+}
+
+// Install writes the shim (ELF) as dir/name, owned by the
+// agent, mode 0755, replacing whatever was there, and returns its path.
+// With nproc > 0 the shim also sets RLIMIT_NPROC to nproc. Only for the
+// agent of a sandbox (dir is inside it).
+func Install(dir, name string, nproc uint64) (string, error) {
+	b := ELF(nproc)
+	if b == nil {
+		return "", fmt.Errorf("no subreaper shim for %s", runtime.GOARCH)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp(dir, ".subreaper-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(f.Name()) // after a successful rename: nothing
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o755)
+	}
+	p := filepath.Join(dir, name)
+	if err == nil {
+		err = os.Rename(f.Name(), p)
+	}
+	return p, err
 }
