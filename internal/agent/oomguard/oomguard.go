@@ -24,10 +24,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Interval is how often the guard reads /proc/meminfo. A balloon in gVisor
-// grows by page faults the Sentry serves (well under 1 GiB/s), so a reserve
-// of ReserveFraction is not crossed between two reads.
-const Interval = 10 * time.Millisecond
+// Interval is how often the guard reads /proc/meminfo once over half the
+// memory is in use; IdleInterval while less is (an idle sandbox costs the
+// host a read every 50 ms, not every 10). A balloon in gVisor grows by page
+// faults the Sentry serves, so from half used it does not cross the reserve
+// within one Interval.
+const (
+	Interval     = 10 * time.Millisecond
+	IdleInterval = 50 * time.Millisecond
+)
 
 // ReserveFraction of MemTotal (at least MinReserve) is kept for the
 // Sentry's own memory, which the host counts too.
@@ -38,7 +43,7 @@ const (
 
 // Run guards until ctx ends.
 func Run(ctx context.Context, log *slog.Logger) {
-	t := time.NewTicker(Interval)
+	t := time.NewTimer(Interval)
 	defer t.Stop()
 	for {
 		select {
@@ -47,9 +52,11 @@ func Run(ctx context.Context, log *slog.Logger) {
 		case <-t.C:
 		}
 		total, avail, ok := meminfo()
-		if !ok {
+		if !ok || avail > total/2 {
+			t.Reset(IdleInterval)
 			continue
 		}
+		t.Reset(Interval)
 		if avail >= max(uint64(float64(total)*ReserveFraction), MinReserve) {
 			continue
 		}
