@@ -21,9 +21,9 @@ const (
 // sandbox killed. Bounding a user's processes to what the sandbox's memory
 // can hold (mbPerProcess each; measured: 64, 128, 256 processes in 128,
 // 256, 512 MiB leave the sandbox alive, 256 in 128 MiB or 512 in 512 MiB
-// kill it) and to half the host's pids limit (SBX_PIDS_LIMIT, set by the
-// daemon: the Sentry's own threads count there, and 512 processes under a
-// limit of 512 killed a 1 GiB sandbox) makes the bomb's forks fail inside,
+// kill it) and to 2/5 of the host's pids limit (SBX_PIDS_LIMIT, set by the
+// daemon: the Sentry's own threads count there; 512 processes under a limit
+// of 512 killed a 1 GiB sandbox, 256 peaked at 431 host pids) makes the bomb's forks fail inside,
 // as on a machine, and the agent lives. gVisor counts the limit per user
 // inside the sandbox. Not on crun/runc: the host kernel
 // counts RLIMIT_NPROC per host uid, shared by every sandbox in the same
@@ -33,12 +33,19 @@ func userNproc() uint64 {
 	if !underGVisor() {
 		return 0
 	}
+	pids, _ := strconv.ParseUint(os.Getenv("SBX_PIDS_LIMIT"), 10, 64)
+	return nprocFor(memTotalMB(), pids)
+}
+
+// nprocFor is the users' process limit for a sandbox of memMB MiB and a
+// host pids limit of pids (0: unknown).
+func nprocFor(memMB, pids uint64) uint64 {
 	n := uint64(maxNproc)
-	if mb := memTotalMB(); mb > 0 {
-		n = min(n, mb/mbPerProcess)
+	if memMB > 0 {
+		n = min(n, memMB/mbPerProcess)
 	}
-	if p, err := strconv.ParseUint(os.Getenv("SBX_PIDS_LIMIT"), 10, 64); err == nil && p > 0 {
-		n = min(n, p/2)
+	if pids > 0 {
+		n = min(n, pids*2/5)
 	}
 	return max(n, minNproc)
 }
