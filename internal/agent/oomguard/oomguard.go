@@ -26,12 +26,12 @@ import (
 
 // Interval is how often the guard reads /proc/meminfo once over half the
 // memory is in use; IdleInterval while less is (an idle sandbox costs the
-// host a read every 50 ms, not every 10). A balloon in gVisor grows by page
+// host a read every 25 ms, not every 10). A balloon in gVisor grows by page
 // faults the Sentry serves, so from half used it does not cross the reserve
 // within one Interval.
 const (
 	Interval     = 10 * time.Millisecond
-	IdleInterval = 50 * time.Millisecond
+	IdleInterval = 25 * time.Millisecond
 )
 
 // ReserveFraction of MemTotal (at least MinReserve) is kept for the
