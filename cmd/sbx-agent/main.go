@@ -26,10 +26,15 @@ import (
 	"github.com/sbx-dev/sbx/internal/agent"
 	"github.com/sbx-dev/sbx/internal/agent/eventlog"
 	"github.com/sbx-dev/sbx/internal/agent/identity"
+	"github.com/sbx-dev/sbx/internal/agent/oomguard"
 	"github.com/sbx-dev/sbx/internal/agent/process"
+	"github.com/sbx-dev/sbx/internal/agent/shim"
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == process.SubreaperExecArg {
+		process.SubreaperExec(os.Args[2:]) // a command's first step (see process.UseSubreaperExec)
+	}
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "sbx-agent:", err)
 		os.Exit(1)
@@ -56,6 +61,7 @@ func run(args []string) error {
 	if err := process.EnableSubreaper(); err != nil {
 		log.Warn("cannot become a child subreaper; orphans are left to init", "err", err)
 	}
+	useSubreaper(log)
 	st := identity.NewState()
 	srv, err := agent.NewServer(agent.Config{
 		Addr:      net.JoinHostPort("0.0.0.0", strconv.Itoa(*port)),
@@ -76,6 +82,9 @@ func run(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	if os.Getpid() == 1 && underGVisor() {
+		go oomguard.Run(ctx, log) // the offender dies inside, not the whole sandbox
+	}
 	l, err := net.Listen("tcp", srv.Addr())
 	if err != nil {
 		return err
@@ -97,4 +106,32 @@ func run(args []string) error {
 		return err
 	}
 	return nil
+}
+
+// useSubreaper makes each command's leader a subreaper of its own tree, so
+// a timeout or kill ends its double-forked descendants too: through the
+// shim installed in the sandbox (/.sbx, root's), or, in a debug agent not
+// running as a sandbox's PID 1 or where the shim cannot be written, through
+// the agent's own binary. Under gVisor, commands of users other than root
+// go through a second shim that also bounds their processes (userNproc).
+func useSubreaper(log *slog.Logger) {
+	root, user := "", ""
+	if os.Getpid() == 1 {
+		var err error
+		if root, err = shim.Install("/.sbx", "subreaper", 0); err != nil {
+			log.Warn("cannot install the subreaper shim; commands start through the agent binary", "err", err)
+			root = ""
+		}
+		if n := userNproc(); root != "" && n > 0 {
+			if user, err = shim.Install("/.sbx", "subreaper-user", n); err != nil {
+				log.Warn("cannot install the user shim; users' processes are not bounded inside", "err", err)
+				user = ""
+			}
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil && root == "" {
+		log.Warn("commands start without their own subreaper; a kill may miss double-forked descendants", "err", err)
+	}
+	process.UseSubreaperExec(root, user, exe)
 }

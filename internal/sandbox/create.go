@@ -313,7 +313,8 @@ func (m *Manager) spec(rec *store.Sandbox, rootfs string, ni NetInfo, res Resour
 		ID: rec.ID, Rootfs: rootfs, NetNSPath: ni.NetNSPath, Hostname: "e2b.local",
 		Args: []string{agentMount, "--port", fmt.Sprint(m.cfg.AgentPort)},
 		Env: []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-			"SBX_AGENT_INIT_TOKEN=" + rec.InitSecret, "SBX_SANDBOX_ID=" + rec.ID},
+			"SBX_AGENT_INIT_TOKEN=" + rec.InitSecret, "SBX_SANDBOX_ID=" + rec.ID,
+			"SBX_PIDS_LIMIT=" + fmt.Sprint(res.Pids)}, // the agent bounds users' processes below it (gVisor)
 		Mounts: append([]runtime.Mount{{Source: m.cfg.AgentBinary, Destination: agentMount, ReadOnly: true}},
 			m.volumeBinds(rec, caps.UserNS)...),
 		Limits: runtime.Limits{MemoryBytes: int64(res.MemoryMB) << 20, CPUMillis: int64(res.CPUCount) * 1000,

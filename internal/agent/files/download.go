@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/sbx-dev/sbx/internal/agent/filesystem/fsutil"
+	"github.com/sbx-dev/sbx/internal/agent/identity"
 )
 
 // download serves GET /files?path=: the file's bytes, gzip-encoded when the
@@ -31,7 +32,12 @@ func (h *handler) serveFile(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f, fi, err := openRegular(p)
+	var f *os.File
+	var fi os.FileInfo
+	err = identity.As(u, func() (err error) { // opened as u: u's rights, whatever links lead there
+		f, fi, err = openRegular(p)
+		return err
+	})
 	if err != nil {
 		return err
 	}

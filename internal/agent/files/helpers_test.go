@@ -27,6 +27,9 @@ func newEnv(t testing.TB) *env {
 		t.Skip("needs root (chown)")
 	}
 	dir := t.TempDir()
+	// The agent acts as the user (identity.As): "user" must be able to reach its home.
+	must(t, os.Chmod(filepath.Dir(dir), 0o755))
+	must(t, os.Chmod(dir, 0o755))
 	home := filepath.Join(dir, "home", "user")
 	must(t, os.MkdirAll(home, 0o755))
 	must(t, os.Chown(home, 1000, 1000))
@@ -70,3 +73,15 @@ func ownerOf(t testing.TB, p string) (uint32, os.FileMode) {
 }
 
 func reader(s string) io.Reader { return bytes.NewBufferString(s) }
+
+// ownHome gives everything under the user's home to the user, as if the user
+// had made it (the agent acts as the user, and root's fixtures are not its).
+func (e *env) ownHome(t testing.TB) {
+	t.Helper()
+	must(t, filepath.WalkDir(e.home, func(p string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, 1000, 1000)
+	}))
+}

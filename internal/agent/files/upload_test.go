@@ -41,7 +41,10 @@ func gz(s string) *bytes.Buffer {
 
 func TestUploadMultipart(t *testing.T) {
 	e := newEnv(t)
-	outside := filepath.Join(e.dir, "out", "deep", "f.txt")
+	pub := filepath.Join(e.dir, "pub") // outside the home, writable by all as /tmp is
+	must(t, os.Mkdir(pub, 0o777))
+	must(t, os.Chmod(pub, 0o1777))
+	outside := filepath.Join(pub, "deep", "f.txt")
 	ct, body := form(t, "a.txt", "one", "dir/sub/b.txt", "two", outside, "three")
 	status, _, resp := do(t, "POST", e.url+"/files", map[string]string{"Content-Type": ct, "X-Metadata-Purpose": "Test"}, body)
 	if status != 200 {
@@ -61,7 +64,7 @@ func TestUploadMultipart(t *testing.T) {
 			t.Fatalf("%s: uid %d mode %v", w.Path, uid, mode)
 		}
 	}
-	for _, d := range []string{filepath.Join(e.home, "dir"), filepath.Join(e.dir, "out")} {
+	for _, d := range []string{filepath.Join(e.home, "dir"), filepath.Join(pub, "deep")} {
 		if uid, mode := ownerOf(t, d); uid != 1000 || mode != os.ModeDir|0o755 {
 			t.Fatalf("%s: uid %d mode %v", d, uid, mode)
 		}
@@ -78,6 +81,7 @@ func TestUploadForms(t *testing.T) {
 	e := newEnv(t)
 	must(t, os.Mkdir(filepath.Join(e.home, "adir"), 0o755))
 	must(t, os.WriteFile(filepath.Join(e.home, "keep"), []byte("old"), 0o644))
+	e.ownHome(t)
 	octet := map[string]string{"Content-Type": "application/octet-stream"}
 	ct1, single := form(t, "ignored-name", "via query")
 	ctDup, dup := form(t, "keep", "new1", "keep", "new2")

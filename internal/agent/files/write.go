@@ -14,9 +14,14 @@ import (
 	"github.com/sbx-dev/sbx/internal/agent/identity"
 )
 
-// writeFile writes src into dst in place, as envd does: open with
-// O_CREAT|O_TRUNC (a final symlink is written through, like open(2)), owned
-// by u, then the body, then metadata md (replacing what the file had). So
+// writeFile writes src into dst in place, as envd does, but with u's
+// credentials (identity.As): open with O_CREAT|O_TRUNC (a final symlink is
+// written through, like open(2)), then the body, then metadata md
+// (replacing what the file had). Every path is resolved and every file
+// opened or created as u, so a symlink or hard link u planted can lead only
+// where u may write. A file it creates is owned by u; so is an existing one
+// written as root (envd's chown), while an existing file u may write but
+// does not own keeps its owner. So
 // every observer sees what a plain write gives: a watcher gets CREATE (new
 // file) and WRITE events on dst itself and never a name of the agent's own.
 // A file created here gets FileMode; an existing one keeps its mode. Missing
@@ -28,6 +33,11 @@ import (
 // file this call created is removed; an existing file is left as the failure
 // found it (truncated or partly written), as envd leaves it.
 func writeFile(dst string, src io.Reader, u identity.User, md map[string]string) error {
+	return identity.As(u, func() error { return writeAs(dst, src, u, md) })
+}
+
+// writeAs is writeFile on the thread that carries u's credentials.
+func writeAs(dst string, src io.Reader, u identity.User, md map[string]string) error {
 	dst, err := writeTarget(dst)
 	if err != nil {
 		return err
@@ -76,11 +86,14 @@ func writeTarget(dst string) (string, error) {
 	return dst, nil
 }
 
-// fill gives f its owner (and FileMode when created here), copies src into
-// it, then replaces its metadata with md.
+// fill gives f its owner (when created here or written as root) and
+// FileMode (when created here), copies src into it, then replaces its
+// metadata with md.
 func fill(f *os.File, src io.Reader, u identity.User, md map[string]string, created bool) error {
-	if err := f.Chown(int(u.UID), int(u.GID)); err != nil {
-		return fsutil.Classify(err)
+	if created || u.UID == 0 {
+		if err := f.Chown(int(u.UID), int(u.GID)); err != nil {
+			return fsutil.Classify(err)
+		}
 	}
 	if created {
 		if err := f.Chmod(fsutil.FileMode); err != nil { // whatever the umask

@@ -79,6 +79,7 @@ func TestWriteInPlaceKeepsInode(t *testing.T) {
 	e := newEnv(t)
 	p := filepath.Join(e.home, "x.sh")
 	must(t, os.WriteFile(p, []byte("old"), 0o700))
+	e.ownHome(t)
 	must(t, os.Link(p, filepath.Join(e.home, "hard")))
 	octet := map[string]string{"Content-Type": "application/octet-stream"}
 	if status, _, resp := do(t, "POST", e.url+"/files?path=x.sh", octet, reader("new")); status != 200 {

@@ -28,6 +28,9 @@ func newEnv(t *testing.T) *env {
 		t.Skip("needs root (chown)")
 	}
 	dir := t.TempDir()
+	// The agent acts as the user (identity.As): "user" must be able to reach its home.
+	must(t, os.Chmod(filepath.Dir(dir), 0o755))
+	must(t, os.Chmod(dir, 0o755))
 	home := filepath.Join(dir, "home", "user")
 	must(t, os.MkdirAll(home, 0o755))
 	must(t, os.Chown(home, 1000, 1000))
@@ -75,4 +78,16 @@ func owner(t *testing.T, p string) (uint32, uint32, os.FileMode) {
 	must(t, err)
 	st := fi.Sys().(*syscall.Stat_t)
 	return st.Uid, st.Gid, fi.Mode()
+}
+
+// ownHome gives everything under the user's home to the user, as if the user
+// had made it (the agent acts as the user, and root's fixtures are not its).
+func (e *env) ownHome(t *testing.T) {
+	t.Helper()
+	must(t, filepath.WalkDir(e.home, func(p string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, 1000, 1000)
+	}))
 }

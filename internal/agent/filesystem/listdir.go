@@ -13,6 +13,7 @@ import (
 
 	fspb "github.com/sbx-dev/sbx/api/proto/envd/filesystem"
 	"github.com/sbx-dev/sbx/internal/agent/filesystem/fsutil"
+	"github.com/sbx-dev/sbx/internal/agent/identity"
 )
 
 // MaxListEntries bounds one ListDir answer; a larger tree is
@@ -26,16 +27,20 @@ var errTooMany = errors.New("too many entries")
 // path is followed; symlinks inside it are listed, not followed. Entry paths
 // are under the path as the caller gave it.
 func (s *Service) ListDir(_ context.Context, req *connect.Request[fspb.ListDirRequest]) (*connect.Response[fspb.ListDirResponse], error) {
-	_, p, err := s.resolve(req.Header(), req.Msg.GetPath())
+	u, p, err := s.resolve(req.Header(), req.Msg.GetPath())
 	if err != nil {
 		return nil, err
 	}
-	real, err := dirTarget(p)
-	if err != nil {
-		return nil, toConnect(err)
-	}
 	depth := max(int(req.Msg.GetDepth()), 1)
-	entries, err := walk(p, real, depth, fsutil.NewNames(s.users))
+	var entries []*fspb.EntryInfo
+	err = identity.As(u, func() error {
+		real, err := dirTarget(p)
+		if err != nil {
+			return err
+		}
+		entries, err = walk(p, real, depth, fsutil.NewNames(s.users))
+		return err
+	})
 	if errors.Is(err, errTooMany) {
 		return nil, errorf(connect.CodeInvalidArgument, "%s has more than %d entries within depth %d", p, MaxListEntries, depth)
 	}

@@ -15,14 +15,18 @@ import (
 func TestMakeDir(t *testing.T) {
 	e := newEnv(t)
 	must(t, os.WriteFile(filepath.Join(e.home, "file"), nil, 0o644))
-	outside := filepath.Join(e.dir, "outside", "a", "b")
+	pub := filepath.Join(e.dir, "pub") // outside the home, writable by all as /tmp is
+	must(t, os.Mkdir(pub, 0o777))
+	must(t, os.Chmod(pub, 0o1777))
+	outside := filepath.Join(pub, "outside", "a", "b")
 	tests := []struct {
 		name, path string
 		code       connect.Code
 		check      string // a directory that must now be user-owned 0755
 	}{
 		{"nested in home", "x/y/z", 0, filepath.Join(e.home, "x", "y")},
-		{"outside home", outside, 0, filepath.Join(e.dir, "outside")},
+		{"outside home", outside, 0, filepath.Join(pub, "outside")},
+		{"where only root may write", filepath.Join(e.dir, "rootonly"), connect.CodePermissionDenied, ""},
 		{"exists", "x", connect.CodeAlreadyExists, ""},
 		{"is a file", "file", connect.CodeInvalidArgument, ""},
 		{"under a file", "file/sub", connect.CodeInvalidArgument, ""},
@@ -132,6 +136,7 @@ func TestRemove(t *testing.T) {
 	e := newEnv(t)
 	must(t, os.MkdirAll(filepath.Join(e.home, "tree/a/b"), 0o755))
 	must(t, os.WriteFile(filepath.Join(e.home, "f"), nil, 0o644))
+	e.ownHome(t)
 	target := filepath.Join(e.dir, "keep")
 	must(t, os.WriteFile(target, nil, 0o644))
 	must(t, os.Symlink(target, filepath.Join(e.home, "link")))

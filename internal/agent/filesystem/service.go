@@ -3,8 +3,10 @@
 // and watch directories (streamed, or polled through watcher ids).
 //
 // Every path is resolved for the calling user (Basic auth, else the default
-// user from /init) in the agent's own filesystem view; the agent runs inside
-// the sandbox, so the whole sandbox is the caller's to use.
+// user from /init) in the agent's own filesystem view, and every operation
+// runs with that user's uid, groups and umask (identity.As): the agent is
+// root, but a request as "user" can stat, list, create, rename, remove and
+// watch only what "user" could, whatever symlinks or hard links lead there.
 package filesystem
 
 import (

@@ -7,15 +7,20 @@ import (
 
 	fspb "github.com/sbx-dev/sbx/api/proto/envd/filesystem"
 	"github.com/sbx-dev/sbx/internal/agent/filesystem/fsutil"
+	"github.com/sbx-dev/sbx/internal/agent/identity"
 )
 
 // Stat describes one entry; a final symlink is not followed.
 func (s *Service) Stat(_ context.Context, req *connect.Request[fspb.StatRequest]) (*connect.Response[fspb.StatResponse], error) {
-	_, p, err := s.resolve(req.Header(), req.Msg.GetPath())
+	u, p, err := s.resolve(req.Header(), req.Msg.GetPath())
 	if err != nil {
 		return nil, err
 	}
-	e, err := fsutil.Entry(p, fsutil.NewNames(s.users))
+	var e *fspb.EntryInfo
+	err = identity.As(u, func() (err error) {
+		e, err = fsutil.Entry(p, fsutil.NewNames(s.users))
+		return err
+	})
 	if err != nil {
 		return nil, toConnect(err)
 	}

@@ -19,7 +19,8 @@ import (
 
 // watchSpec is what WatchDir and CreateWatcher ask for.
 type watchSpec struct {
-	root               string // absolute, resolved for the caller
+	root               string        // absolute, resolved for the caller
+	user               identity.User // the caller: the watch is added with its credentials
 	recursive          bool
 	includeEntry       bool
 	allowNetworkMounts bool
@@ -34,10 +35,19 @@ type dirWatch struct {
 	w     *fsnotify.Watcher
 }
 
-// openWatch starts watching spec.root: not_found when it is missing,
-// invalid_argument when it is not a directory or is on a network mount
-// that was not allowed. The caller must Close the watch.
-func openWatch(spec watchSpec, users identity.Files) (*dirWatch, error) {
+// openWatch starts watching spec.root as spec.user (so only a directory the
+// user may read can be watched, whatever symlink leads there): not_found
+// when it is missing, invalid_argument when it is not a directory or is on
+// a network mount that was not allowed. The caller must Close the watch.
+func openWatch(spec watchSpec, users identity.Files) (d *dirWatch, err error) {
+	err = identity.As(spec.user, func() error {
+		d, err = openWatchAs(spec, users)
+		return err
+	})
+	return d, err
+}
+
+func openWatchAs(spec watchSpec, users identity.Files) (*dirWatch, error) {
 	fi, err := os.Stat(spec.root)
 	if err != nil {
 		return nil, fsutil.Classify(fmt.Errorf("watch %s: %w", spec.root, err))
@@ -88,14 +98,34 @@ func (d *dirWatch) add(dir string) ([]string, error) {
 	return found, err
 }
 
+// addOne watches dir, which the caller must be able to read: Linux's
+// inotify_add_watch checks that, gVisor's does not, so the directory is
+// opened for reading first (as the caller, see openWatch) and must still be
+// the same directory once the watch is in place.
 func (d *dirWatch) addOne(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return fsutil.Classify(fmt.Errorf("watch %s: %w", dir, err))
+	}
+	defer f.Close()
 	if err := d.w.Add(dir); err != nil {
 		if errors.Is(err, unix.ENOSPC) {
 			return fmt.Errorf("%w: inotify watch limit reached adding %s", fsutil.ErrNoSpace, dir)
 		}
 		return fsutil.Classify(fmt.Errorf("watch %s: %w", dir, err))
 	}
+	if !sameFile(f, dir) {
+		_ = d.w.Remove(dir)
+		return fmt.Errorf("%w: watch %s: the directory was replaced while it was added", fsutil.ErrPermission, dir)
+	}
 	return nil
+}
+
+// sameFile reports whether the open f is still what p names.
+func sameFile(f *os.File, p string) bool {
+	a, err1 := f.Stat()
+	b, err2 := os.Stat(p)
+	return err1 == nil && err2 == nil && os.SameFile(a, b)
 }
 
 // keepalive sends a keepalive message after each quiet interval.
@@ -132,7 +162,7 @@ func (d *dirWatch) run(ctx context.Context, emit func(*fspb.FilesystemEvent) err
 			if !ok {
 				return errors.New("watcher closed")
 			}
-			for _, fe := range d.convert(ev) {
+			for _, fe := range d.convertAs(ev) {
 				if err := emit(fe); err != nil {
 					return err
 				}

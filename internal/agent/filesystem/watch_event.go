@@ -9,6 +9,7 @@ import (
 
 	fspb "github.com/sbx-dev/sbx/api/proto/envd/filesystem"
 	"github.com/sbx-dev/sbx/internal/agent/filesystem/fsutil"
+	"github.com/sbx-dev/sbx/internal/agent/identity"
 )
 
 // opOrder is the order in which envd reports the operations of one event.
@@ -21,6 +22,20 @@ var opOrder = []struct {
 	{fsnotify.Chmod, fspb.EventType_EVENT_TYPE_CHMOD},
 	{fsnotify.Write, fspb.EventType_EVENT_TYPE_WRITE},
 	{fsnotify.Remove, fspb.EventType_EVENT_TYPE_REMOVE},
+}
+
+// convertAs is convert with the watch user's credentials when it looks at
+// the filesystem (a new directory to watch, or entries to describe).
+func (d *dirWatch) convertAs(ev fsnotify.Event) []*fspb.FilesystemEvent {
+	if !d.spec.includeEntry && !(d.spec.recursive && ev.Op.Has(fsnotify.Create)) {
+		return d.convert(ev)
+	}
+	var out []*fspb.FilesystemEvent
+	_ = identity.As(d.spec.user, func() error {
+		out = d.convert(ev)
+		return nil
+	})
+	return out
 }
 
 // convert turns one inotify event into protocol events, one per operation.

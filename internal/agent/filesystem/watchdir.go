@@ -21,12 +21,12 @@ const DefaultKeepalive = 90 * time.Second
 // quiet Keepalive-Ping-Interval. It ends when the client goes away or the
 // Connect deadline passes.
 func (s *Service) WatchDir(ctx context.Context, req *connect.Request[fspb.WatchDirRequest], stream *connect.ServerStream[fspb.WatchDirResponse]) error {
-	_, root, err := s.resolve(req.Header(), req.Msg.GetPath())
+	u, root, err := s.resolve(req.Header(), req.Msg.GetPath())
 	if err != nil {
 		return err
 	}
 	d, err := openWatch(watchSpec{
-		root: root, recursive: req.Msg.GetRecursive(),
+		root: root, user: u, recursive: req.Msg.GetRecursive(),
 		includeEntry: req.Msg.GetIncludeEntry(), allowNetworkMounts: req.Msg.GetAllowNetworkMounts(),
 	}, s.users)
 	if err != nil {

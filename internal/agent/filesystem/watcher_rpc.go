@@ -11,12 +11,12 @@ import (
 // CreateWatcher starts a polled watch (the Python sync SDK's form of
 // WatchDir) and returns its id. Events are buffered up to MaxWatcherEvents.
 func (s *Service) CreateWatcher(_ context.Context, req *connect.Request[fspb.CreateWatcherRequest]) (*connect.Response[fspb.CreateWatcherResponse], error) {
-	_, root, err := s.resolve(req.Header(), req.Msg.GetPath())
+	u, root, err := s.resolve(req.Header(), req.Msg.GetPath())
 	if err != nil {
 		return nil, err
 	}
 	id, err := s.watchers.create(watchSpec{
-		root: root, recursive: req.Msg.GetRecursive(),
+		root: root, user: u, recursive: req.Msg.GetRecursive(),
 		includeEntry: req.Msg.GetIncludeEntry(), allowNetworkMounts: req.Msg.GetAllowNetworkMounts(),
 	})
 	if err != nil {

@@ -139,7 +139,8 @@ func (s *Service) spawn(sp *spec, first *subscriber) (*proc, error) {
 	p := &proc{tag: sp.tag, cfg: sp.cfg, tty: f.tty, stdin: f.stdin, outs: f.outs,
 		exited: make(chan struct{}), ended: make(chan struct{}), subs: []*subscriber{first}}
 	pid, err := theReaper.spawn(func() (int, error) {
-		osp, err := os.StartProcess(sp.path, sp.argv, attr)
+		path, argv := launch(sp.path, sp.argv, sp.cred == nil || sp.cred.Uid == 0)
+		osp, err := os.StartProcess(path, argv, attr)
 		if err != nil {
 			return 0, err
 		}
@@ -265,7 +266,7 @@ func (p *proc) unsubscribe(sub *subscriber) {
 	}
 }
 
-// killAt kills the process group with SIGKILL at deadline.
+// killAt kills the process's whole tree (and group) with SIGKILL at deadline.
 func (p *proc) killAt(deadline time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -282,16 +283,21 @@ func (p *proc) expire() {
 	_ = p.signal(unix.SIGKILL)
 }
 
-// signal sends sig to the whole process group. Once the leader has been
-// reaped only SIGKILL is still sent, and only to the group: the kernel keeps
-// a process group's id out of reuse while any member lives, so the group of
-// a leader that exited first (a fork bomb's shell) is still its own. SIGKILL
-// is repeated until the group is empty, because members fork while it lands.
+// signal sends sig to the whole process group; SIGKILL, while the leader
+// lives, first ends its whole tree (killTree: descendants in other sessions
+// or groups too). Once the leader has been reaped only SIGKILL is still
+// sent, and only to the group: the kernel keeps a process group's id out of
+// reuse while any member lives, so the group of a leader that exited first
+// (a fork bomb's shell) is still its own. SIGKILL is repeated until the
+// group is empty, because members fork while it lands.
 func (p *proc) signal(sig unix.Signal) error {
 	theReaper.mu.Lock() // the leader cannot be reaped while we look
 	exited := p.hasExited()
 	var err error
 	if !exited {
+		if sig == unix.SIGKILL {
+			killTree(int(p.pid))
+		}
 		err = unix.Kill(-int(p.pid), sig)
 	}
 	theReaper.mu.Unlock()

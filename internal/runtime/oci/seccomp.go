@@ -8,7 +8,7 @@ import (
 // x86_64 and common entries), minus what needs capabilities we never grant.
 // Everything else fails with EPERM. Notably absent: bpf, perf_event_open,
 // userfaultfd, io_uring_*, keyctl/add_key/request_key, kexec_*, *_module,
-// mount/umount2/pivot_root/setns/unshare, ptrace, process_vm_*, clock_settime,
+// mount/umount2/pivot_root/setns, unshare (but for CLONE_FS alone), ptrace, process_vm_*, clock_settime,
 // settimeofday, adjtimex-writes, open_by_handle_at, name_to_handle_at, acct,
 // swapon/swapoff, reboot, quotactl, lookup_dcookie, vm86, personality (args).
 var allowedSyscalls = []string{
@@ -68,6 +68,9 @@ var allowedSyscalls = []string{
 // CLONE_NEWNET, CLONE_NEWTIME); clone with any of them is refused.
 const nsFlags = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000 | 0x00000080
 
+// cloneFS is CLONE_FS, the one flag unshare may take.
+const cloneFS = 0x00000200
+
 // afVsock is refused like Docker does: host-guest sockets are no business of
 // a sandbox.
 const afVsock = 40
@@ -77,7 +80,10 @@ const afVsock = 40
 // libcs fall back to clone, whose flags can be checked). gVisor does not
 // honour a per-rule errno (clone3 would fail with EPERM and glibc would not
 // fall back: no threads at all), and its own kernel is the boundary there,
-// so under runsc clone3 is allowed.
+// so under runsc clone3 is allowed. unshare is allowed with CLONE_FS alone
+// (a private cwd, root and umask for the calling thread; no namespace, no
+// privilege): the agent gives each thread that does file work as a user
+// that user's umask (identity.As).
 func Seccomp(kind string) *specs.LinuxSeccomp {
 	eperm, enosys := uint(1), uint(38)
 	clone3 := specs.LinuxSyscall{Names: []string{"clone3"}, Action: specs.ActErrno, ErrnoRet: &enosys}
@@ -93,6 +99,8 @@ func Seccomp(kind string) *specs.LinuxSeccomp {
 			{Names: []string{"clone"}, Action: specs.ActAllow, Args: []specs.LinuxSeccompArg{
 				{Index: 0, Value: nsFlags, ValueTwo: 0, Op: specs.OpMaskedEqual}}},
 			clone3,
+			{Names: []string{"unshare"}, Action: specs.ActAllow, Args: []specs.LinuxSeccompArg{
+				{Index: 0, Value: cloneFS, Op: specs.OpEqualTo}}},
 			{Names: []string{"socket"}, Action: specs.ActAllow, Args: []specs.LinuxSeccompArg{
 				{Index: 0, Value: afVsock, Op: specs.OpNotEqual}}},
 			{Names: []string{"personality"}, Action: specs.ActAllow, Args: []specs.LinuxSeccompArg{

@@ -14,7 +14,7 @@ const MaxPath = 4096
 // agent's filesystem view, as envd does: "~" and "~/x" expand to the user's
 // home, relative paths are taken from the home, ".." is resolved lexically.
 // Symlinks are not resolved here: they are followed by the operation itself,
-// since the whole sandbox is the caller's to use. Empty paths, NUL bytes,
+// which runs with the caller's credentials (identity.As). Empty paths, NUL bytes,
 // over-long paths and "~other" are rejected with ErrInvalid.
 func Resolve(p string, u identity.User) (string, error) {
 	switch {

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Bounds of the per-user process limit under gVisor.
+const (
+	mbPerProcess = 2    // sandbox memory (MiB) budgeted per process of a user
+	minNproc     = 32   // never fewer (a small sandbox still runs a build)
+	maxNproc     = 4096 // never more
+)
+
+// userNproc is the RLIMIT_NPROC given to the commands of users other than
+// root under gVisor, or 0 elsewhere. gVisor's Sentry holds every process of
+// the sandbox in its own memory, bounded as a whole by the host cgroup: a
+// fork bomb that reaches the host's pids or memory limit gets the whole
+// sandbox killed. Bounding a user's processes to what the sandbox's memory
+// can hold (mbPerProcess each; measured: 64, 128, 256 processes in 128,
+// 256, 512 MiB leave the sandbox alive, 256 in 128 MiB or 512 in 512 MiB
+// kill it) and to 2/5 of the host's pids limit (SBX_PIDS_LIMIT, set by the
+// daemon: the Sentry's own threads count there; 512 processes under a limit
+// of 512 killed a 1 GiB sandbox, 256 peaked at 431 host pids) makes the bomb's forks fail inside,
+// as on a machine, and the agent lives. gVisor counts the limit per user
+// inside the sandbox. Not on crun/runc: the host kernel
+// counts RLIMIT_NPROC per host uid, shared by every sandbox in the same
+// userns range; there the pids cgroup bounds the sandbox and its kernel
+// OOM-kills inside.
+func userNproc() uint64 {
+	if !underGVisor() {
+		return 0
+	}
+	pids, _ := strconv.ParseUint(os.Getenv("SBX_PIDS_LIMIT"), 10, 64)
+	return nprocFor(memTotalMB(), pids)
+}
+
+// nprocFor is the users' process limit for a sandbox of memMB MiB and a
+// host pids limit of pids (0: unknown).
+func nprocFor(memMB, pids uint64) uint64 {
+	n := uint64(maxNproc)
+	if memMB > 0 {
+		n = min(n, memMB/mbPerProcess)
+	}
+	if pids > 0 {
+		n = min(n, pids*2/5)
+	}
+	return max(n, minNproc)
+}
+
+// underGVisor reports whether the agent runs on gVisor's Sentry.
+func underGVisor() bool {
+	b, err := os.ReadFile("/proc/version")
+	return err == nil && strings.Contains(string(b), "gvisor")
+}
+
+// memTotalMB is MemTotal of /proc/meminfo in MiB (gVisor reports the
+// sandbox's memory limit there), or 0.
+func memTotalMB() uint64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if rest, ok := strings.CutPrefix(s.Text(), "MemTotal:"); ok {
+			kb, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}

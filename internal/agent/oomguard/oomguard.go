@@ -1,0 +1,152 @@
+// Package oomguard is the agent's out-of-memory killer for gVisor sandboxes.
+//
+// Under gVisor every process of the sandbox lives in the Sentry's memory,
+// and the host's memory cgroup bounds the Sentry as a whole: a process that
+// allocates past the sandbox's limit gets the host to kill the Sentry, and
+// the sandbox with everything in it. The guard watches the Sentry's own
+// accounting (/proc/meminfo: MemTotal is the sandbox's limit) and, when
+// what is left falls under a reserve, SIGKILLs the process that holds the
+// most memory, as a kernel's OOM killer would: the offender dies inside,
+// the sandbox and its agent live. Processes of users other than root are
+// chosen first; the agent never.
+package oomguard
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Interval is how often the guard reads /proc/meminfo once over half the
+// memory is in use; IdleInterval while less is (an idle sandbox costs the
+// host a read every 25 ms, not every 10). A balloon in gVisor grows by page
+// faults the Sentry serves, so from half used it does not cross the reserve
+// within one Interval.
+const (
+	Interval     = 10 * time.Millisecond
+	IdleInterval = 25 * time.Millisecond
+)
+
+// ReserveFraction of MemTotal (at least MinReserve) is kept for the
+// Sentry's own memory, which the host counts too.
+const (
+	ReserveFraction = 0.25
+	MinReserve      = 32 << 20
+)
+
+// Run guards until ctx ends.
+func Run(ctx context.Context, log *slog.Logger) {
+	t := time.NewTimer(Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		total, avail, ok := meminfo()
+		if !ok || avail > total/2 {
+			t.Reset(IdleInterval)
+			continue
+		}
+		t.Reset(Interval)
+		if avail >= max(uint64(float64(total)*ReserveFraction), MinReserve) {
+			continue
+		}
+		if pid, rss, ok := victim(total); ok {
+			_ = unix.Kill(pid, unix.SIGKILL)
+			log.Warn("out of memory: killed the largest process", "pid", pid, "rssMiB", rss>>20, "availableMiB", avail>>20)
+			time.Sleep(100 * time.Millisecond) // let the Sentry free it
+		}
+	}
+}
+
+// meminfo reads MemTotal and MemAvailable in bytes.
+func meminfo() (total, avail uint64, ok bool) {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0, 0, false
+	}
+	defer f.Close()
+	return parseMeminfo(f)
+}
+
+// parseMeminfo reads MemTotal and MemAvailable (bytes) from r.
+func parseMeminfo(r io.Reader) (total, avail uint64, ok bool) {
+	s := bufio.NewScanner(r)
+	n := 0
+	for s.Scan() && n < 2 {
+		k, v, found := strings.Cut(s.Text(), ":")
+		if !found {
+			continue
+		}
+		kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		if err != nil {
+			continue
+		}
+		switch k {
+		case "MemTotal":
+			total, n = kb<<10, n+1
+		case "MemAvailable":
+			avail, n = kb<<10, n+1
+		}
+	}
+	return total, avail, n == 2
+}
+
+// victim picks the process with the most resident memory, a process of a
+// user other than root before any of root's, never the agent (PID 1) or a
+// process holding under 1/16 of total (memory then sits elsewhere, e.g.
+// in tmpfs files no kill would free).
+func victim(total uint64) (pid int, rss uint64, ok bool) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, 0, false
+	}
+	page := uint64(os.Getpagesize())
+	bestUser := false
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil || p == 1 || p == os.Getpid() {
+			continue
+		}
+		r, uid, good := residentAndUID(p, page)
+		if !good || r < total/16 {
+			continue
+		}
+		user := uid != 0
+		if (user && !bestUser) || (user == bestUser && r > rss) {
+			pid, rss, ok, bestUser = p, r, true, user
+		}
+	}
+	return pid, rss, ok
+}
+
+// residentAndUID reads a process's resident bytes (statm) and real uid.
+func residentAndUID(pid int, page uint64) (uint64, uint32, bool) {
+	dir := "/proc/" + strconv.Itoa(pid)
+	b, err := os.ReadFile(dir + "/statm")
+	if err != nil {
+		return 0, 0, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0, 0, false
+	}
+	pages, err := strconv.ParseUint(f[1], 10, 64)
+	if err != nil {
+		return 0, 0, false
+	}
+	var st unix.Stat_t
+	if unix.Stat(dir, &st) != nil {
+		return 0, 0, false
+	}
+	return pages * page, st.Uid, true
+}

@@ -1,0 +1,50 @@
+package oomguard
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestParseMeminfo(t *testing.T) {
+	for _, tc := range []struct {
+		in           string
+		total, avail uint64
+		ok           bool
+	}{
+		{"MemTotal:         262144 kB\nMemFree:          243456 kB\nMemAvailable:     243000 kB\n", 262144 << 10, 243000 << 10, true},
+		{"MemTotal: 100 kB\n", 0, 0, false},
+		{"garbage\nMemAvailable: x kB\n", 0, 0, false},
+	} {
+		total, avail, ok := parseMeminfo(strings.NewReader(tc.in))
+		if ok != tc.ok || (ok && (total != tc.total || avail != tc.avail)) {
+			t.Errorf("%q: %d %d %v", tc.in, total, avail, ok)
+		}
+	}
+}
+
+// TestVictim: a user's process holding the most memory is chosen (on a
+// shared host: one at least as big as ours), never this one (the agent).
+func TestVictim(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (runs the hog as nobody)")
+	}
+	hog := exec.Command("/usr/bin/python3", "-c", "b = b'x' * (64 << 20); import sys; sys.stdout.write('ready\\n'); sys.stdout.flush(); sys.stdin.read()")
+	hog.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	stdin, _ := hog.StdinPipe()
+	out, _ := hog.StdoutPipe()
+	if err := hog.Start(); err != nil {
+		t.Skip("no python3:", err)
+	}
+	defer func() { stdin.Close(); _ = hog.Wait() }()
+	buf := make([]byte, 6)
+	if _, err := out.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	pid, rss, ok := victim(64 << 20) // threshold total/16 = 4 MiB
+	if !ok || rss < 60<<20 || pid == os.Getpid() {
+		t.Fatalf("victim %d (%d MiB, %v), want a user's process of >= 64 MiB such as %d", pid, rss>>20, ok, hog.Process.Pid)
+	}
+}
