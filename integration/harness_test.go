@@ -156,7 +156,10 @@ func launchDaemon(t testing.TB, sbxBin, templates, runtime, dataDir string, env,
 		t.Fatal(err)
 	}
 	go func() { _ = d.cmd.Wait(); close(d.exited) }()
-	t.Cleanup(func() { d.stop(syscall.SIGTERM) })
+	t.Cleanup(func() {
+		d.stop(syscall.SIGTERM)
+		d.reapAndCheck()
+	})
 	return d
 }
 

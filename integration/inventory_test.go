@@ -36,6 +36,17 @@ func (d *daemon) ids(known ...string) map[string]bool {
 	for _, m := range logID.FindAllStringSubmatch(d.log.String(), -1) {
 		out[m[1]] = true
 	}
+	for id := range d.stateIDs() {
+		out[id] = true
+	}
+	return out
+}
+
+// stateIDs is every id with state in the daemon's data dir: the sandboxes
+// it holds, not those it only logged (a daemon starting beside another's
+// survivors logs them as orphan networks when their prefixes are equal).
+func (d *daemon) stateIDs() map[string]bool {
+	out := map[string]bool{}
 	for _, dir := range stateDirs {
 		ents, _ := os.ReadDir(filepath.Join(d.dataDir, dir))
 		for _, e := range ents {
@@ -49,7 +60,11 @@ func (d *daemon) ids(known ...string) map[string]bool {
 
 // inventory takes the daemon's host inventory now.
 func (d *daemon) inventory(known ...string) inventory {
-	ids := d.ids(known...)
+	return d.inventoryOf(d.ids(known...))
+}
+
+// inventoryOf is inventory for the sandboxes ids.
+func (d *daemon) inventoryOf(ids map[string]bool) inventory {
 	inv := inventory{}
 	add := func(kind, name string) { inv[kind+": "+name] = true }
 	for id := range ids {

@@ -43,6 +43,7 @@ type serveFlags struct {
 	tls                                                                                       tlsFlags
 	tlsConf                                                                                   *tls.Config // loaded from tls by serve
 	obs                                                                                       obsFlags
+	reapAll                                                                                   bool // reap every sandbox, then exit
 
 	fs        *flag.FlagSet    // the parsed flags (debug config)
 	ring      *logRing         // the daemon's recent log lines
@@ -65,6 +66,7 @@ func parseServeFlags(args []string) (*serveFlags, error) {
 	fs.StringVar(&f.domain, "domain", "", "sandbox domain for Host routing <port>-<id>.<domain> and the SDK's \"domain\" (default: any)")
 	fs.StringVar(&f.subnet, "subnet", "10.200.0.0/16", "IPv4 pool for sandbox links")
 	fs.StringVar(&f.netPrefix, "net-prefix", "sbx", "name prefix (1-3 chars) of sandbox links and of the nftables table; distinct per daemon on one host")
+	fs.BoolVar(&f.reapAll, "reap-all-and-exit", false, "do not serve: stop every sandbox on this data dir (running, paused, pooled) and release its host resources, then exit (to empty a node; a plain stop leaves sandboxes running for the next start to re-adopt)")
 	fs.StringVar(&f.pools, "pool", "", "warm pools: TEMPLATE[:RUNTIME]=N,... (e.g. base=2); off when empty")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.UintVar(&f.uidBase, "uid-base", 100000, "first host uid of the range sandbox root maps to (crun, runc)")
@@ -189,6 +191,11 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 	defer stopDNS()
 	go eg.serveDNS(dnsCtx, nw, aud, log)
 	go eg.serveGuard(dnsCtx, nw, aud, log)
+	if f.reapAll {
+		n, err := mgr.ReapAll(ctx)
+		log.Info("reaped every sandbox", "reaped", n, "err", err)
+		return err
+	}
 	n, err := mgr.Recover(ctx)
 	if err != nil {
 		return fmt.Errorf("recover sandboxes: %w", err)

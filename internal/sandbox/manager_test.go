@@ -307,3 +307,33 @@ func TestPolicyFailureFailsClosed(t *testing.T) {
 		t.Fatalf("%d records left", len(recs))
 	}
 }
+
+// TestReapAll: a node emptied by ReapAll keeps no sandbox of any state
+// (running, pooled, half-made) and no orphan resource, and records none.
+func TestReapAll(t *testing.T) {
+	ctx := context.Background()
+	h := sandboxtest.NewHost()
+	st := openStore(t, t.TempDir())
+	m1 := newTestManager(t, h, st)
+	for i := 0; i < 2; i++ {
+		if _, err := m1.Create(ctx, CreateOpts{Template: "base", Timeout: time.Minute}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m1.Close()
+	h.Mu.Lock()
+	h.Nets["orphanorphanorphan00"] = true
+	h.Mu.Unlock()
+	_ = st.Put(ctx, &store.Sandbox{ID: NewID(), State: "pooled", Runtime: "fake"})
+
+	n, err := newTestManager(t, h, st).ReapAll(ctx)
+	if err != nil || n != 3 {
+		t.Fatalf("ReapAll = %d, %v; want 3 reaped", n, err)
+	}
+	if recs, _ := st.List(ctx); len(recs) != 0 {
+		t.Fatalf("records after ReapAll: %d", len(recs))
+	}
+	if r := h.Residue(); r != "" {
+		t.Fatalf("residue: %s", r)
+	}
+}
