@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"sort"
 	"strings"
+	"syscall"
+	"testing"
 	"time"
 )
 
@@ -77,4 +79,23 @@ func namesOneOf(prefix, name string, ids map[string]bool) bool {
 func linkName(prefix, id string) string {
 	sum := sha256.Sum256([]byte(id))
 	return prefix + base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding).EncodeToString(sum[:])[:12]
+}
+
+// TestReapAllAndExit: a daemon stopped by SIGTERM leaves its sandboxes
+// running (for the next start to re-adopt); sbx serve --reap-all-and-exit
+// on its data dir releases every one of them (process, cgroups, mounts,
+// netns, link, runtime state) and its records, so a later start has none.
+func TestReapAllAndExit(t *testing.T) {
+	d := startDaemon(t, "runsc", "")
+	sb := d.create(nil)
+	d.stop(syscall.SIGTERM)
+	left := strings.Join(d.leftovers(d.stateIDs()), "\n")
+	if !strings.Contains(left, "process: ") || !strings.Contains(left, "link: "+linkName(d.netPrefix, sb.ID)) {
+		t.Fatalf("after SIGTERM the sandbox's process and link should survive; inventory:\n%s", left)
+	}
+	d.reapAndCheck()
+	var list []map[string]any
+	if code := startDaemon(t, "runsc", d.dataDir).api("GET", "/v2/sandboxes", nil, &list); code != 200 || len(list) != 0 {
+		t.Fatalf("after reaping, a restart lists %d %v", code, list)
+	}
 }

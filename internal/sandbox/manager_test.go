@@ -337,3 +337,31 @@ func TestReapAll(t *testing.T) {
 		t.Fatalf("residue: %s", r)
 	}
 }
+
+// TestRecoverReapsPooled: pooled sandboxes a daemon left behind (it died
+// without draining its pools) are reaped by the next start's Recover, never
+// re-adopted, also when that start has no pools configured: a pool removed
+// from the config keeps nothing running.
+func TestRecoverReapsPooled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	h := sandboxtest.NewHost()
+	st := openStore(t, t.TempDir())
+	key := PoolKey{Template: "base", Runtime: "fake"}
+	m1 := newTestManager(t, h, st, func(c *Config) { c.Pools = map[PoolKey]int{key: 2} })
+	done := make(chan struct{})
+	go func() { m1.RunPools(ctx); close(done) }()
+	waitFor(t, func() bool { return m1.PoolStats()[key] == 2 })
+	m1.Close() // "dies": its pools are not drained
+	defer func() { cancel(); <-done }()
+
+	n, err := newTestManager(t, h, st).Recover(ctx)
+	if err != nil || n != 0 {
+		t.Fatalf("Recover = %d, %v; want none adopted", n, err)
+	}
+	if recs, _ := st.List(ctx); len(recs) != 0 {
+		t.Fatalf("records after Recover: %d", len(recs))
+	}
+	if r := h.Residue(); r != "" {
+		t.Fatalf("residue: %s", r)
+	}
+}
