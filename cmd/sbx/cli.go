@@ -39,6 +39,7 @@ type cliRoot struct {
 	Bench      benchCmd      `cmd:"" passthrough:"" help:"Benchmark a running daemon (sbx bench --help)."`
 	Audit      auditCmd      `cmd:"" help:"Print or verify the audit log (on the daemon's host)."`
 	Debug      debugCmd      `cmd:"" help:"Collect a bug-report bundle from the daemon (sbx debug bundle)."`
+	Service    serviceCmd    `cmd:"" help:"Install the daemon as a systemd service (sbx service install -- [serve flags])."`
 	MCP        mcpCmd        `cmd:"" name:"mcp" help:"Serve sbx sandboxes as MCP tools over stdio."`
 	Version    versionCmd    `cmd:"" help:"Print the client's and the daemon's versions."`
 	Completion completionCmd `cmd:"" help:"Print a shell completion script (bash or zsh)."`

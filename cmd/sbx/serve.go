@@ -20,6 +20,7 @@ import (
 	"github.com/sbx-dev/sbx/internal/metrics"
 	"github.com/sbx-dev/sbx/internal/proxy"
 	"github.com/sbx-dev/sbx/internal/sandbox"
+	"github.com/sbx-dev/sbx/internal/sdnotify"
 	"github.com/sbx-dev/sbx/internal/store"
 	"github.com/sbx-dev/sbx/internal/telemetry"
 	"github.com/sbx-dev/sbx/internal/volume"
@@ -263,6 +264,8 @@ func listenAndServe(ctx context.Context, f *serveFlags, mgr *sandbox.Manager, bs
 	for _, s := range srvs {
 		go func() { errc <- s.srv.Serve(s.ln) }()
 	}
+	notifySystemd(sdnotify.Ready, log) // listening: connections queue until Serve accepts
+	defer notifySystemd(sdnotify.Stopping, log)
 	var serveErr error
 	select {
 	case serveErr = <-errc:
