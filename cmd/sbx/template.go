@@ -70,6 +70,11 @@ func runLocalTemplate(ctx context.Context, args []string) int {
 	if verb == "ls" {
 		return listTemplates(opts.store(), os.Stdout, opts.json)
 	}
+	done, code := markBuilding(ctx, opts, name)
+	if done == nil {
+		return code
+	}
+	defer done()
 	return buildTemplate(ctx, opts.builtin(), name)
 }
 

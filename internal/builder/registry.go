@@ -207,10 +207,10 @@ func (r *Registry) Get(ref string) (sandbox.Template, error) {
 			return r.builtinTemplate(bt), nil
 		}
 		if errors.Is(berr, template.ErrOldLayout) {
-			return sandbox.Template{}, fmt.Errorf("%w: %w", sandbox.ErrNotFound, berr)
+			return sandbox.Template{}, r.absent(ref, fmt.Errorf("%w: %w", sandbox.ErrNotFound, berr))
 		}
 	}
-	return sandbox.Template{}, err
+	return sandbox.Template{}, r.absent(ref, err)
 }
 
 // builtinTemplate is the sandbox template of a built-in: its layer stack,
