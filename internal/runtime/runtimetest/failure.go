@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/runtime"
-	"github.com/sbx-dev/sbx/internal/sandbox"
 )
 
 // testInvalid: bad specs fail with an error and leave nothing behind.
@@ -31,7 +30,7 @@ func testInvalid(t *testing.T, fx *Fixture, rt runtime.Runtime) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := good
-			s.ID = sandbox.NewID()
+			s.ID = newID()
 			tc.edit(&s)
 			sb, err := rt.Create(context.Background(), s)
 			if err == nil {

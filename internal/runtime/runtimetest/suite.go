@@ -22,7 +22,6 @@ import (
 	"github.com/sbx-dev/sbx/internal/layer"
 	"github.com/sbx-dev/sbx/internal/network"
 	"github.com/sbx-dev/sbx/internal/runtime"
-	"github.com/sbx-dev/sbx/internal/sandbox"
 )
 
 // UIDBase is the host uid sandbox root maps to on userns backends.
@@ -106,7 +105,7 @@ func (fx *Fixture) spec(t testing.TB, rt runtime.Runtime, script string, lim run
 // (seed "" for none).
 func (fx *Fixture) specFrom(t testing.TB, rt runtime.Runtime, script string, lim runtime.Limits, seed string) (runtime.Spec, string) {
 	t.Helper()
-	id := sandbox.NewID()
+	id := newID()
 	lower, owner := fx.Lower, uint32(0)
 	if rt.Capabilities().UserNS {
 		lower, owner = fx.LowerUserNS, UIDBase
@@ -167,7 +166,7 @@ func Run(t *testing.T, newRuntime func(t *testing.T) runtime.Runtime, fx *Fixtur
 	t.Run("PauseResume", func(t *testing.T) { testPause(t, fx, newRuntime(t)) })
 	t.Run("Fork", func(t *testing.T) { testFork(t, fx, newRuntime(t)) })
 	t.Run("LoadUnknown", func(t *testing.T) {
-		if _, err := newRuntime(t).Load(context.Background(), sandbox.NewID()); !errors.Is(err, runtime.ErrNotFound) {
+		if _, err := newRuntime(t).Load(context.Background(), newID()); !errors.Is(err, runtime.ErrNotFound) {
 			t.Fatalf("Load(unknown) = %v, want ErrNotFound", err)
 		}
 	})
