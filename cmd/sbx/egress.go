@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/egress"
+	"github.com/sbx-dev/sbx/internal/egress/dnsfilter"
+	"github.com/sbx-dev/sbx/internal/egress/guard"
 	"github.com/sbx-dev/sbx/internal/network"
 )
 
@@ -68,7 +70,7 @@ func openEgress(f *egressFlags, log *slog.Logger) (*egressSetup, error) {
 	if err := enableUplinks(f.uplinks, log); err != nil {
 		return nil, err
 	}
-	pc, ln, port, err := egress.Listen("0.0.0.0", uint16(f.dnsPort))
+	pc, ln, port, err := dnsfilter.Listen("0.0.0.0", uint16(f.dnsPort))
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +95,7 @@ func (e *egressSetup) close() {
 // answers by each sandbox's policy, opens resolved addresses in the
 // kernel before answering, and audits every query with the sandbox id.
 func (e *egressSetup) serveDNS(ctx context.Context, nw *network.Manager, aud auditor, log *slog.Logger) {
-	dns := &egress.DNSFilter{
+	dns := &dnsfilter.Filter{
 		Upstream: e.upstream, Lookup: nw.PolicyOf, MaxTTL: time.Hour,
 		Resolved: func(sb, name string, addrs []netip.Addr, ttl time.Duration) {
 			e.res.Add(sb, name, addrs, ttl) // the guard knows before the kernel redirects
@@ -122,7 +124,7 @@ func (e *egressSetup) serveDNS(ctx context.Context, nw *network.Manager, aud aud
 // only if the name they state resolved to that address for that sandbox.
 // Refusals are logged and audited.
 func (e *egressSetup) serveGuard(ctx context.Context, nw *network.Manager, aud auditor, log *slog.Logger) {
-	g := &egress.Guard{Lookup: nw.PolicyOf, Resolved: e.res.Has, Log: log,
+	g := &guard.Guard{Lookup: nw.PolicyOf, Resolved: e.res.Has, Log: log,
 		Blocked: func(sb, dst, reason string) {
 			log.Info("egress blocked", "sandbox", sb, "dst", dst, "reason", reason)
 			if e.obs != nil {

@@ -1,8 +1,11 @@
 // Package egress decides what a sandbox may reach. It parses E2B network
 // settings (allow_internet_access, network.allowOut / denyOut) into a Policy,
 // matches addresses and domain names against it, and knows the ranges that
-// are blocked whatever a request says. The kernel enforces the IP part
-// (nftables, internal/network); the DNS filter (dns.go) enforces the names.
+// are blocked whatever a request says; Resolutions remembers what each
+// sandbox's allowed names resolved to. The kernel enforces the IP part
+// (nftables, internal/network); the names are enforced by the two servers
+// built on this package: the DNS filter (egress/dnsfilter) and the SNI/Host
+// guard (egress/guard).
 package egress
 
 import (
@@ -107,14 +110,16 @@ func ParseDomain(s string) (Domain, error) {
 	if rest, ok := strings.CutPrefix(name, "*."); ok {
 		d.Wildcard, name = true, rest
 	}
-	if !validName(name) {
+	if !ValidName(name) {
 		return d, fmt.Errorf("%w: %q is not an IP, CIDR or domain name", ErrInvalid, s)
 	}
 	d.Name = name
 	return d, nil
 }
 
-func validName(n string) bool {
+// ValidName reports whether n (lower case, no trailing dot) is a DNS name
+// a rule may name: labels of [a-z0-9_-], not starting or ending with '-'.
+func ValidName(n string) bool {
 	if n == "" || len(n) > 253 {
 		return false
 	}

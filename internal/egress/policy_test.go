@@ -95,7 +95,7 @@ func FuzzParseDomain(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		d, err := ParseDomain(s)
-		if err == nil && (d.Name == "" || !validName(d.Name)) {
+		if err == nil && (d.Name == "" || !ValidName(d.Name)) {
 			t.Fatalf("ParseDomain(%q) = %+v", s, d)
 		}
 	})

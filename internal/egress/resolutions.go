@@ -19,7 +19,7 @@ const (
 // for which name, until the answer's TTL (clamped to [MinTTL, MaxTTL])
 // expires. Each sandbox holds at most MaxPerSandbox (name, address) pairs;
 // adding one more evicts the least recently added. Add has the signature of
-// DNSFilter.Resolved and Has the one of Guard.Resolved, so one Resolutions
+// dnsfilter.Filter.Resolved and Has the one of guard.Guard.Resolved, so one Resolutions
 // joins the two. Safe for concurrent use; the zero value is ready, with the
 // defaults above.
 type Resolutions struct {
@@ -52,7 +52,7 @@ type resolvedEntry struct {
 // Add records that name resolved to addrs for sandbox, for ttl. Re-adding a
 // pair refreshes its expiry and makes it the newest.
 func (r *Resolutions) Add(sandbox, name string, addrs []netip.Addr, ttl time.Duration) {
-	name = normName(name)
+	name = NormName(name)
 	now := r.clock()
 	exp := now.Add(r.clamp(ttl))
 	r.mu.Lock()
@@ -66,7 +66,7 @@ func (r *Resolutions) Add(sandbox, name string, addrs []netip.Addr, ttl time.Dur
 
 // Has reports whether ip is an unexpired answer for name given to sandbox.
 func (r *Resolutions) Has(sandbox, name string, ip netip.Addr) bool {
-	k := resolvedKey{normName(name), ip.Unmap()}
+	k := resolvedKey{NormName(name), ip.Unmap()}
 	now := r.clock()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -169,7 +169,7 @@ func orDefault(d, def time.Duration) time.Duration {
 	return def
 }
 
-// normName is the form names are compared in: lower case, no trailing dot.
-func normName(name string) string {
+// NormName is the form names are compared in: lower case, no trailing dot.
+func NormName(name string) string {
 	return strings.TrimSuffix(strings.ToLower(name), ".")
 }

@@ -135,12 +135,12 @@ func TestResolutionsForget(t *testing.T) {
 	}
 }
 
-// Add is a DNSFilter.Resolved and Has a Guard.Resolved; both are safe under
+// Add is the DNS filter's Resolved and Has the guard's; both are safe under
 // concurrent use (run with -race).
 func TestResolutionsConcurrent(t *testing.T) {
 	r := &Resolutions{MaxPerSandbox: 50}
-	var _ Resolved = r.Add
-	g := Guard{Resolved: r.Has}
+	var add func(sandbox, name string, addrs []netip.Addr, ttl time.Duration) = r.Add // dnsfilter.Resolved
+	var has func(sandbox, name string, ip netip.Addr) bool = r.Has                    // guard.Guard.Resolved
 	var wg sync.WaitGroup
 	for w := range 8 {
 		wg.Add(1)
@@ -149,8 +149,8 @@ func TestResolutionsConcurrent(t *testing.T) {
 			sb := fmt.Sprintf("sb%d", w%3)
 			for i := range 500 {
 				ip := netip.AddrFrom4([4]byte{1, 2, byte(i >> 8), byte(i)})
-				r.Add(sb, fmt.Sprintf("n%d.com", i%70), []netip.Addr{ip}, time.Minute)
-				g.Resolved(sb, fmt.Sprintf("n%d.com", i%70), ip)
+				add(sb, fmt.Sprintf("n%d.com", i%70), []netip.Addr{ip}, time.Minute)
+				has(sb, fmt.Sprintf("n%d.com", i%70), ip)
 				if i%97 == 0 {
 					r.Forget(sb)
 				}

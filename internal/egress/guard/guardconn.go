@@ -1,4 +1,4 @@
-package egress
+package guard
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"net/netip"
 	"os"
 	"time"
+
+	"github.com/sbx-dev/sbx/internal/egress"
 )
 
 // Reasons a Guard refuses a connection, as passed to Guard.Blocked.
@@ -45,7 +47,7 @@ func (g *Guard) handle(ctx context.Context, c net.Conn) {
 
 // serveConn counts the connection against its sandbox's cap, decides on it
 // and forwards it; it returns a Reason if it was refused.
-func (g *Guard) serveConn(ctx context.Context, c net.Conn, sb string, pol Policy, dst netip.AddrPort) string {
+func (g *Guard) serveConn(ctx context.Context, c net.Conn, sb string, pol egress.Policy, dst netip.AddrPort) string {
 	if !g.acquire(sb) {
 		return ReasonTooMany
 	}
@@ -59,7 +61,7 @@ func (g *Guard) serveConn(ctx context.Context, c net.Conn, sb string, pol Policy
 
 // identify finds c's sandbox, its policy and c's original destination
 // (unmapped; c's local address when it cannot be found, with a Reason).
-func (g *Guard) identify(c net.Conn) (sb string, p Policy, dst netip.AddrPort, reason string) {
+func (g *Guard) identify(c net.Conn) (sb string, p egress.Policy, dst netip.AddrPort, reason string) {
 	dst, err := g.originalDst(c)
 	if err != nil {
 		g.log().Warn("egress guard: original destination", "err", err)
@@ -77,7 +79,7 @@ func (g *Guard) identify(c net.Conn) (sb string, p Policy, dst netip.AddrPort, r
 
 // admit decides on a connection of sandbox sb to ip (see Guard) and returns
 // the bytes it had to read, the name it read, and a Reason when refused.
-func (g *Guard) admit(c net.Conn, sb string, p Policy, ip netip.Addr) (peeked []byte, name, reason string) {
+func (g *Guard) admit(c net.Conn, sb string, p egress.Policy, ip netip.Addr) (peeked []byte, name, reason string) {
 	switch {
 	case alwaysBlocked(ip):
 		return nil, "", ReasonIPBlocked
@@ -98,7 +100,7 @@ func (g *Guard) admit(c net.Conn, sb string, p Policy, ip netip.Addr) (peeked []
 }
 
 func alwaysBlocked(ip netip.Addr) bool {
-	for _, b := range AlwaysBlocked {
+	for _, b := range egress.AlwaysBlocked {
 		if b.Contains(ip) {
 			return true
 		}

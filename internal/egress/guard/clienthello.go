@@ -1,9 +1,11 @@
-package egress
+package guard
 
 import (
 	"errors"
 	"fmt"
 	"net/netip"
+
+	"github.com/sbx-dev/sbx/internal/egress"
 )
 
 // Errors of the ClientHello and Host parsers. ErrNeedMore means the bytes
@@ -168,14 +170,14 @@ func serverNameList(b []byte) (string, error) {
 // checkHostName validates a name taken from SNI or Host: lower-cased, one
 // trailing dot allowed and dropped; IP literals and empty names are no name.
 func checkHostName(name string) (string, error) {
-	n := normName(name)
+	n := egress.NormName(name)
 	if n == "" {
 		return "", ErrNoName
 	}
 	if _, err := netip.ParseAddr(n); err == nil {
 		return "", fmt.Errorf("%w: IP literal %q", ErrNoName, n)
 	}
-	if !validName(n) {
+	if !egress.ValidName(n) {
 		return "", fmt.Errorf("%w: invalid host name %q", ErrMalformed, name)
 	}
 	return n, nil

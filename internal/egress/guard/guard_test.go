@@ -1,4 +1,4 @@
-package egress
+package guard
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sbx-dev/sbx/internal/egress"
 )
 
 const resolvedIP = "93.184.216.34"
@@ -32,16 +34,16 @@ func payload(n int) []byte {
 	return b
 }
 
-func allowExample(t testing.TB) Policy {
-	p, err := Parse(nil, []string{"example.com", "*.example.com"}, nil)
+func allowExample(t testing.TB) egress.Policy {
+	p, err := egress.Parse(nil, []string{"example.com", "*.example.com"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p
 }
 
-func resolvedExample() *Resolutions {
-	r := &Resolutions{}
+func resolvedExample() *egress.Resolutions {
+	r := &egress.Resolutions{}
 	r.Add("sb1", "example.com.", addrs(resolvedIP), time.Minute)
 	r.Add("sb1", "other.com.", addrs("93.184.216.99"), time.Minute) // not allowed by the policy
 	return r
@@ -123,7 +125,7 @@ func TestGuardForwardsHTTPWithHalfClose(t *testing.T) {
 
 // Destinations the policy's IP rules allow need no name at all.
 func TestGuardForwardsAllowedIP(t *testing.T) {
-	p, _ := Parse(nil, []string{"example.com", "8.8.8.0/24"}, nil)
+	p, _ := egress.Parse(nil, []string{"example.com", "8.8.8.0/24"}, nil)
 	e := startGuard(t, guardSetup{policy: p, dst: "8.8.8.8:443", upstream: sumServer(t)})
 	c := e.dial(t)
 	_, _ = c.Write([]byte("\x00junk, not TLS"))
@@ -139,10 +141,10 @@ func TestGuardBlocks(t *testing.T) {
 	hello := func(name string) []byte {
 		return clientHello(t, &tls.Config{ServerName: name, InsecureSkipVerify: name == ""})
 	}
-	open, _ := Parse(nil, nil, []string{"93.184.216.0/24"})
+	open, _ := egress.Parse(nil, nil, []string{"93.184.216.0/24"})
 	for _, tc := range []struct {
 		name    string
-		policy  Policy
+		policy  egress.Policy
 		dst     string
 		unknown bool
 		send    []byte
@@ -161,8 +163,8 @@ func TestGuardBlocks(t *testing.T) {
 		{"junk on 443", allowExample(t), resolvedIP + ":443", false, []byte("\x00\x01\x02 junk"), ReasonBadRequest},
 		{"tls garbage", allowExample(t), resolvedIP + ":443", false, []byte{0x16, 3, 1, 0, 4, 2, 0, 0, 0}, ReasonBadHello},
 		{"metadata", allowExample(t), "169.254.169.254:80", false, []byte("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n"), ReasonIPBlocked},
-		{"private", Policy{}, "10.1.2.3:443", false, hello("example.com"), ReasonIPBlocked},
-		{"deny all", Policy{DenyAll: true}, resolvedIP + ":443", false, hello("example.com"), ReasonNameNotAllowed},
+		{"private", egress.Policy{}, "10.1.2.3:443", false, hello("example.com"), ReasonIPBlocked},
+		{"deny all", egress.Policy{DenyAll: true}, resolvedIP + ":443", false, hello("example.com"), ReasonNameNotAllowed},
 		{"denyOut under an open policy", open, resolvedIP + ":443", false, hello("example.com"), ReasonIPDenied},
 		{"unknown source", allowExample(t), resolvedIP + ":443", true, hello("example.com"), ReasonUnknownSource},
 		{"closed early", allowExample(t), resolvedIP + ":443", false, hello("example.com")[:20], ReasonClosed},

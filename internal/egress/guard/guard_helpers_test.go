@@ -1,4 +1,4 @@
-package egress
+package guard
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sbx-dev/sbx/internal/egress"
 )
 
 // block is one Guard.Blocked report.
@@ -29,11 +31,11 @@ type guardEnv struct {
 }
 
 type guardSetup struct {
-	policy   Policy
-	dst      string       // original destination, "ip:port"
-	upstream string       // real server dials to dst reach
-	resolved *Resolutions // nil: an empty one
-	unknown  bool         // Lookup does not know the source
+	policy   egress.Policy
+	dst      string              // original destination, "ip:port"
+	upstream string              // real server dials to dst reach
+	resolved *egress.Resolutions // nil: an empty one
+	unknown  bool                // Lookup does not know the source
 	mod      func(*Guard)
 }
 
@@ -41,11 +43,11 @@ func startGuard(t testing.TB, s guardSetup) *guardEnv {
 	t.Helper()
 	dst := netip.MustParseAddrPort(s.dst)
 	if s.resolved == nil {
-		s.resolved = &Resolutions{}
+		s.resolved = &egress.Resolutions{}
 	}
 	e := &guardEnv{blocked: make(chan block, 64), served: make(chan error, 1)}
 	e.g = &Guard{
-		Lookup: func(src netip.Addr) (string, Policy, bool) {
+		Lookup: func(src netip.Addr) (string, egress.Policy, bool) {
 			return "sb1", s.policy, !s.unknown && src == netip.MustParseAddr("127.0.0.1")
 		},
 		Resolved: s.resolved.Has,
@@ -157,3 +159,11 @@ func sumServer(t testing.TB) string {
 }
 
 func discardLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func addrs(ss ...string) []netip.Addr {
+	out := make([]netip.Addr, len(ss))
+	for i, s := range ss {
+		out[i] = netip.MustParseAddr(s)
+	}
+	return out
+}

@@ -1,4 +1,4 @@
-package egress
+package guard
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/sbx-dev/sbx/internal/egress"
 )
 
 // Guard defaults (see the Guard fields).
@@ -25,13 +27,13 @@ const (
 // connection it finds the sandbox by source address (Lookup) and the
 // original destination (SO_ORIGINAL_DST), then:
 //
-//   - an always-blocked destination (AlwaysBlocked) is refused;
-//   - a destination the policy's IP rules allow (Policy.AllowsAddr: an
+//   - an always-blocked destination (egress.AlwaysBlocked) is refused;
+//   - a destination the policy's IP rules allow (egress.Policy.AllowsAddr: an
 //     allowOut IP/CIDR, or an open policy) is forwarded as is;
 //   - under an open policy, anything else (a denyOut hit) is refused;
 //   - otherwise (a deny-all or domain allow-list policy) it reads the TLS
 //     ClientHello's SNI or the HTTP/1 Host, bounded in bytes and time, and
-//     forwards only if Policy.AllowsName(name) and Resolved(sandbox, name,
+//     forwards only if egress.Policy.AllowsName(name) and Resolved(sandbox, name,
 //     ip): the DNS filter gave this sandbox that address for that name.
 //
 // So a spoofed name (curl --resolve, /etc/hosts), IP literals, a missing
@@ -45,7 +47,7 @@ const (
 // nil only logs; Dial nil dials directly; Log nil is slog.Default(). The
 // limits default to the constants above when zero.
 type Guard struct {
-	Lookup   Lookup
+	Lookup   egress.Lookup
 	Resolved func(sandbox, name string, ip netip.Addr) bool
 	Blocked  func(sandbox, dst, reason string)
 	Dial     func(ctx context.Context, network, addr string) (net.Conn, error)
@@ -145,6 +147,13 @@ func (g *Guard) log() *slog.Logger {
 func orDefaultInt(v, def int) int {
 	if v > 0 {
 		return v
+	}
+	return def
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
 	}
 	return def
 }

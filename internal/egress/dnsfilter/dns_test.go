@@ -1,4 +1,4 @@
-package egress
+package dnsfilter
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/sbx-dev/sbx/internal/egress"
 )
 
 // upstream is a recording DNS server standing in for the internet's resolver.
@@ -42,14 +44,14 @@ func startUDP(t *testing.T, h dns.Handler) string {
 func TestDNSFilter(t *testing.T) {
 	up := &upstream{}
 	upAddr := startUDP(t, up)
-	denyAll, _ := Parse(boolp(false), nil, nil)
-	allowList, _ := Parse(nil, []string{"*.example.com"}, nil)
-	policies := map[string]Policy{"127.0.0.1": allowList}
+	denyAll, _ := egress.Parse(boolp(false), nil, nil)
+	allowList, _ := egress.Parse(nil, []string{"*.example.com"}, nil)
+	policies := map[string]egress.Policy{"127.0.0.1": allowList}
 	var mu sync.Mutex
 	var resolved []netip.Addr
-	f := &DNSFilter{
+	f := &Filter{
 		Upstream: upAddr,
-		Lookup: func(src netip.Addr) (string, Policy, bool) {
+		Lookup: func(src netip.Addr) (string, egress.Policy, bool) {
 			mu.Lock()
 			defer mu.Unlock()
 			p, ok := policies[src.String()]

@@ -1,4 +1,4 @@
-package egress
+package guard
 
 import (
 	"context"
@@ -21,6 +21,8 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/sbx-dev/sbx/internal/egress"
 )
 
 // The kernel path for real: a "sandbox" netns routed through a veth to a
@@ -46,14 +48,14 @@ func TestGuardRedirectedByKernel(t *testing.T) {
 		_, _ = io.WriteString(w, "hello from "+r.Host)
 	}))
 	defer srv.Close()
-	res := &Resolutions{}
+	res := &egress.Resolutions{}
 	res.Add("sb1", "example.com", addrs("93.184.216.34", "2606:2800:220:1::1"), time.Minute)
 	blocked := make(chan block, 8)
 	var mu sync.Mutex // guards dialed
 	var dialed []string
 	lastDial := func() string { mu.Lock(); defer mu.Unlock(); return dialed[len(dialed)-1] }
 	g := &Guard{
-		Lookup: func(src netip.Addr) (string, Policy, bool) {
+		Lookup: func(src netip.Addr) (string, egress.Policy, bool) {
 			ok := src == netip.MustParseAddr("10.211.7.2") || src == netip.MustParseAddr("fd00:211::2")
 			return "sb1", allowExample(t), ok
 		},

@@ -1,4 +1,4 @@
-package egress
+package dnsfilter
 
 import (
 	"context"
@@ -35,7 +35,7 @@ func Listen(ip string, port uint16) (net.PacketConn, net.Listener, uint16, error
 
 // Serve answers DNS on pc and ln (from Listen) until ctx ends, then closes
 // them.
-func (f *DNSFilter) Serve(ctx context.Context, pc net.PacketConn, ln net.Listener) error {
+func (f *Filter) Serve(ctx context.Context, pc net.PacketConn, ln net.Listener) error {
 	f.init()
 	errc := make(chan error, 2)
 	for _, s := range []*dns.Server{{PacketConn: pc, Handler: f}, {Listener: ln, Handler: f}} {
@@ -56,7 +56,7 @@ func (f *DNSFilter) Serve(ctx context.Context, pc net.PacketConn, ln net.Listene
 
 // clampTTL lowers every answer's TTL to MaxTTL (if set), so a sandbox never
 // caches an address longer than the kernel keeps it open.
-func (f *DNSFilter) clampTTL(resp *dns.Msg) {
+func (f *Filter) clampTTL(resp *dns.Msg) {
 	if f.MaxTTL <= 0 {
 		return
 	}

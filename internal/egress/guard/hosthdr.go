@@ -1,4 +1,4 @@
-package egress
+package guard
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package egress
+package dnsfilter
 
 import (
 	"context"
@@ -11,26 +11,24 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/sbx-dev/sbx/internal/egress"
 )
 
 // Resolved is called with the addresses an allowed name resolved to, so the
 // caller can open them in the kernel (an nftables set element with timeout).
 type Resolved func(sandbox string, name string, addrs []netip.Addr, ttl time.Duration)
 
-// Lookup finds the sandbox and its current policy by the query's source
-// address; ok is false for an address that is no sandbox.
-type Lookup func(src netip.Addr) (sandbox string, p Policy, ok bool)
-
 // QueryLog receives every query (allowed or not) with the sandbox id.
 type QueryLog func(sandbox, name, qtype, verdict string)
 
-// DNSFilter is the resolver sandboxes are given. It answers only names the
+// Filter is the resolver sandboxes are given. It answers only names the
 // sandbox's policy allows, by asking the upstream resolver; everything else
 // gets REFUSED without any packet leaving the host, so a deny-all sandbox
 // cannot exfiltrate data through DNS.
-type DNSFilter struct {
+type Filter struct {
 	Upstream string // host:port of the upstream resolver
-	Lookup   Lookup
+	Lookup   egress.Lookup
 	Resolved Resolved
 	Log      QueryLog
 	MinTTL   time.Duration // floor for the TTL handed to Resolved (default 30 s)
@@ -42,7 +40,7 @@ type DNSFilter struct {
 }
 
 // ListenAndServe serves DNS over UDP and TCP on addr until ctx ends.
-func (f *DNSFilter) ListenAndServe(ctx context.Context, addr string) error {
+func (f *Filter) ListenAndServe(ctx context.Context, addr string) error {
 	f.init()
 	errc := make(chan error, 2)
 	for _, nw := range []string{"udp", "tcp"} {
@@ -62,14 +60,14 @@ func (f *DNSFilter) ListenAndServe(ctx context.Context, addr string) error {
 	}
 }
 
-func (f *DNSFilter) init() {
+func (f *Filter) init() {
 	if f.MinTTL == 0 {
 		f.MinTTL = 30 * time.Second
 	}
 	f.client = dns.Client{Timeout: 3 * time.Second}
 }
 
-func (f *DNSFilter) shutdown() {
+func (f *Filter) shutdown() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, s := range f.servers {
@@ -78,7 +76,7 @@ func (f *DNSFilter) shutdown() {
 }
 
 // ServeDNS implements dns.Handler.
-func (f *DNSFilter) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
+func (f *Filter) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 	resp := f.answer(sourceAddr(w.RemoteAddr()), req)
 	_ = w.WriteMsg(resp)
 }
@@ -91,7 +89,7 @@ func sourceAddr(a net.Addr) netip.Addr {
 }
 
 // answer decides and builds the response for one query.
-func (f *DNSFilter) answer(src netip.Addr, req *dns.Msg) *dns.Msg {
+func (f *Filter) answer(src netip.Addr, req *dns.Msg) *dns.Msg {
 	refuse := new(dns.Msg)
 	refuse.SetRcode(req, dns.RcodeRefused)
 	sb, pol, ok := f.Lookup(src)
@@ -127,7 +125,7 @@ func allowedType(t uint16) bool {
 	return false
 }
 
-func (f *DNSFilter) forward(req *dns.Msg) (*dns.Msg, error) {
+func (f *Filter) forward(req *dns.Msg) (*dns.Msg, error) {
 	out := req.Copy()
 	out.Id = dns.Id()
 	resp, _, err := f.client.Exchange(out, f.Upstream)
@@ -142,7 +140,7 @@ func (f *DNSFilter) forward(req *dns.Msg) (*dns.Msg, error) {
 }
 
 // publish hands the A/AAAA answers to Resolved with the smallest TTL.
-func (f *DNSFilter) publish(sb, name string, resp *dns.Msg) {
+func (f *Filter) publish(sb, name string, resp *dns.Msg) {
 	if f.Resolved == nil {
 		return
 	}
@@ -170,7 +168,7 @@ func (f *DNSFilter) publish(sb, name string, resp *dns.Msg) {
 	}
 }
 
-func (f *DNSFilter) log(sb, name, qtype, verdict string) {
+func (f *Filter) log(sb, name, qtype, verdict string) {
 	if f.Log != nil {
 		f.Log(sb, name, qtype, verdict)
 	} else {
