@@ -1,7 +1,7 @@
 // Package failpoint lets tests make the daemon fail at named steps. It is off
 // unless the environment variable SBX_FAILPOINTS is set, e.g.
 //
-//	SBX_FAILPOINTS="create/after-network=error,delete/before-layer=kill"
+//	SBX_FAILPOINTS="create/after-runtime=error,delete/before-layer=kill"
 //
 // Actions: "error" returns an error from Hit; "errorN" (e.g. "error3") returns
 // one from the first N hits only, then lets the step through (a transient
