@@ -27,7 +27,8 @@ DATA_DIR=${SBX_DATA_DIR:-/var/lib/sbx}
 # background_build NAME: build a built-in template in a process of its own
 # (a new session: it outlives this script and is no child of the daemon).
 background_build() {
-  local log=/var/log/sbx-template-$1.log
+  local log
+  log=$(dirname "${SBX_INSTALL_LOG:-/var/log/sbx-install.log}")/sbx-template-$1.log
   if bin/sbx template ls --local --data-dir "$DATA_DIR" 2>/dev/null | awk 'NR > 1 { print $1 }' | grep -qx "$1"; then
     printf '\033[1m==>\033[0m template %s: built (checked in the background, rebuilt if its definition changed; log: %s)\n' "$1" "$log" >&2
   else
