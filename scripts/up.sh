@@ -29,13 +29,21 @@ DATA_DIR=${SBX_DATA_DIR:-/var/lib/sbx}
 background_build() {
   local log
   log=$(dirname "${SBX_INSTALL_LOG:-/var/log/sbx-install.log}")/sbx-template-$1.log
-  if bin/sbx template ls --local --data-dir "$DATA_DIR" 2>/dev/null | awk 'NR > 1 { print $1 }' | grep -qx "$1"; then
+  if bin/sbx template ls --local --data-dir "$DATA_DIR" "${build_flags[@]}" 2>/dev/null | awk 'NR > 1 { print $1 }' | grep -qx "$1"; then
     printf '\033[1m==>\033[0m template %s: built (checked in the background, rebuilt if its definition changed; log: %s)\n' "$1" "$log" >&2
   else
     printf '\033[1m==>\033[0m template %s: building in the background (a few minutes; log: %s);\n    creates of it answer 503 with Retry-After until it is ready\n' "$1" "$log" >&2
   fi
-  setsid bin/sbx template build "$1" --data-dir "$DATA_DIR" </dev/null >"$log" 2>&1 &
+  setsid bin/sbx template build "$1" --data-dir "$DATA_DIR" "${build_flags[@]}" </dev/null >"$log" 2>&1 &
 }
+# the serve flags a built-in build must share with the daemon
+build_flags=()
+prev=
+for a in "$@"; do
+  case $prev in --templates-dir | -templates-dir | --uid-base | -uid-base) build_flags+=("$prev" "$a") ;; esac
+  case $a in --templates-dir=* | -templates-dir=* | --uid-base=* | -uid-base=*) build_flags+=("$a") ;; esac
+  prev=$a
+done
 for t in ${SBX_BACKGROUND_TEMPLATES-code-interpreter-v1}; do
   case " ${SBX_TEMPLATES:-base} " in *" $t "*) continue ;; esac # built above
   background_build "$t"
