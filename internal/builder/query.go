@@ -8,6 +8,7 @@ import (
 
 	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/store"
+	"github.com/sbx-dev/sbx/internal/template"
 )
 
 // Status is E2B's TemplateBuildInfo.
@@ -216,6 +217,9 @@ func (s *Service) Alias(alias string) (templateID string, public bool, err error
 	}
 	if bt, err := s.reg.Builtins.Get(alias); err == nil {
 		return bt.Name, true, nil
+	}
+	if template.Building(s.reg.Builtins.Dir, alias) { // a built-in on its way: public, and creates get 503 (Registry.absent)
+		return alias, true, nil
 	}
 	return "", false, fmt.Errorf("%w: template %q not found", sandbox.ErrNotFound, alias)
 }
