@@ -13,7 +13,7 @@ import (
 )
 
 // ensureEnvFile makes sure path holds SBX_API_KEY, readable by root only
-// (0600 in a 0700 directory). An existing file is kept (its key stays
+// (0600; the directory is made 0700 if it is new). An existing file is kept (its key stays
 // valid across upgrades) and its mode tightened. A new file gets envKey, or
 // a generated key, which is returned so it can be shown once.
 func ensureEnvFile(path, envKey string) (generated string, err error) {
