@@ -109,24 +109,14 @@ func TestLimits(t *testing.T) {
 	})
 }
 
-// memory: a balloon past the limit dies inside and the sandbox lives on
-// (crun, runc); under gVisor the host OOM-kills the whole Sentry and the
-// daemon reaps the sandbox (docs/SECURITY.md). Never the host or daemon.
+// memory: a balloon past the limit dies inside and the sandbox lives on,
+// on every runtime (under gVisor the agent's OOM guard kills the balloon
+// before the host would OOM-kill the Sentry; docs/SECURITY.md). Never the
+// host or daemon.
 func memory(t *testing.T, d *daemon, sb *sandbox, rt string) {
 	out, code, err := sb.runErr("", "python3 -c 'b = bytearray(400 << 20); print(len(b))'", 60*time.Second)
 	if err == nil && code == 0 {
 		t.Errorf("400 MiB allocation succeeded under a 128 MiB limit: %q", out)
-	}
-	if rt == "runsc" {
-		deadline := time.Now().Add(15 * time.Second)
-		for d.api("GET", "/sandboxes/"+sb.ID, nil, nil) != 404 {
-			if time.Now().After(deadline) {
-				t.Fatal("OOM-killed gVisor sandbox was not reaped")
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-		noResidue(t, d, sb.ID)
-		return
 	}
 	if out, _ := sb.run("", "echo alive", 20*time.Second); out != "alive\n" {
 		t.Fatalf("sandbox dead after OOM: %q", out)
