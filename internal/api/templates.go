@@ -19,6 +19,7 @@ import (
 // listed from the manager only and builds answer 501).
 func (s *Server) SetBuilder(b *builder.Service) {
 	s.builds = b
+	b.SetDiskCheck(s.buildDisk)
 	s.uploadKey = make([]byte, 32)
 	_, _ = rand.Read(s.uploadKey)
 	h := s.handle
@@ -99,6 +100,9 @@ func (s *Server) startBuild(w http.ResponseWriter, r *http.Request) {
 	var err error
 	if spec.FromTemplate != "" {
 		err = s.useTemplate(r.Context(), teamOf(r), spec.FromTemplate, false)
+	}
+	if err == nil { // the team at its disk quota: 429 now (the build re-checks as it goes)
+		err = s.buildDisk(r.Context(), r.PathValue("template"), nil)
 	}
 	if err == nil {
 		err = s.builds.StartBuild(r.Context(), r.PathValue("template"), r.PathValue("build"), spec)

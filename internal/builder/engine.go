@@ -91,12 +91,18 @@ func (s *Service) execute(ctx context.Context, b *store.BuildRec, spec Spec, lg 
 	if err != nil {
 		return nil, &stepError{"base", err}
 	}
+	if err := s.checkDisk(ctx, b.TemplateID, "base", st.layers); err != nil {
+		return nil, err
+	}
 	force := spec.Force
 	for i, step := range spec.Steps {
 		name := fmt.Sprint(i + 1)
 		force = force || step.Force
 		if err := s.step(ctx, b, lg, name, st, step, force); err != nil {
 			return nil, &stepError{name, err}
+		}
+		if err := s.checkDisk(ctx, b.TemplateID, name, st.layers); err != nil {
+			return nil, err
 		}
 	}
 	if err := s.finalize(ctx, b, spec, st, lg); err != nil {

@@ -82,6 +82,8 @@ type Service struct {
 	wg      sync.WaitGroup
 	bg      context.Context // background work (preshift); Close cancels it
 	stopBG  context.CancelFunc
+
+	diskCheck DiskCheck // SetDiskCheck; nil: none
 }
 
 // New returns a Service. Call Recover before serving.
@@ -233,6 +235,9 @@ func (s *Service) run(ctx context.Context, b *store.BuildRec, spec Spec, lg *bui
 	t0 := time.Now()
 	var st *state
 	err := s.checkQuota()
+	if err == nil {
+		err = s.checkDisk(ctx, b.TemplateID, "base", nil)
+	}
 	if err == nil {
 		st, err = s.execute(ctx, b, spec, lg)
 	}

@@ -1,0 +1,110 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/sbx-dev/sbx/internal/sandbox"
+)
+
+// A team's disk quota (store.Quota.DiskMB) bounds what it keeps on disk:
+// its volumes (their sizes), snapshots (their images) and templates (the
+// layers of its builds, builder.Service.LayerBytes). Past it a request
+// fails with sandbox.ErrBusy (429 with Retry-After), as the other quotas.
+
+// diskQuota refuses a request that would store addMB more for the team
+// when it already holds its disk quota or more. A snapshot's size is known
+// only once taken, so a snapshot is refused when the team is at or past the
+// quota (addMB 0).
+func (s *Server) diskQuota(r *http.Request, addMB int64) error {
+	team := teamOf(r)
+	limit := s.diskLimit(team)
+	if limit <= 0 {
+		return nil
+	}
+	used, err := s.diskUsed(r.Context(), team, nil)
+	if err != nil {
+		return err
+	}
+	if used+addMB > limit || addMB == 0 && used >= limit {
+		return diskErr(limit, used)
+	}
+	return nil
+}
+
+// buildDisk is the builder's DiskCheck: a build of the team's template
+// starts only below the team's disk quota, and fails once the layers it
+// has committed so far (building) take the team past it.
+func (s *Server) buildDisk(ctx context.Context, templateID string, building []string) error {
+	if s.tenants == nil {
+		return nil
+	}
+	team, err := s.tenants.st.TemplateOwner(ctx, templateID)
+	if err != nil {
+		return fmt.Errorf("template %s: owner: %w", templateID, err)
+	}
+	limit := s.diskLimit(team)
+	if limit <= 0 {
+		return nil
+	}
+	used, err := s.diskUsed(ctx, team, building)
+	if err != nil {
+		return err
+	}
+	if used > limit || building == nil && used >= limit {
+		return diskErr(limit, used)
+	}
+	return nil
+}
+
+func diskErr(limit, used int64) error {
+	return fmt.Errorf("%w: team quota: %d MiB of disk (volumes, snapshots and templates hold %d MiB); delete some to free space", sandbox.ErrBusy, limit, used)
+}
+
+// diskLimit is team's disk quota in MiB (0 or less: none; the default
+// team has none).
+func (s *Server) diskLimit(team string) int64 {
+	if s.tenants == nil || team == "" {
+		return 0
+	}
+	return s.tenants.effective(team).DiskMB
+}
+
+// diskUsed is the MiB team holds: volumes, snapshots and template layers
+// (plus building, the layers of a build in progress).
+func (s *Server) diskUsed(ctx context.Context, team string, building []string) (int64, error) {
+	var used int64
+	if s.vols != nil {
+		vs, err := s.vols.List(ctx, team)
+		if err != nil {
+			return 0, err
+		}
+		for _, v := range vs {
+			used += v.SizeMB
+		}
+	}
+	snaps, err := s.mgr.Snapshots(ctx, "")
+	if err != nil {
+		return 0, err
+	}
+	var bytes int64
+	for _, sn := range snaps {
+		if sn.Team == team {
+			used += mib(sn.Bytes)
+		}
+	}
+	if s.builds != nil {
+		owned := func(id string) (bool, error) {
+			t, err := s.tenants.st.TemplateOwner(ctx, id)
+			return t == team, err
+		}
+		if bytes, err = s.builds.LayerBytes(ctx, owned, building); err != nil {
+			return 0, err
+		}
+	}
+	return used + mib(bytes), nil
+}
+
+// mib rounds n bytes up to MiB.
+func mib(n int64) int64 { return (n + 1<<20 - 1) >> 20 }
