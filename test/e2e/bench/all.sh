@@ -25,14 +25,15 @@ stop() {
   pkill -f "sbx serve --data-dir $data" 2>/dev/null; sleep 1
   nft delete table inet sbb 2>/dev/null
   umount -l "$data/run/runtime/runsc/null-netns" 2>/dev/null; umount -l "$data/run" 2>/dev/null
-  rm -rf "${data:?}"/* 2>/dev/null
+  rm -rf "${data:?}"/* "$data.anchor" 2>/dev/null
 }
 reg_pid= tpl=
-trap 'stop; rm -rf "$data"; rm -f "$data.reg"; [ -z "$reg_pid" ] || kill "$reg_pid"; [ -z "$tpl" ] || rm -rf "$tpl"' EXIT
+trap 'stop; rm -rf "$data" "$data.anchor"; rm -f "$data.reg"; [ -z "$reg_pid" ] || kill "$reg_pid"; [ -z "$tpl" ] || rm -rf "$tpl"' EXIT
 start() { # start RUNTIME [serve flags]
   stop
   local rt=$1; shift
-  bin/sbx serve --data-dir "$data" --templates-dir "$templates" --listen 127.0.0.1:$port --net-prefix sbb \
+  # each start is a fresh daemon on a reused path: its audit anchor goes with it
+  bin/sbx serve --data-dir "$data" --audit-anchor-dir "$data.anchor" --templates-dir "$templates" --listen 127.0.0.1:$port --net-prefix sbb \
     --subnet 10.231.0.0/16 --uplink none --runtime "$rt" --log-level warn "$@" >"$data.log" 2>&1 &
   for _ in $(seq 100); do curl -sf "$SBX_URL/health" >/dev/null && break; sleep 0.1; done
   sleep 3 # pools fill
