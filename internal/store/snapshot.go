@@ -2,9 +2,7 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -72,19 +70,8 @@ func (s *Store) PutSnapshot(ctx context.Context, r *Snapshot) error {
 
 // GetSnapshot returns the snapshot whose id or name is key.
 func (s *Store) GetSnapshot(ctx context.Context, key string) (*Snapshot, error) {
-	var doc []byte
-	err := s.db.QueryRowContext(ctx, `SELECT doc FROM snapshots WHERE id=? OR (name<>'' AND name=?) ORDER BY created_at DESC LIMIT 1`, key, key).Scan(&doc)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("snapshot %s: %w", key, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load snapshot %s: %w", key, err)
-	}
-	var r Snapshot
-	if err := json.Unmarshal(doc, &r); err != nil {
-		return nil, fmt.Errorf("decode snapshot record: %w", err)
-	}
-	return &r, nil
+	return loadDoc[Snapshot](ctx, s.db, "snapshot", key,
+		`SELECT doc FROM snapshots WHERE id=? OR (name<>'' AND name=?) ORDER BY created_at DESC LIMIT 1`, key, key)
 }
 
 // DeleteSnapshot removes a snapshot record; a missing one is not an error.

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -70,19 +69,7 @@ func (s *Store) GetVolume(ctx context.Context, owner, key string, byName bool) (
 	if byName {
 		col = "name"
 	}
-	var doc []byte
-	err := s.db.QueryRowContext(ctx, `SELECT doc FROM volumes WHERE owner=? AND `+col+`=?`, owner, key).Scan(&doc)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("volume %s: %w", key, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load volume %s: %w", key, err)
-	}
-	var v Volume
-	if err := json.Unmarshal(doc, &v); err != nil {
-		return nil, fmt.Errorf("decode volume record: %w", err)
-	}
-	return &v, nil
+	return loadDoc[Volume](ctx, s.db, "volume", key, `SELECT doc FROM volumes WHERE owner=? AND `+col+`=?`, owner, key)
 }
 
 // Volumes lists the volumes of owner, or of every owner if all.
