@@ -9,24 +9,17 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/sbx-dev/sbx/internal/agent/eventlog"
 )
 
-// agentEvent is an event as an agent sends it (eventlog.Event). Everything
-// in it is the sandbox's word: Store.Log bounds it, and the reader below
-// fixes its level, logger and time.
-type agentEvent struct {
-	Seq     uint64            `json:"seq"`
-	Time    time.Time         `json:"time"`
-	Level   string            `json:"level"`
-	Logger  string            `json:"logger"`
-	Message string            `json:"message"`
-	Fields  map[string]string `json:"fields"`
-}
+// agentEvent is an event as an agent sends it. Everything in it is the
+// sandbox's word: Store.Log bounds it, and entryOf fixes its level, logger
+// and time.
+type agentEvent = eventlog.Event
 
-type agentPage struct {
-	Boot   string       `json:"boot"`
-	Events []agentEvent `json:"events"`
-}
+// agentPage is the body of the agent's GET /sbx/events.
+type agentPage = eventlog.Page
 
 // Bounds of one read of an agent's events.
 const (
@@ -84,7 +77,7 @@ func (a *agentReader) read(ctx context.Context, tg Target) []Entry {
 			continue
 		}
 		cur.after = ev.Seq
-		out = append(out, ev.entry(time.Now()))
+		out = append(out, entryOf(ev, time.Now()))
 	}
 	cur.boot = page.Boot
 	a.setCursor(tg.ID, cur)
@@ -129,8 +122,8 @@ func (a *agentReader) fetch(ctx context.Context, tg Target, after uint64) (agent
 	return p, true
 }
 
-// entry turns ev into a log entry read at now.
-func (ev agentEvent) entry(now time.Time) Entry {
+// entryOf turns ev into a log entry read at now.
+func entryOf(ev agentEvent, now time.Time) Entry {
 	lvl, ok := ParseLevel(ev.Level)
 	if !ok {
 		lvl = Info
