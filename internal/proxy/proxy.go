@@ -4,7 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
-	"io"
+
 	"log/slog"
 	"net"
 	"net/http"
@@ -165,10 +165,10 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, in sandbox.Info,
 	w, report := p.observed(w, r)
 	defer report()
 	out := r.Clone(ctx)
-	if r.ContentLength > 0 {
-		// The transport reads once past the declared length to check it;
-		// that read must not reach a body the server may have finished.
-		out.Body = &exactBody{r: r.Body, n: r.ContentLength}
+	if r.Body != nil && r.Body != http.NoBody {
+		body := newCutBody(r.Body, r.ContentLength)
+		defer body.Cut(readDeadline(w, r))
+		out.Body = body
 	}
 	out.URL.Scheme = "http"
 	out.URL.Host = net.JoinHostPort(host, strconv.Itoa(port))
@@ -227,26 +227,11 @@ func (p *Proxy) bySignature(r *http.Request) (Target, sandbox.Info, error) {
 	return Target{}, sandbox.Info{}, sandbox.ErrNotFound
 }
 
-// exactBody reads a request body of known length and reports io.EOF at the
-// end without reading the underlying body again.
-type exactBody struct {
-	r io.ReadCloser
-	n int64
+// readDeadline returns the function that sets r's connection read deadline,
+// or nil on HTTP/2, whose streams do not share a connection reader.
+func readDeadline(w http.ResponseWriter, r *http.Request) func(time.Time) error {
+	if r.ProtoMajor != 1 {
+		return nil
+	}
+	return http.NewResponseController(w).SetReadDeadline
 }
-
-func (b *exactBody) Read(p []byte) (int, error) {
-	if b.n <= 0 {
-		return 0, io.EOF
-	}
-	if int64(len(p)) > b.n {
-		p = p[:b.n]
-	}
-	n, err := b.r.Read(p)
-	b.n -= int64(n)
-	if b.n <= 0 && err == nil {
-		err = io.EOF
-	}
-	return n, err
-}
-
-func (b *exactBody) Close() error { return b.r.Close() }
