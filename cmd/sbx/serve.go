@@ -17,6 +17,7 @@ import (
 	"github.com/sbx-dev/sbx/internal/api"
 	"github.com/sbx-dev/sbx/internal/audit"
 	"github.com/sbx-dev/sbx/internal/builder"
+	"github.com/sbx-dev/sbx/internal/dashboard"
 	"github.com/sbx-dev/sbx/internal/metrics"
 	"github.com/sbx-dev/sbx/internal/proxy"
 	"github.com/sbx-dev/sbx/internal/sandbox"
@@ -245,12 +246,15 @@ func listenAndServe(ctx context.Context, f *serveFlags, mgr *sandbox.Manager, bs
 	px := proxy.New(mgr, f.domain, api.WriteError, log)
 	px.SetObserver(f.metrics)
 	mcpH := mcpHTTPHandler("http://" + f.listen)
+	dashH := dashboardHandler(f, apiSrv, apiSrv, log)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case px.Match(r):
 			px.ServeHTTP(w, r)
 		case r.URL.Path == "/mcp":
 			mcpH.ServeHTTP(w, r)
+		case dashboard.Match(r):
+			dashH.ServeHTTP(w, r)
 		default:
 			apiSrv.ServeHTTP(w, r)
 		}

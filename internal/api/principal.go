@@ -51,3 +51,14 @@ func sortKeys(ks []store.APIKey) {
 		return ks[i].ID < ks[j].ID
 	})
 }
+
+// Authenticate resolves an API key as every authenticated route does: ok
+// is false for an unknown or revoked key; team is the key's team id as the
+// API shows it. The web dashboard signs in with it (internal/dashboard).
+func (s *Server) Authenticate(key string) (team string, ok bool) {
+	p, ok := s.principal(key)
+	if !ok {
+		return "", false
+	}
+	return p.TeamID(), true
+}

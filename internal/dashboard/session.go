@@ -1,0 +1,90 @@
+package dashboard
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"sync"
+	"time"
+)
+
+// session is one signed-in browser. The API key lives here, on the server
+// only: the browser holds an opaque id in an HttpOnly cookie and the CSRF
+// token it must echo on every state-changing request.
+type session struct {
+	key     string // the API key signed in with; sent to the API as X-API-Key
+	team    string // the key's team id, as the API shows it
+	csrf    string
+	expires time.Time // absolute: a session is never extended past it
+	idleAt  time.Time // the session ends if unused until then
+}
+
+// sessions maps sha256(cookie value) to sessions: a dump of the map holds
+// no usable cookie. mu guards m only; no I/O happens under it.
+type sessions struct {
+	mu        sync.Mutex
+	m         map[[32]byte]*session
+	ttl, idle time.Duration
+	now       func() time.Time
+}
+
+func newSessions(ttl, idle time.Duration) *sessions {
+	return &sessions{m: map[[32]byte]*session{}, ttl: ttl, idle: idle, now: time.Now}
+}
+
+// create starts a session for key and returns its cookie value.
+func (s *sessions) create(key, team string) (id string, sess *session) {
+	id, csrf := randomToken(), randomToken()
+	now := s.now()
+	sess = &session{key: key, team: team, csrf: csrf, expires: now.Add(s.ttl), idleAt: now.Add(s.idle)}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sweepLocked(now)
+	s.m[sha256.Sum256([]byte(id))] = sess
+	return id, sess
+}
+
+// get returns the live session of cookie value id and marks it used; an
+// expired one is removed and not returned.
+func (s *sessions) get(id string) (session, bool) {
+	if id == "" {
+		return session{}, false
+	}
+	h := sha256.Sum256([]byte(id))
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess, ok := s.m[h]
+	if !ok {
+		return session{}, false
+	}
+	if !now.Before(sess.expires) || !now.Before(sess.idleAt) {
+		delete(s.m, h)
+		return session{}, false
+	}
+	sess.idleAt = now.Add(s.idle)
+	return *sess, true
+}
+
+// remove ends the session of cookie value id (sign out).
+func (s *sessions) remove(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, sha256.Sum256([]byte(id)))
+}
+
+// sweepLocked drops expired sessions so that abandoned ones do not pile up.
+func (s *sessions) sweepLocked(now time.Time) {
+	for h, sess := range s.m {
+		if !now.Before(sess.expires) || !now.Before(sess.idleAt) {
+			delete(s.m, h)
+		}
+	}
+}
+
+// randomToken is 32 random bytes, URL-safe base64.
+func randomToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // never fails (crypto/rand since Go 1.24)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
