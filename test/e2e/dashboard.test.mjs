@@ -1,0 +1,204 @@
+// End-to-end: the web dashboard (/dashboard) in a real headless Chromium
+// (Debian's chromium, driven by puppeteer-core over the DevTools protocol)
+// against a real `sbx serve` (test/e2e/daemon/run.sh). Signs in with the API
+// key, sees a sandbox made with the official e2b SDK, opens its terminal
+// (a PTY through the agent over a WebSocket), types a command and reads the
+// output on screen, resizes it, uploads and downloads a file, kills the
+// sandbox, signs out. Also: hostile metadata renders as text, another
+// team's session gets 404 for the sandbox, the CSP and cookie attributes.
+// Screenshots go to $SBX_E2E_ARTIFACTS (default /tmp/sbx-dashboard-artifacts).
+// With CI=true a missing chromium fails the test instead of skipping it.
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
+import puppeteer from 'puppeteer-core'
+import { Sandbox } from 'e2b'
+
+const api = process.env.E2B_API_URL
+const key = process.env.E2B_API_KEY
+const chromium = process.env.SBX_CHROMIUM || ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find(existsSync)
+const artifacts = process.env.SBX_E2E_ARTIFACTS || '/tmp/sbx-dashboard-artifacts'
+const skip = chromium ? false : 'chromium is not installed (apt-get install chromium)'
+if (skip && process.env.CI === 'true') throw new Error('CI=true: ' + skip)
+
+let browser, page, sbx
+const pageErrors = []
+const cspViolations = [] // the app itself must never trip its own CSP
+const work = mkdtempSync(join(tmpdir(), 'sbx-dash-'))
+const hostile = '<img src=x onerror="window.pwned=1"><script>window.pwned=1</script>'
+
+before(async () => {
+  if (skip) return
+  mkdirSync(artifacts, { recursive: true })
+  browser = await puppeteer.launch({
+    executablePath: chromium, headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--window-size=1280,1000'],
+    defaultViewport: { width: 1280, height: 1000 },
+  })
+  page = await browser.newPage()
+  page.on('pageerror', (e) => { pageErrors.push(e.message) })
+  page.on('console', (m) => { if (/Content.Security.Policy/i.test(m.text())) cspViolations.push(m.text()) })
+  sbx = await Sandbox.create('base', { timeoutMs: 300_000, metadata: { who: hostile } })
+})
+
+after(async () => {
+  await browser?.close()
+  await sbx?.kill().catch(() => {})
+  rmSync(work, { recursive: true, force: true })
+})
+
+const shot = (name) => page.screenshot({ path: join(artifacts, name + '.png'), fullPage: true })
+
+// screen is the terminal's text as xterm.js holds it (its buffer) and as
+// the page shows it (the DOM rows).
+async function screen () {
+  return page.evaluate(() => {
+    const b = window.sbxTerm.buffer.active
+    const lines = []
+    for (let i = 0; i < b.length; i++) lines.push(b.getLine(i).translateToString(true))
+    return { buffer: lines.join('\n'), dom: document.querySelector('#terminal .xterm-rows')?.innerText || '' }
+  })
+}
+
+async function waitScreen (re, what) {
+  const deadline = Date.now() + 20_000
+  let s
+  while (Date.now() < deadline) {
+    s = await screen()
+    if (re.test(s.buffer)) return s
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  await shot('terminal-timeout')
+  assert.fail(`${what}: ${re} not on screen:\n${s.buffer}`)
+}
+
+test('sign-in redirects, sets an HttpOnly SameSite=Strict cookie, keeps the key out of URLs and storage', { skip }, async () => {
+  const res = await page.goto(api + '/dashboard/sandboxes')
+  assert.match(page.url(), /\/dashboard\/login\?next=/)
+  const csp = res.headers()['content-security-policy']
+  assert.match(csp, /script-src 'self';/)
+  assert.match(csp, /frame-ancestors 'none'/)
+  assert.equal(res.headers()['x-frame-options'], 'DENY')
+  await page.type('#key', 'e2b_wrong')
+  await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')])
+  assert.match(await page.$eval('.error', (e) => e.textContent), /not valid/)
+  await page.type('#key', key)
+  await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')])
+  assert.equal(new URL(page.url()).pathname, '/dashboard/sandboxes')
+  const [c] = (await browser.cookies()).filter((c) => c.name === 'sbx_dashboard')
+  assert.ok(c, 'session cookie set')
+  assert.equal(c.httpOnly, true)
+  assert.equal(c.sameSite, 'Strict')
+  assert.equal(c.path, '/dashboard')
+  assert.ok(!c.value.includes(key))
+  assert.ok(!page.url().includes(key))
+  const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + document.cookie)
+  assert.ok(!stored.includes(key), 'no key in web storage or script-readable cookies')
+})
+
+test('the sandbox list shows the sandbox; hostile metadata is text', { skip }, async () => {
+  const row = `tr[data-id="${sbx.sandboxId}"]`
+  await page.waitForSelector(row, { timeout: 15_000 })
+  const cells = await page.$$eval(row + ' td', (tds) => tds.map((t) => t.textContent))
+  assert.equal(cells[1], 'base')
+  assert.equal(cells[2], 'running')
+  assert.equal(cells[3], process.env.SBX_E2E_RUNTIME)
+  assert.ok(cells[7].includes(hostile), 'metadata shown verbatim as text')
+  assert.equal(await page.evaluate(() => window.pwned), undefined)
+  assert.equal(await page.$$eval(row + ' img, ' + row + ' script', (e) => e.length), 0)
+  await shot('sandboxes')
+})
+
+test('the terminal runs a shell: type, read back, resize', { skip }, async () => {
+  await Promise.all([page.waitForFunction(() => location.pathname.startsWith('/dashboard/sandboxes/')), page.click(`tr[data-id="${sbx.sandboxId}"] a`)])
+  await page.waitForFunction(() => document.getElementById('term-status')?.textContent === 'connected', { timeout: 20_000 })
+  await page.click('#terminal')
+  await page.keyboard.type('echo hi-$RANDOM\n')
+  const s = await waitScreen(/^hi-\d+\s*$/m, 'echo')
+  assert.match(s.dom, /hi-\d+/, 'on screen, not only in the buffer')
+  const before = await page.evaluate(() => [window.sbxTerm.cols, window.sbxTerm.rows])
+  await page.$eval('#terminal', (e) => { e.style.height = '200px'; e.style.width = '500px' })
+  await page.waitForFunction((c, r) => window.sbxTerm.cols !== c && window.sbxTerm.rows !== r, {}, ...before)
+  const [cols, rows] = await page.evaluate(() => [window.sbxTerm.cols, window.sbxTerm.rows])
+  await page.keyboard.type('clear; stty size\n')
+  await waitScreen(new RegExp(`^${rows} ${cols}\\s*$`, 'm'), 'stty size after resize')
+  await shot('terminal')
+})
+
+test('files: upload from the browser, download to disk', { skip }, async () => {
+  const up = join(work, 'upload-' + randomBytes(4).toString('hex') + '.txt')
+  const content = 'uploaded ' + randomBytes(8).toString('hex') + '\n'
+  writeFileSync(up, content)
+  const name = up.split('/').pop()
+  await (await page.$('#upload')).uploadFile(up)
+  await page.waitForSelector(`#files tr[data-name="${name}"]`, { timeout: 15_000 })
+  assert.equal(await sbx.files.read('/home/user/' + name), content, 'the sandbox has the uploaded bytes')
+
+  const dl = 'download-' + randomBytes(4).toString('hex') + '.bin'
+  const bytes = randomBytes(4096).toString('base64')
+  await sbx.files.write('/home/user/' + dl, bytes)
+  const dir = join(work, 'downloads')
+  mkdirSync(dir)
+  const cdp = await page.createCDPSession()
+  await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: dir })
+  await page.click('#files-path + button') // List
+  await page.waitForSelector(`button[data-download="${dl}"]`)
+  await page.click(`button[data-download="${dl}"]`)
+  const file = join(dir, dl)
+  for (let i = 0; i < 100 && !existsSync(file); i++) await new Promise((resolve) => setTimeout(resolve, 100))
+  assert.equal(readFileSync(file, 'utf8'), bytes)
+  await shot('files')
+})
+
+test('state-changing calls need the CSRF token and another team sees 404', { skip }, async () => {
+  const noToken = await page.evaluate(async (id) => (await fetch('/dashboard/api/sandboxes/' + id + '/pause', { method: 'POST' })).status, sbx.sandboxId)
+  assert.equal(noToken, 403)
+  const res = await fetch(api + '/sbx/teams', { method: 'POST', headers: { 'X-API-Key': key, 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'dash-other' }) })
+  assert.equal(res.status, 201)
+  const other = (await res.json()).apiKey
+  const ctx = await browser.createBrowserContext()
+  const p2 = await ctx.newPage()
+  await p2.goto(api + '/dashboard/login')
+  await p2.type('#key', other)
+  await Promise.all([p2.waitForNavigation(), p2.click('button[type=submit]')])
+  const seen = await p2.evaluate(async (id) => Promise.all(['/dashboard/api/sandboxes/' + id, '/dashboard/api/sandboxes/' + id.replace(/.$/, '0') + 'zz',
+    '/dashboard/files/' + id + '?path=/'].map(async (u) => (await fetch(u)).status)), sbx.sandboxId)
+  assert.deepEqual(seen, [404, 404, 404])
+  await p2.goto(api + '/dashboard/sandboxes')
+  await p2.waitForSelector('#sandboxes tbody')
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  assert.equal(await p2.$$eval(`tr[data-id="${sbx.sandboxId}"]`, (e) => e.length), 0)
+  await ctx.close()
+})
+
+test('templates and health views', { skip }, async () => {
+  await page.goto(api + '/dashboard/templates')
+  await page.waitForSelector('#templates tbody tr')
+  assert.match(await page.$eval('#templates', (e) => e.textContent), /base/)
+  await page.goto(api + '/dashboard/health')
+  await page.waitForFunction(() => /"status": "ok"/.test(document.getElementById('health')?.textContent || ''))
+  await shot('health')
+})
+
+test('kill from the sandbox page, then sign out ends the session', { skip }, async () => {
+  await page.goto(api + '/dashboard/sandboxes/' + sbx.sandboxId)
+  await page.waitForSelector('button[data-action=kill]')
+  await Promise.all([page.waitForFunction(() => location.pathname === '/dashboard/sandboxes'), page.click('button[data-action=kill]')])
+  assert.equal(await sbx.isRunning(), false)
+  const [c] = (await browser.cookies()).filter((c) => c.name === 'sbx_dashboard')
+  await Promise.all([page.waitForNavigation(), page.click('#signout')])
+  assert.equal(new URL(page.url()).pathname, '/dashboard/login')
+  // the old cookie is dead on the server, not only gone from the browser
+  const replay = await fetch(api + '/dashboard/api/v2/sandboxes', { headers: { Cookie: 'sbx_dashboard=' + c.value } })
+  assert.equal(replay.status, 401)
+  await page.goto(api + '/dashboard/sandboxes')
+  assert.match(page.url(), /\/dashboard\/login/)
+})
+
+test('no uncaught errors and no CSP violations in any view', { skip }, () => {
+  assert.deepEqual(pageErrors, [])
+  assert.deepEqual(cspViolations, [])
+})
