@@ -12,6 +12,7 @@
 #   6. code interpreter end-to-end with @e2b/code-interpreter, through the daemon
 #      and the MCP tools with the official MCP TypeScript SDK (stdio and /mcp)
 #   6a. volumes end-to-end (the SDK's Volume class and volumeMounts) on runsc and crun
+#   6b. the web dashboard in headless Chromium (puppeteer-core), on runsc
 #   7. sbx bench, the SDK TTI script and the template benchmark in a short mode, so they cannot rot
 # With CI=true a missing runtime, template or tool is a failure, never a skip.
 set -euo pipefail
@@ -26,6 +27,8 @@ log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 SBX_TEMPLATES="base code-interpreter-v1" ./scripts/install.sh
 # test-only: a static busybox for the template tests' image without a shell of its own
 dpkg -s busybox-static >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq --no-install-recommends busybox-static >/dev/null; }
+# test-only: Debian's chromium, the headless browser the dashboard test drives
+dpkg -s chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
 
 log "gofmt, go vet"
 unformatted=$(gofmt -l $(git ls-files '*.go'))
@@ -100,6 +103,9 @@ done
 
 log "teams end-to-end on runsc (official e2b SDK and CLI with two teams' keys: isolation, snapshots, revocation)"
 test/e2e/daemon/run.sh runsc test/e2e/teams.test.mjs
+
+log "dashboard end-to-end on runsc (headless Chromium via puppeteer-core: sign in, terminal, files, kill, sign out)"
+test/e2e/daemon/run.sh runsc test/e2e/dashboard.test.mjs
 
 log "benchmarks, short mode"
 test/e2e/daemon/run.sh crun test/e2e/bench.test.mjs test/e2e/bench-template.test.mjs # the latter: registry from SBX_E2E_REGISTRY_BIN
