@@ -162,6 +162,20 @@ func TestDashboard(t *testing.T) {
 	if code, _ := a.do("GET", "/dashboard/api/sandboxes/"+sb.ID, false, nil); code != 200 {
 		t.Fatalf("sandbox gone after refused kills: %d", code)
 	}
+	// a terminal ends with the session that opened it
+	c := dashSignIn(t, d, apiKey)
+	ws3, err := c.terminal(sb.ID, c.csrf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws3.Close()
+	_ = websocket.JSON.Send(ws3, map[string]any{"type": "input", "data": "echo ready-$((2*3))\n"})
+	readUntil(t, ws3, "ready-6")
+	if code, _ := c.do("POST", "/dashboard/logout", true, nil); code != 204 {
+		t.Fatalf("sign-out: %d", code)
+	}
+	readUntil(t, ws3, "the session ended")
+
 	if code, body := a.do("DELETE", "/dashboard/api/sandboxes/"+sb.ID, true, nil); code != 204 {
 		t.Fatalf("owner's kill: %d %s", code, body)
 	}

@@ -23,13 +23,18 @@ func sessionOf(r *http.Request) session {
 	return s
 }
 
-// current returns r's live session, if any.
-func (s *Server) current(r *http.Request) (session, bool) {
+// current returns r's live session, if any, and marks it used.
+func (s *Server) current(r *http.Request) (session, bool) { return s.session(r, true) }
+
+// session returns r's live session, if any: one whose key the API still
+// accepts (a revoked key ends it). use marks it used (its idle time
+// starts again).
+func (s *Server) session(r *http.Request, use bool) (session, bool) {
 	c, err := r.Cookie(cookieName)
 	if err != nil {
 		return session{}, false
 	}
-	sess, ok := s.sess.get(c.Value)
+	sess, ok := s.sess.lookup(c.Value, use)
 	if ok {
 		if _, valid := s.cfg.Auth.Authenticate(sess.key); !valid { // revoked since sign-in
 			s.sess.remove(c.Value)

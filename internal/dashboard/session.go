@@ -44,9 +44,10 @@ func (s *sessions) create(key, team string) (id string, sess *session) {
 	return id, sess
 }
 
-// get returns the live session of cookie value id and marks it used; an
-// expired one is removed and not returned.
-func (s *sessions) get(id string) (session, bool) {
+// lookup returns the live session of cookie value id; with use it marks
+// it used (its idle time starts again). An expired one is removed and not
+// returned.
+func (s *sessions) lookup(id string, use bool) (session, bool) {
 	if id == "" {
 		return session{}, false
 	}
@@ -62,7 +63,9 @@ func (s *sessions) get(id string) (session, bool) {
 		delete(s.m, h)
 		return session{}, false
 	}
-	sess.idleAt = now.Add(s.idle)
+	if use {
+		sess.idleAt = now.Add(s.idle)
+	}
 	return *sess, true
 }
 

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"sync"
@@ -55,23 +56,56 @@ func (s *Server) runTerminal(ws *websocket.Conn, sc *client.SandboxConn, sess se
 		return
 	}
 	_ = ws.SetReadDeadline(time.Time{})
-	ctx, cancel := context.WithCancel(ws.Request().Context())
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(ws.Request().Context())
+	defer cancel(nil)
 	stdin, feed := io.Pipe()
 	resize := make(chan client.TermSize, 4)
 	go func() { // browser → shell; a closed socket ends the shell
-		defer cancel()
+		defer cancel(nil)
 		defer feed.Close()
 		readTerminal(ws, feed, resize)
 	}()
+	ended := make(chan struct{})
+	go s.watchSession(ws.Request(), ended, cancel)
+	defer close(ended)
 	out := &frameWriter{ws: ws}
 	tty := &client.TTY{Size: termSize(hello), Resize: resize}
 	code, err := sc.Run(ctx, client.RunRequest{Argv: []string{"/bin/bash", "-l"}, TTY: tty, Stdin: stdin}, out, out)
 	end := map[string]any{"type": "exit", "code": code}
-	if err != nil && ctx.Err() == nil {
+	switch {
+	case context.Cause(ctx) == errSessionEnded:
+		end = map[string]any{"type": "error", "message": errSessionEnded.Error()}
+	case err != nil && ctx.Err() == nil:
 		end = map[string]any{"type": "error", "message": err.Error()}
 	}
 	out.sendJSON(end)
+}
+
+// errSessionEnded ends a terminal whose session was signed out, expired or
+// whose key was revoked.
+var errSessionEnded = errors.New("the session ended")
+
+// sessionCheck is how often an open terminal re-checks its session.
+var sessionCheck = 2 * time.Second
+
+// watchSession cancels a terminal once the session of the request that
+// opened it is gone (sign-out, expiry, revoked key), so that no shell
+// outlives the session that started it by more than sessionCheck. An open
+// terminal alone does not keep its session from going idle.
+func (s *Server) watchSession(r *http.Request, ended <-chan struct{}, cancel context.CancelCauseFunc) {
+	t := time.NewTicker(sessionCheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-ended:
+			return
+		case <-t.C:
+			if _, ok := s.session(r, false); !ok {
+				cancel(errSessionEnded)
+				return
+			}
+		}
+	}
 }
 
 // readTerminal applies the browser's messages until the socket ends.
