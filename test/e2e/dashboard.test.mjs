@@ -3,8 +3,8 @@
 // against a real `sbx serve` (test/e2e/daemon/run.sh). Signs in with the API
 // key, sees a sandbox made with the official e2b SDK, opens its terminal
 // (a PTY through the agent over a WebSocket), types a command and reads the
-// output on screen, resizes it, uploads and downloads a file, kills the
-// sandbox, signs out. Also: hostile metadata renders as text, another
+// output on screen, resizes it, uploads and downloads a file, pauses,
+// resumes, snapshots and forks it, kills it, signs out. Also: hostile metadata renders as text, another
 // team's session gets 404 for the sandbox, the CSP and cookie attributes.
 // Screenshots go to $SBX_E2E_ARTIFACTS (default /tmp/sbx-dashboard-artifacts).
 // With CI=true a missing chromium fails the test instead of skipping it.
@@ -153,6 +153,19 @@ test('files: upload from the browser, download to disk', { skip }, async () => {
   await shot('files')
 })
 
+test('a hostile file name is text; metrics chart and logs fill in', { skip }, async () => {
+  const evil = '<img src=x onerror="window.pwned=2">.txt'
+  await sbx.files.write('/home/user/' + evil, 'x')
+  await page.click('#files-path + button') // List
+  await page.waitForFunction((n) => [...document.querySelectorAll('#files tr')].some((tr) => tr.dataset.name === n), {}, evil)
+  assert.equal(await page.$$eval('#files img', (e) => e.length), 0)
+  assert.equal(await page.evaluate(() => window.pwned), undefined)
+  // the collector samples every 5 s: the chart gets its points from GET /sandboxes/{id}/metrics
+  await page.waitForFunction(() => (document.querySelector('svg.chart polyline')?.getAttribute('points') || '').length > 0, { timeout: 20_000 })
+  await page.waitForFunction(() => /Sandbox created/.test(document.getElementById('logs')?.textContent || ''), { timeout: 20_000 })
+  await shot('metrics-logs')
+})
+
 test('state-changing calls need the CSRF token and another team sees 404', { skip }, async () => {
   const noToken = await page.evaluate(async (id) => (await fetch('/dashboard/api/sandboxes/' + id + '/pause', { method: 'POST' })).status, sbx.sandboxId)
   assert.equal(noToken, 403)
@@ -172,6 +185,29 @@ test('state-changing calls need the CSRF token and another team sees 404', { ski
   await new Promise((resolve) => setTimeout(resolve, 500))
   assert.equal(await p2.$$eval(`tr[data-id="${sbx.sandboxId}"]`, (e) => e.length), 0)
   await ctx.close()
+})
+
+test('pause, resume, snapshot and fork buttons', { skip }, async () => {
+  await page.goto(api + '/dashboard/sandboxes/' + sbx.sandboxId)
+  const state = (want) => page.waitForFunction((w) => document.getElementById('state')?.textContent === w, { timeout: 60_000 }, want)
+  await state('running')
+  await page.click('button[data-action=pause]')
+  await state('paused')
+  assert.equal((await Sandbox.getInfo(sbx.sandboxId)).state, 'paused')
+  await page.click('button[data-action=resume]')
+  await state('running')
+  await page.waitForFunction(() => document.getElementById('term-status')?.textContent === 'connected', { timeout: 20_000 })
+  await page.click('button[data-action=snapshot]')
+  await page.waitForFunction(() => /^snapshot \S+$/.test(document.getElementById('flash').textContent), { timeout: 60_000 })
+  const snap = (await page.$eval('#flash', (e) => e.textContent)).split(' ')[1]
+  await page.click('button[data-action=fork]')
+  await page.waitForFunction((id) => location.pathname.startsWith('/dashboard/sandboxes/') && !location.pathname.endsWith(id), { timeout: 60_000 }, sbx.sandboxId)
+  const child = decodeURIComponent(new URL(page.url()).pathname.split('/').pop())
+  await state('running')
+  assert.equal(await Sandbox.kill(child), true)
+  const snaps = await fetch(api + '/snapshots', { headers: { 'X-API-Key': key } }).then((r) => r.json())
+  assert.ok(snaps.some((s) => s.snapshotID === snap), 'the snapshot the page reported exists')
+  await shot('forked')
 })
 
 test('templates and health views', { skip }, async () => {

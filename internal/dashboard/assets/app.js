@@ -123,6 +123,12 @@
         ev.target.disabled = false
       } }
     }, label)
+    // forked: POST /fork answers one {sandbox} or {error} per child
+    const forked = (r) => {
+      const c = (r || [])[0] || {}
+      if (c.sandbox) navigate('/dashboard/sandboxes/' + encodeURIComponent(c.sandbox.sandboxID))
+      else flash('Fork: ' + (c.error ? c.error.message : 'no child'))
+    }
     const running = info.state === 'running'
     main.replaceChildren(
       el('h2', {}, 'Sandbox ', el('code', {}, id)),
@@ -133,8 +139,8 @@
           act('Kill', 'DELETE', '', undefined, () => navigate('/dashboard/sandboxes'), 'danger'),
           act('Pause', 'POST', '/pause', undefined, () => route()),
           act('Resume', 'POST', '/resume', {}, () => route()),
-          act('Fork', 'POST', '/fork', {}, (r) => r && r.sandboxID && navigate('/dashboard/sandboxes/' + encodeURIComponent(r.sandboxID))),
-          act('Snapshot', 'POST', '/snapshots', {}, (r) => flash('snapshot ' + ((r && (r.snapshotID || r.templateID || r.name)) || 'made'))))),
+          act('Fork', 'POST', '/fork', { timeout: 3600 }, forked),
+          act('Snapshot', 'POST', '/snapshots', {}, (r) => flash('snapshot ' + r.snapshotID)))),
       el('h3', {}, 'Terminal'),
       running ? terminal(id) : el('p', { class: 'muted' }, 'The terminal needs a running sandbox.'),
       el('div', { class: 'grid2' },
@@ -252,6 +258,7 @@
 
   // chart draws values as an inline SVG polyline (no markup from data).
   function chart (vals, top, color) {
+    if (vals.length === 1) vals = [vals[0], vals[0]] // one sample: a flat line, not an invisible point
     const ns = 'http://www.w3.org/2000/svg'
     const svg = document.createElementNS(ns, 'svg')
     svg.setAttribute('class', 'chart')
