@@ -4,7 +4,8 @@
 // key, sees a sandbox made with the official e2b SDK, opens its terminal
 // (a PTY through the agent over a WebSocket), types a command and reads the
 // output on screen, resizes it, uploads and downloads a file, pauses,
-// resumes, snapshots and forks it, kills it, signs out. Also: hostile metadata renders as text, another
+// resumes, snapshots and forks it, kills it, follows a template build's log,
+// signs out. Also: hostile metadata renders as text, another
 // team's session gets 404 for the sandbox, the CSP and cookie attributes.
 // Screenshots go to $SBX_E2E_ARTIFACTS (default /tmp/sbx-dashboard-artifacts).
 // With CI=true a missing chromium fails the test instead of skipping it.
@@ -15,7 +16,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import puppeteer from 'puppeteer-core'
-import { Sandbox } from 'e2b'
+import { Sandbox, Template } from 'e2b'
 
 const api = process.env.E2B_API_URL
 const key = process.env.E2B_API_KEY
@@ -210,10 +211,28 @@ test('pause, resume, snapshot and fork buttons', { skip }, async () => {
   await shot('forked')
 })
 
-test('templates and health views', { skip }, async () => {
+test("templates: a build's log streams into its page; health view", { skip }, async (t) => {
+  const name = 'dash-e2e-' + Date.now()
+  // the run's own name in the step: never a cache hit, so the build really runs while watched
+  const info = await Template.buildInBackground(Template().fromTemplate('base').runCmd(`echo dash-build-$((6*7)) ${name}; sleep 3`, { user: 'root' }), name)
+  t.after(() => fetch(api + '/templates/' + info.templateId, { method: 'DELETE', headers: { 'X-API-Key': key } }))
   await page.goto(api + '/dashboard/templates')
   await page.waitForSelector('#templates tbody tr')
   assert.match(await page.$eval('#templates', (e) => e.textContent), /base/)
+  assert.match(await page.$eval('#templates', (e) => e.textContent), new RegExp(name))
+  await Promise.all([page.waitForSelector('#builds tbody button'), page.click(`#templates a[href$="${info.templateId}"]`)])
+  await page.click('#builds tbody button')
+  let midway = false // seen the step running before the end
+  for (const deadline = Date.now() + 120_000; ;) {
+    const text = await page.$eval('#build-logs', (e) => e.textContent)
+    if (/\[ready\]/.test(text)) { assert.match(text, /dash-build-42/); break }
+    assert.doesNotMatch(text, /\[error\]/)
+    midway ||= /RUN echo dash-build/.test(text)
+    assert.ok(Date.now() < deadline, 'build log did not end: ' + text)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  assert.ok(midway, 'the log was shown while the build ran, not only at its end')
+  await shot('build-log')
   await page.goto(api + '/dashboard/health')
   await page.waitForFunction(() => /"status": "ok"/.test(document.getElementById('health')?.textContent || ''))
   await shot('health')

@@ -301,7 +301,7 @@
     const t = await api('GET', path)
     const out = el('pre', { class: 'logs', id: 'build-logs' }, 'Choose a build.')
     let poll = null
-    const show = (b) => {
+    const show = (b, cell) => {
       let offset = 0
       out.textContent = ''
       clearInterval(poll)
@@ -310,6 +310,7 @@
         const lines = (st.logEntries || []).map((l) => l.timestamp + ' ' + l.level + ' ' + l.message)
         offset += lines.length
         if (lines.length) out.textContent += lines.join('\n') + '\n'
+        if (cell) cell.textContent = st.status
         if (st.status !== 'building' && st.status !== 'waiting') { clearInterval(poll); out.textContent += '[' + st.status + ']\n' }
       }
       tick(); poll = setInterval(tick, 2000); timers.push(poll)
@@ -317,9 +318,11 @@
     main.replaceChildren(el('h2', {}, 'Template ', el('code', {}, id)),
       el('p', {}, 'Names: ', (t.aliases || t.names || []).join(', ')),
       el('table', { id: 'builds' }, el('thead', {}, el('tr', {}, ['Build', 'Status', 'Created', ''].map((h) => el('th', {}, h)))),
-        el('tbody', {}, (t.builds || []).map((b) => el('tr', {}, el('td', {}, b.buildID), el('td', {}, b.status),
-          el('td', {}, b.createdAt ? age(b.createdAt) + ' ago' : ''),
-          el('td', {}, el('button', { type: 'button', on: { click: () => show(b) } }, 'Logs')))))),
+        el('tbody', {}, (t.builds || []).map((b) => {
+          const cell = el('td', {}, b.status)
+          return el('tr', {}, el('td', {}, b.buildID), cell, el('td', {}, b.createdAt ? age(b.createdAt) + ' ago' : ''),
+            el('td', {}, el('button', { type: 'button', on: { click: () => show(b, cell) } }, 'Logs')))
+        }))),
       el('h3', {}, 'Build log'), out)
   }
 
