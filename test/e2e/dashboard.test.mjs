@@ -129,6 +129,27 @@ test('the terminal runs a shell: type, read back, resize', { skip }, async () =>
   await shot('terminal')
 })
 
+test('the terminal pastes from and copies to the clipboard (xterm.js handlers)', { skip }, async () => {
+  // a paste event as the browser fires it on Ctrl+V, with a 20 KiB line (sent in 8 KiB pieces)
+  await page.evaluate(() => {
+    const dt = new DataTransfer()
+    dt.setData('text/plain', 'echo pasted-$((3*3)) ' + 'x'.repeat(20 * 1024) + ' | wc -c')
+    document.querySelector('#terminal textarea').dispatchEvent(new ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true }))
+  })
+  await page.keyboard.press('Enter')
+  await waitScreen(/^20490\s*$/m, 'pasted command ran') // "pasted-9 " + 20 KiB + "\n"
+  await page.keyboard.type('clear; echo copy-$((4*4))\n')
+  await waitScreen(/^copy-16\s*$/m, 'echo')
+  const copied = await page.evaluate(() => {
+    window.sbxTerm.selectAll()
+    const dt = new DataTransfer()
+    window.sbxTerm.element.dispatchEvent(new ClipboardEvent('copy', { clipboardData: dt, bubbles: true, cancelable: true }))
+    window.sbxTerm.clearSelection()
+    return dt.getData('text/plain')
+  })
+  assert.match(copied, /^copy-16$/m)
+})
+
 test('files: upload from the browser, download to disk', { skip }, async () => {
   const up = join(work, 'upload-' + randomBytes(4).toString('hex') + '.txt')
   const content = 'uploaded ' + randomBytes(8).toString('hex') + '\n'

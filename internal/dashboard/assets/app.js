@@ -196,7 +196,8 @@
         status.textContent = m.type === 'exit' ? 'shell exited (' + m.code + ')' : 'error: ' + m.message
       }
       ws.onclose = () => { if (status.textContent === 'connected') status.textContent = 'disconnected' }
-      term.onData((d) => send({ type: 'input', data: d }))
+      // a big paste goes in pieces: the daemon takes frames of at most 64 KiB
+      term.onData((d) => { for (let i = 0; i < d.length; i += 8192) send({ type: 'input', data: d.slice(i, i + 8192) }) })
       term.onResize(({ cols, rows }) => { send({ type: 'resize', cols, rows }); status.dataset.size = cols + 'x' + rows })
       const ro = new ResizeObserver(() => fit.fit())
       ro.observe(box)
