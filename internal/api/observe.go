@@ -22,6 +22,9 @@ type Observer interface {
 type DebugSource interface {
 	Config() any
 	RecentLogs(n int) []string
+	// Audit verifies the node's audit log (hash chain and signed
+	// checkpoints) and returns the verdict and its newest n records.
+	Audit(n int) (any, error)
 }
 
 // SetObservability installs the request observer, the /metrics handler
@@ -104,4 +107,28 @@ func (s *Server) debugLogs(w http.ResponseWriter, r *http.Request) {
 	for _, l := range s.debug.RecentLogs(n) {
 		_, _ = w.Write([]byte(l))
 	}
+}
+
+// debugAudit serves GET /sbx/audit?limit=N (admin): the audit log's
+// verification verdict and its newest N records (default 200, at most
+// 5000). The log holds every team's records, hence admin only.
+func (s *Server) debugAudit(w http.ResponseWriter, r *http.Request) {
+	if s.debug == nil {
+		WriteError(w, http.StatusNotFound, "debug information is not enabled on this node")
+		return
+	}
+	n := 200
+	if v := r.URL.Query().Get("limit"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 || n > 5000 {
+			WriteError(w, http.StatusBadRequest, "limit must be an integer from 1 to 5000")
+			return
+		}
+	}
+	out, err := s.debug.Audit(n)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
 }

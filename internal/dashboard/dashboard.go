@@ -77,7 +77,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /dashboard/login", s.sameOrigin(s.login))
 	m.Handle("GET /dashboard/static/", staticHandler())
 	m.Handle("POST /dashboard/logout", s.mutating(s.logout))
-	for _, p := range []string{"/sandboxes", "/sandboxes/{id}", "/templates", "/templates/{id}", "/health"} {
+	for _, p := range []string{"/sandboxes", "/sandboxes/{id}", "/templates", "/templates/{id}", "/audit", "/health"} {
 		m.Handle("GET "+Prefix+p, s.page(s.app))
 	}
 	m.Handle(Prefix+"/api/", s.apiGate(http.HandlerFunc(s.forward)))

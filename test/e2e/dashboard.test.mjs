@@ -259,6 +259,15 @@ test("templates: a build's log streams into its page; health view", { skip }, as
   await shot('health')
 })
 
+test('the audit view shows the verified chain and the records of what was done', { skip }, async () => {
+  await page.goto(api + '/dashboard/audit')
+  await page.waitForSelector('#audit-verdict')
+  assert.match(await page.$eval('#audit-verdict', (e) => e.textContent), /^OK: \d+ records verified · head anchored by the signed checkpoint of /)
+  const rows = await page.$$eval('#audit tbody tr', (trs) => trs.map((tr) => tr.textContent))
+  assert.ok(rows.some((r) => r.includes(sbx.sandboxId) && r.includes('/pause')), 'the pause done in the page is audited')
+  await shot('audit')
+})
+
 test('the sandbox list renders 1,000 sandboxes quickly (API answers stubbed in the browser)', { skip }, async (t) => {
   const p = await browser.newPage() // same browser context: signed in
   await p.setRequestInterception(true)

@@ -327,6 +327,19 @@
       el('h3', {}, 'Build log'), out)
   }
 
+  // ---- audit (admin keys: the log holds every team's records) ----
+  async function viewAudit () {
+    const a = await api('GET', '/sbx/audit?limit=500')
+    const when = a.anchoredAt ? ' · head anchored by the signed checkpoint of ' + a.anchoredAt + ' (seq ' + a.anchoredSeq + ')' : ''
+    main.replaceChildren(el('h2', {}, 'Audit log'),
+      el('p', { id: 'audit-verdict', class: a.verdict === 'OK' ? 'state-running' : 'error' },
+        a.verdict, a.verdict === 'OK' ? ': ' + a.records + ' records verified' + when : '', a.message ? ' — ' + a.message : ''),
+      el('table', { id: 'audit' }, el('thead', {}, el('tr', {}, ['Seq', 'Time', 'Kind', 'Sandbox', 'Actor', 'Fields'].map((h) => el('th', {}, h)))),
+        el('tbody', {}, a.newest.map((r) => el('tr', {}, el('td', {}, String(r.seq)), el('td', {}, r.time), el('td', {}, r.kind),
+          el('td', {}, r.sandbox || ''), el('td', {}, r.actor || ''),
+          el('td', { class: 'wrap' }, Object.entries(r.fields || {}).map(([k, v]) => k + '=' + v).join(' ')))))))
+  }
+
   // ---- health ----
   async function viewHealth () {
     const pre = el('pre', { class: 'logs', id: 'health' })
@@ -351,6 +364,7 @@
     if ((m = p.match(/^\/dashboard\/sandboxes\/([^/]+)$/))) return run(viewSandbox(decodeURIComponent(m[1])))
     if ((m = p.match(/^\/dashboard\/templates\/([^/]+)$/))) return run(viewTemplate(decodeURIComponent(m[1])))
     if (p === '/dashboard/templates') return run(viewTemplates())
+    if (p === '/dashboard/audit') return run(viewAudit())
     if (p === '/dashboard/health') return run(viewHealth())
     return run(viewSandboxes())
   }

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sbx-dev/sbx/internal/audit"
+)
+
+// TestAuditView: GET /sbx/audit's source gives the verify verdict of the
+// daemon's own log and its newest records, newest first; a log cut short
+// after a checkpoint is TRUNCATED, as `sbx audit verify` says.
+func TestAuditView(t *testing.T) {
+	data, anchor := t.TempDir(), t.TempDir()
+	l, err := audit.Open(filepath.Join(data, audit.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := audit.OpenAnchor(anchor, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SetAnchor(a); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5; i++ {
+		if err := l.Append("api", "", "key1", map[string]string{"i": string(rune('a' + i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	src := debugSource{f: &serveFlags{dataDir: data}}
+	src.f.obs.anchorDir = anchor
+
+	got, err := src.Audit(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := got.(auditView)
+	if v.Verdict != "OK" || v.Records < 5 || v.AnchoredAt == nil || len(v.Newest) != 3 || v.Newest[0].Seq <= v.Newest[2].Seq {
+		t.Fatalf("intact log: %+v", v)
+	}
+
+	path := filepath.Join(data, audit.FileName)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(strings.TrimSuffix(string(b), "\n"), "\n")
+	if err := os.WriteFile(path, []byte(strings.Join(lines[:len(lines)-2], "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = src.Audit(3)
+	if v := got.(auditView); v.Verdict != "TRUNCATED" {
+		t.Fatalf("cut log: %+v", v)
+	}
+}
