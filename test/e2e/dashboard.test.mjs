@@ -202,6 +202,7 @@ test('state-changing calls need the CSRF token and another team sees 404', { ski
   const seen = await p2.evaluate(async (id) => Promise.all(['/dashboard/api/sandboxes/' + id, '/dashboard/api/sandboxes/' + id.replace(/.$/, '0') + 'zz',
     '/dashboard/files/' + id + '?path=/'].map(async (u) => (await fetch(u)).status)), sbx.sandboxId)
   assert.deepEqual(seen, [404, 404, 404])
+  assert.equal(await p2.evaluate(async () => (await fetch('/dashboard/api/sbx/audit')).status), 403, 'the audit log is for admin keys')
   await p2.goto(api + '/dashboard/sandboxes')
   await p2.waitForSelector('#sandboxes tbody')
   await new Promise((resolve) => setTimeout(resolve, 500))
