@@ -140,7 +140,7 @@ func (m *Manager) coldStart(ctx context.Context, tmpl Template, rtName string, r
 // newRecord is the record of a sandbox about to be built (state "creating").
 func newRecord(template Template, rtName string, res Resources) store.Sandbox {
 	return store.Sandbox{
-		ID: NewID(), State: "creating", TemplateID: template.Name, Build: template.Build, Alias: template.Alias, Runtime: rtName,
+		ID: NewID(), State: store.StateCreating, TemplateID: template.Name, Build: template.Build, Alias: template.Alias, Runtime: rtName,
 		StartedAt: time.Now().UTC(), InitSecret: newToken(), CPUCount: res.CPUCount,
 		MemoryMB: res.MemoryMB, DiskSizeMB: res.DiskSizeMB,
 	}
@@ -332,7 +332,7 @@ func (m *Manager) register(ctx context.Context, sb *Sandbox) (Info, error) {
 		m.reap(context.WithoutCancel(ctx), sb.rec.ID, sb.rec.Runtime)
 		return Info{}, err
 	}
-	sb.rec.State = "running"
+	sb.rec.State = store.StateRunning
 	if err := m.store.Put(ctx, &sb.rec); err != nil {
 		m.reap(context.WithoutCancel(ctx), sb.rec.ID, sb.rec.Runtime)
 		return Info{}, fmt.Errorf("record sandbox %s: %w", sb.rec.ID, err)

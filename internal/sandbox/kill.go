@@ -8,6 +8,7 @@ import (
 
 	"github.com/sbx-dev/sbx/internal/failpoint"
 	"github.com/sbx-dev/sbx/internal/runtime"
+	"github.com/sbx-dev/sbx/internal/store"
 )
 
 // Kill stops a sandbox (running or paused) and releases every host
@@ -97,7 +98,7 @@ func (m *Manager) reap(ctx context.Context, id, rtName string) error {
 	if err := errors.Join(errs...); err != nil {
 		m.log.Error("reap sandbox", "sandbox", id, "err", err)
 		if rec, gerr := m.store.Get(ctx, id); gerr == nil {
-			rec.State = "reaping"
+			rec.State = store.StateReaping
 			_ = m.store.Put(ctx, rec)
 		}
 		return fmt.Errorf("release sandbox %s: %w", id, err)

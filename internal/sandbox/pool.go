@@ -3,6 +3,8 @@ package sandbox
 import (
 	"context"
 	"time"
+
+	"github.com/sbx-dev/sbx/internal/store"
 )
 
 // PoolKey names a warm pool: sandboxes of one template on one runtime.
@@ -157,7 +159,7 @@ func (m *Manager) startPooled(ctx context.Context, k PoolKey) (*Sandbox, error) 
 		return nil, err
 	}
 	rec := newRecord(tmpl, k.Runtime, res)
-	rec.State = "pooled"
+	rec.State = store.StatePooled
 	if err := m.store.Put(ctx, &rec); err != nil {
 		return nil, err
 	}

@@ -39,10 +39,10 @@ func (m *Manager) Recover(ctx context.Context) (int, error) {
 
 // adopt verifies one record against the host and registers it.
 func (m *Manager) adopt(ctx context.Context, rec *store.Sandbox) error {
-	if rec.State == "paused" {
+	if rec.State == store.StatePaused {
 		return m.adoptPaused(ctx, rec)
 	}
-	if rec.State != "running" {
+	if rec.State != store.StateRunning {
 		return fmt.Errorf("state %q", rec.State)
 	}
 	if !time.Now().Before(rec.EndAt) {

@@ -41,7 +41,7 @@ func (m *Manager) reapImages(ctx context.Context) {
 	m.mu.Lock()
 	paused := map[string]bool{}
 	for id, sb := range m.sandboxes {
-		paused[id] = sb.rec.State == "paused"
+		paused[id] = sb.rec.State == store.StatePaused
 	}
 	m.mu.Unlock()
 	m.reapDirs(filepath.Join(m.cfg.ImagesDir, "paused"), paused)

@@ -26,7 +26,7 @@ func (m *Manager) Connect(ctx context.Context, id string, timeout time.Duration,
 		return Info{}, false, err
 	}
 	defer unlock()
-	if sb.rec.State == "paused" {
+	if sb.rec.State == store.StatePaused {
 		if reboot {
 			if err := removeImage(filepath.Join(m.pausedDir(id), memDir)); err != nil {
 				return Info{}, false, err
@@ -52,7 +52,7 @@ func (m *Manager) AutoResume(ctx context.Context, id string) (Info, error) {
 		return Info{}, err
 	}
 	defer unlock()
-	if sb.rec.State != "paused" {
+	if sb.rec.State != store.StatePaused {
 		return m.Get(id)
 	}
 	if !sb.rec.Persist.AutoResume {
@@ -89,7 +89,7 @@ func (m *Manager) resumeLocked(ctx context.Context, sb *Sandbox, timeout time.Du
 		return Info{}, fmt.Errorf("resume sandbox %s: %w", rec.ID, err)
 	}
 	now := time.Now().UTC()
-	rec.State, rec.EndAt = "running", now.Add(timeout)
+	rec.State, rec.EndAt = store.StateRunning, now.Add(timeout)
 	rec.Persist.PausedAt, rec.Persist.ImageBytes, rec.Persist.SavedMemory = time.Time{}, 0, false
 	if err := m.store.Put(ctx, &rec); err != nil {
 		m.releaseHost(context.WithoutCancel(ctx), rec.ID, built.rt.Delete)
