@@ -61,7 +61,10 @@ func (m *Manager) pauseLocked(ctx context.Context, sb *Sandbox, memory bool, rea
 	m.stopLocked(sb)
 	m.mu.Unlock()
 	_ = failpoint.Hit("pause/before-release")
-	m.releaseHost(context.WithoutCancel(ctx), id, rt.Delete)
+	if err := m.releaseHost(context.WithoutCancel(ctx), id, rt0, rt); err != nil {
+		// The next Recover releases what is left (adoptPaused).
+		m.log.Error("release paused sandbox's host resources", "sandbox", id, "err", err)
+	}
 	m.log.Info("sandbox paused", "sandbox", id, "reason", reason, "memory", memory, "bytes", size, "took", time.Since(t0))
 	m.eventCtx(ctx, id, "paused", "reason", reason, "memory", strconv.FormatBool(memory), "bytes", strconv.FormatInt(size, 10))
 	return nil
@@ -93,16 +96,6 @@ func (m *Manager) recordPaused(ctx context.Context, sb *Sandbox, size int64, mem
 		return rec, fmt.Errorf("record paused sandbox %s: %w", rec.ID, err)
 	}
 	return rec, nil
-}
-
-// releaseHost frees the runtime sandbox (through del), layer and network of
-// id. Failures are logged: the next Recover releases what is left of a
-// paused sandbox.
-func (m *Manager) releaseHost(ctx context.Context, id string, del func(context.Context) error) {
-	err := errors.Join(del(ctx), m.layers.Remove(id), m.network.Teardown(ctx, id))
-	if err != nil {
-		m.log.Error("release paused sandbox's host resources", "sandbox", id, "err", err)
-	}
 }
 
 // setState changes sb's in-memory state (StatePausing is never stored).

@@ -168,7 +168,7 @@ func (m *Manager) startPooled(ctx context.Context, k PoolKey) (*Sandbox, error) 
 		err = m.warm(ctx, sb)
 	}
 	if err != nil {
-		m.reap(context.WithoutCancel(ctx), rec.ID, rec.Runtime)
+		m.reap(context.WithoutCancel(ctx), rec.ID, rec.Runtime, nil)
 		return nil, err
 	}
 	return sb, nil
@@ -185,7 +185,7 @@ func (m *Manager) drainPools() {
 	}
 	m.mu.Unlock()
 	for _, sb := range all {
-		_ = m.reap(context.Background(), sb.rec.ID, sb.rec.Runtime)
+		_ = m.reap(context.Background(), sb.rec.ID, sb.rec.Runtime, sb.rt)
 	}
 }
 
