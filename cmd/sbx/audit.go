@@ -11,10 +11,6 @@ import (
 	"github.com/sbx-dev/sbx/internal/audit"
 )
 
-// defaultAnchorDir holds the audit signing key and checkpoints, apart from
-// the data dir (see docs/SECURITY.md, "Audit anchor").
-const defaultAnchorDir = "/etc/sbx/audit"
-
 // auditCmd is `sbx audit [verify] [--data-dir DIR] [--sandbox ID]`. It
 // reads the log file directly (root on the daemon's host), so it works
 // while the daemon is down.
