@@ -4,16 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/sbx-dev/sbx/internal/audit"
 )
-
-// defaultAnchorDir holds the audit signing key and checkpoints, apart from
-// the data dir (see docs/SECURITY.md, "Audit anchor").
-const defaultAnchorDir = "/etc/sbx/audit"
 
 // auditCmd is `sbx audit [verify] [--data-dir DIR] [--sandbox ID]`. It
 // reads the log file directly (root on the daemon's host), so it works
@@ -51,7 +46,7 @@ func (a *auditCmd) run(e *env) int {
 }
 
 func (a *auditCmd) verify(e *env) int {
-	h, err := verifyAudit(a.DataDir, a.AnchorDir, a.Unanchored)
+	h, err := audit.VerifyDir(a.DataDir, a.AnchorDir, a.Unanchored)
 	var ve *audit.VerifyError
 	if errors.As(err, &ve) {
 		fmt.Fprintf(e.std.out, "audit log %s: %s\n", strings.ToUpper(ve.Kind), ve.Msg)
@@ -69,38 +64,4 @@ func (a *auditCmd) verify(e *env) int {
 	}
 	fmt.Fprintln(e.std.out, msg)
 	return 0
-}
-
-// verifyAudit checks the audit log of dataDir: its hash chain and, unless
-// unanchored, the signed checkpoints of its head in anchorDir. An
-// *audit.VerifyError says what is wrong with the log (edited, truncated,
-// rolled back, replaced); other errors are about reading it.
-func verifyAudit(dataDir, anchorDir string, unanchored bool) (audit.Head, error) {
-	cps, err := auditCheckpoints(dataDir, anchorDir, unanchored)
-	if err != nil {
-		return audit.Head{}, err
-	}
-	return audit.VerifyAnchored(filepath.Join(dataDir, audit.FileName), cps)
-}
-
-// auditCheckpoints reads the signed checkpoints of the log (none when
-// unanchored). A missing checkpoint file is an error: the head is not
-// anchored, so truncation could not be seen.
-func auditCheckpoints(dataDir, anchorDir string, unanchored bool) ([]audit.Checkpoint, error) {
-	if unanchored {
-		return nil, nil
-	}
-	pub, err := audit.LoadPublicKey(anchorDir)
-	if err != nil {
-		return nil, fmt.Errorf("%w (pass --anchor-dir, or --unanchored to check the chain alone)", err)
-	}
-	p, err := audit.CheckpointPath(anchorDir, dataDir)
-	if err != nil {
-		return nil, err
-	}
-	cps, err := audit.ReadCheckpoints(p, pub)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("no checkpoints for %s in %s: the log's head is not anchored (pass --unanchored to check the chain alone)", dataDir, anchorDir)
-	}
-	return cps, err
 }

@@ -1,8 +1,14 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
 	"os"
 	"slices"
+
+	"github.com/sbx-dev/sbx/internal/daemon"
 )
 
 // The commands below keep their own flag sets (serve.go, template*.go,
@@ -49,4 +55,25 @@ func (e *env) exportGlobals() {
 	if e.root.APIKey != "" {
 		_ = os.Setenv("SBX_API_KEY", e.root.APIKey)
 	}
+}
+
+// runServe is sbx serve: its flags, the daemon's logger, then the daemon
+// (internal/daemon, with /mcp served by this command's MCP tools) until ctx
+// ends.
+func runServe(ctx context.Context, args []string) int {
+	cfg, err := daemon.ParseFlags(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sbx serve:", err)
+		return 2
+	}
+	log := cfg.Logger()
+	cfg.MCP = mcpHTTPHandler
+	if err := daemon.Serve(ctx, cfg, log); err != nil {
+		log.Error("sbx serve failed", "err", err)
+		return 1
+	}
+	return 0
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	"github.com/sbx-dev/sbx/internal/daemon"
 )
 
 // serviceCmd is `sbx service`: the daemon as a systemd service.
@@ -36,7 +38,7 @@ func (c *serviceInstallCmd) run(e *env) int {
 	if len(c.Serve) > 0 && c.Serve[0] == "--" {
 		c.Serve = c.Serve[1:]
 	}
-	if _, err := parseServeFlags(c.Serve); err != nil { // a typo fails here, not in the journal
+	if _, err := daemon.ParseFlags(c.Serve); err != nil { // a typo fails here, not in the journal
 		e.errorf("sbx serve flags: %v", err)
 		return exitUsage
 	}

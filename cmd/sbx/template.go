@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/builder"
+	"github.com/sbx-dev/sbx/internal/daemon"
 	"github.com/sbx-dev/sbx/internal/template"
 )
 
@@ -96,7 +97,7 @@ func (o *templateOpts) store() *template.Store {
 func (o *templateOpts) builtin() *builder.Builtin {
 	s := o.store()
 	base := uint32(o.uidBase)
-	return &builder.Builtin{Templates: s, Layers: layerStore(s.Dir, builder.BuiltinOwner, base),
+	return &builder.Builtin{Templates: s, Layers: daemon.LayerStore(s.Dir, builder.BuiltinOwner, base),
 		TmpDir: filepath.Join(o.dataDir, "run", "build-views"), Mirror: o.mirror, Seed: o.seed, UIDBase: base}
 }
 

@@ -6,11 +6,11 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/builder"
 	"github.com/sbx-dev/sbx/internal/sandbox"
+	"github.com/sbx-dev/sbx/internal/store"
 )
 
 // listQuery is a parsed GET /v2/sandboxes query.
@@ -62,20 +62,6 @@ func parseListQuery(q url.Values) (listQuery, error) {
 	return lq, nil
 }
 
-func parseStates(v string) (map[string]bool, error) {
-	if v == "" {
-		return nil, nil
-	}
-	out := map[string]bool{}
-	for _, s := range strings.Split(v, ",") {
-		if s != "running" && s != "paused" {
-			return nil, fmt.Errorf("%w: state must be running or paused", sandbox.ErrInvalid)
-		}
-		out[s] = true
-	}
-	return out, nil
-}
-
 // ParseMetadataFilter decodes the SDK's double-encoded metadata filter: the
 // parameter value (already query-decoded once) is itself a query string whose
 // keys and values are URL-encoded once more. Filters are ANDed.
@@ -100,7 +86,7 @@ func ParseMetadataFilter(v string) (map[string]string, error) {
 }
 
 func (lq listQuery) match(in sandbox.Info) bool {
-	if lq.states != nil && !lq.states[publicState(in.State)] {
+	if lq.states != nil && !lq.states[wireState(in.State)] {
 		return false
 	}
 	if lq.template != "" && lq.template != in.TemplateID {
@@ -184,7 +170,7 @@ func (s *Server) listV1(w http.ResponseWriter, r *http.Request) {
 func running(all []sandbox.Info) int {
 	n := 0
 	for _, in := range all {
-		if in.State == "running" {
+		if in.State == store.StateRunning {
 			n++
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sbx-dev/sbx/internal/store"
 	"github.com/sbx-dev/sbx/internal/telemetry"
 )
 
@@ -37,7 +38,7 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	if len(samples) == 0 && err == nil && in.State == "running" && win.Contains(time.Now()) {
+	if len(samples) == 0 && err == nil && in.State == store.StateRunning && win.Contains(time.Now()) {
 		s.currentMetric(w, r, id) // none taken yet (a fresh sandbox): one now
 		return
 	}

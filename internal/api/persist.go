@@ -26,15 +26,6 @@ func lifecycleOpts(req newSandbox, o *sandbox.CreateOpts) error {
 	return nil
 }
 
-// publicState is E2B's state ("running" or "paused") of a manager state:
-// a sandbox being paused is still running until its image is complete.
-func publicState(s string) string {
-	if s == "pausing" {
-		return "running"
-	}
-	return s
-}
-
 func lifecycleOf(in sandbox.Info) lifecycle {
 	l := lifecycle{OnTimeout: "kill", AutoResume: in.Persist.AutoResume}
 	if in.AutoPause {
@@ -84,7 +75,7 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
 		d, err = seconds(*req.Timeout, s.mgr.Config().MaxTimeout)
 	}
 	if err == nil {
-		if in, gerr := s.mgr.Get(id); gerr == nil && in.State == "running" {
+		if in, gerr := s.mgr.Get(id); gerr == nil && in.State == store.StateRunning {
 			err = fmt.Errorf("%w: sandbox %s is already running", sandbox.ErrConflict, id)
 		} else if gerr == nil && req.AutoPause != nil && *req.AutoPause != in.AutoPause {
 			// Refused rather than ignored: a resume keeps the lifecycle the

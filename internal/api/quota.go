@@ -129,7 +129,7 @@ func (t *Tenants) take(team string, rate float64, n int) error {
 func (s *Server) liveUsage(team string) usage {
 	var u usage
 	for _, in := range s.mgr.List() {
-		if in.Team == team && in.State != "paused" {
+		if in.Team == team && in.State != store.StatePaused {
 			u.sandboxes++
 			u.vcpu += in.CPUCount
 			u.memMB += in.MemoryMB
@@ -166,7 +166,7 @@ func (s *Server) reserveFork(r *http.Request, id string, count int) (func(), err
 // reserve for a running one).
 func (s *Server) reserveResume(r *http.Request, id string) (func(), error) {
 	in, err := s.mgr.Owned(teamOf(r), id)
-	if err != nil || in.State != "paused" {
+	if err != nil || in.State != store.StatePaused {
 		return noop, nil // the manager answers for it
 	}
 	return s.reserveCreate(in.Team, 1, sandbox.Resources{CPUCount: in.CPUCount, MemoryMB: in.MemoryMB})

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/sandbox"
+	"github.com/sbx-dev/sbx/internal/store"
 )
 
 // defaultTemplate is what the SDK asks for when the user names none.
@@ -125,7 +126,7 @@ func listed(in sandbox.Info) listedSandbox {
 	return listedSandbox{
 		SandboxID: in.ID, TemplateID: in.TemplateID, Alias: alias(in), ClientID: "sbx",
 		CPUCount: in.CPUCount, MemoryMB: in.MemoryMB, DiskSizeMB: in.DiskSizeMB,
-		EnvdVersion: EnvdVersion, StartedAt: in.StartedAt, EndAt: in.EndAt, State: publicState(in.State),
+		EnvdVersion: EnvdVersion, StartedAt: in.StartedAt, EndAt: in.EndAt, State: wireState(in.State),
 		Metadata: in.Metadata, Runtime: in.Runtime, Volumes: mountsOf(in.Volumes),
 	}
 }
@@ -227,7 +228,7 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Timeout == nil { // no timeout asked: a running sandbox keeps its own
-		if in, gerr := s.mgr.Get(id); gerr == nil && in.State == "running" {
+		if in, gerr := s.mgr.Get(id); gerr == nil && in.State == store.StateRunning {
 			writeJSON(w, http.StatusOK, s.sandboxResp(in))
 			return
 		}

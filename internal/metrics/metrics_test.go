@@ -26,7 +26,7 @@ func (f *fakeManager) List() []sandbox.Info               { return f.infos }
 func (f *fakeManager) PoolStats() map[sandbox.PoolKey]int { return f.pools }
 func (f *fakeManager) Admission() sandbox.AdmissionStats  { return f.adm }
 
-func info(state, rt, tmpl string) sandbox.Info {
+func info(state store.State, rt, tmpl string) sandbox.Info {
 	return sandbox.Info{Sandbox: store.Sandbox{State: state, Runtime: rt, TemplateID: tmpl}}
 }
 

@@ -86,7 +86,7 @@ func (c *managerCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *managerCollector) Collect(ch chan<- prometheus.Metric) {
 	counts := map[[3]string]int{}
 	for _, in := range c.src.List() {
-		counts[[3]string{in.State, in.Runtime, c.templates.value(in.TemplateID)}]++
+		counts[[3]string{in.State.String(), in.Runtime, c.templates.value(in.TemplateID)}]++
 	}
 	for k, n := range counts {
 		ch <- prometheus.MustNewConstMetric(sandboxesDesc, prometheus.GaugeValue, float64(n), k[0], k[1], k[2])

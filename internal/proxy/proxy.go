@@ -16,6 +16,7 @@ import (
 
 	"github.com/sbx-dev/sbx/internal/envdsig"
 	"github.com/sbx-dev/sbx/internal/sandbox"
+	"github.com/sbx-dev/sbx/internal/store"
 )
 
 var (
@@ -104,12 +105,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, status, msg)
 		return
 	}
-	if in.State == "paused" {
+	if in.State == store.StatePaused {
 		if in, err = p.resume(w, r, in); err != nil {
 			return
 		}
 	}
-	if in.State != "running" || in.AgentAddr == "" {
+	if in.State != store.StateRunning || in.AgentAddr == "" {
 		p.fail(w, http.StatusBadGateway, "sandbox is not running")
 		return
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/sbx-dev/sbx/internal/store"
 )
 
 // Admission: cold starts (and resumes, forks) take create slots: MaxCreating
@@ -133,7 +135,7 @@ func (m *Manager) release(rt string) {
 func (m *Manager) activeLocked() int {
 	n := 0
 	for _, sb := range m.sandboxes {
-		if sb.rec.State != "paused" {
+		if sb.rec.State != store.StatePaused {
 			n++
 		}
 	}

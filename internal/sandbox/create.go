@@ -127,11 +127,11 @@ func (m *Manager) coldStart(ctx context.Context, tmpl Template, rtName string, r
 	if errors.Is(err, runtime.ErrTimeout) {
 		// A hung runtime hangs its cleanup too: answer now, reap behind
 		// (the record says "creating" until then; a restart reaps it too).
-		go m.reap(context.WithoutCancel(ctx), rec.ID, rec.Runtime)
+		go m.reap(context.WithoutCancel(ctx), rec.ID, rec.Runtime, nil)
 		return nil, err
 	}
 	if err != nil {
-		m.reap(context.WithoutCancel(ctx), rec.ID, rec.Runtime)
+		m.reap(context.WithoutCancel(ctx), rec.ID, rec.Runtime, nil)
 		return nil, err
 	}
 	return sb, nil
@@ -140,7 +140,7 @@ func (m *Manager) coldStart(ctx context.Context, tmpl Template, rtName string, r
 // newRecord is the record of a sandbox about to be built (state "creating").
 func newRecord(template Template, rtName string, res Resources) store.Sandbox {
 	return store.Sandbox{
-		ID: NewID(), State: "creating", TemplateID: template.Name, Build: template.Build, Alias: template.Alias, Runtime: rtName,
+		ID: NewID(), State: store.StateCreating, TemplateID: template.Name, Build: template.Build, Alias: template.Alias, Runtime: rtName,
 		StartedAt: time.Now().UTC(), InitSecret: newToken(), CPUCount: res.CPUCount,
 		MemoryMB: res.MemoryMB, DiskSizeMB: res.DiskSizeMB,
 	}
@@ -165,7 +165,7 @@ func (m *Manager) activate(ctx context.Context, sb *Sandbox, o CreateOpts) (Info
 		err = m.startCmd(ctx, sb)
 	}
 	if err != nil {
-		m.reap(context.WithoutCancel(ctx), r.ID, r.Runtime)
+		m.reap(context.WithoutCancel(ctx), r.ID, r.Runtime, sb.rt)
 		return Info{}, err
 	}
 	in, err := m.register(ctx, sb)
@@ -329,12 +329,12 @@ func (m *Manager) spec(rec *store.Sandbox, rootfs string, ni NetInfo, res Resour
 // register records a built sandbox as running and arms its deadline.
 func (m *Manager) register(ctx context.Context, sb *Sandbox) (Info, error) {
 	if err := failpoint.Hit("create/before-record"); err != nil {
-		m.reap(context.WithoutCancel(ctx), sb.rec.ID, sb.rec.Runtime)
+		m.reap(context.WithoutCancel(ctx), sb.rec.ID, sb.rec.Runtime, sb.rt)
 		return Info{}, err
 	}
-	sb.rec.State = "running"
+	sb.rec.State = store.StateRunning
 	if err := m.store.Put(ctx, &sb.rec); err != nil {
-		m.reap(context.WithoutCancel(ctx), sb.rec.ID, sb.rec.Runtime)
+		m.reap(context.WithoutCancel(ctx), sb.rec.ID, sb.rec.Runtime, sb.rt)
 		return Info{}, fmt.Errorf("record sandbox %s: %w", sb.rec.ID, err)
 	}
 	m.eventCtx(ctx, sb.rec.ID, "created", "template", sb.rec.TemplateID, "runtime", sb.rec.Runtime, "team", sb.rec.Team)

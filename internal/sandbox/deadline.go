@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/sbx-dev/sbx/internal/store"
 )
 
 // armLocked (re)schedules sb's deadline. m.mu must be held.
@@ -25,7 +27,7 @@ func (m *Manager) expire(id string) {
 	}
 	defer unlock()
 	m.mu.Lock()
-	due := sb.rec.State == "running" && !time.Now().Before(sb.rec.EndAt) && !m.closed
+	due := sb.rec.State == store.StateRunning && !time.Now().Before(sb.rec.EndAt) && !m.closed
 	autoPause := sb.rec.AutoPause
 	m.mu.Unlock()
 	if !due {
@@ -86,7 +88,7 @@ func (m *Manager) setEndLocked(ctx context.Context, sb *Sandbox, end time.Time, 
 	m.mu.Lock()
 	rec, state := sb.rec, sb.rec.State
 	m.mu.Unlock()
-	if state != "running" {
+	if state != store.StateRunning {
 		return fmt.Errorf("%w: sandbox %s is %s", ErrConflict, rec.ID, state)
 	}
 	if onlyLater && !end.After(rec.EndAt) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/sbx-dev/sbx/internal/egress"
+	"github.com/sbx-dev/sbx/internal/store"
 )
 
 // maxNetRules bounds allowOut + denyOut, so one policy stays small.
@@ -65,7 +66,7 @@ func (m *Manager) UpdateNetwork(ctx context.Context, id string, allowNet *bool, 
 	m.mu.Lock()
 	old := sb.rec
 	m.mu.Unlock()
-	running := old.State == "running"
+	running := old.State == store.StateRunning
 	if running {
 		if err := m.applyPolicy(ctx, id, allowNet, network); err != nil {
 			return err

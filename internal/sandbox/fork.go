@@ -121,7 +121,7 @@ func (m *Manager) startChild(ctx context.Context, rec store.Sandbox, dir string,
 	rec.EnvdToken, rec.LifecycleID = newToken(), newToken()[:16]
 	sb, err := m.restoreFrom(ctx, &rec, dir, true)
 	if err != nil {
-		m.reap(context.WithoutCancel(ctx), rec.ID, rec.Runtime)
+		m.reap(context.WithoutCancel(ctx), rec.ID, rec.Runtime, nil)
 		return Info{}, err
 	}
 	now := time.Now().UTC()

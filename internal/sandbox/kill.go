@@ -2,12 +2,8 @@ package sandbox
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
-
-	"github.com/sbx-dev/sbx/internal/failpoint"
-	"github.com/sbx-dev/sbx/internal/runtime"
 )
 
 // Kill stops a sandbox (running or paused) and releases every host
@@ -47,7 +43,7 @@ func (m *Manager) killLocked(ctx context.Context, sb *Sandbox, reason string, co
 	m.log.Info("killing sandbox", "sandbox", id, "reason", reason)
 	m.drainEvents(ctx, sb)
 	m.eventCtx(ctx, id, "killed", "reason", reason)
-	return m.reap(context.WithoutCancel(ctx), id, sb.rec.Runtime)
+	return m.reap(context.WithoutCancel(ctx), id, sb.rec.Runtime, sb.rt)
 }
 
 // stopLocked ends sb's streams and disarms its deadline. m.mu must be held.
@@ -79,41 +75,6 @@ func (m *Manager) lockOp(id string) (*Sandbox, func(), error) {
 		return nil, nil, fmt.Errorf("%s: %w", id, ErrNotFound)
 	}
 	return sb, sb.op.Unlock, nil
-}
-
-// reap releases everything that may exist for id, in reverse order of
-// creation, and deletes the record only when every step succeeded; otherwise
-// the record stays (state "reaping") and the next Recover retries.
-func (m *Manager) reap(ctx context.Context, id, rtName string) error {
-	var errs []error
-	if rt, ok := m.runtimes[rtName]; ok {
-		errs = append(errs, m.deleteRuntime(ctx, rt, id))
-	}
-	errs = append(errs, failpoint.Hit("delete/before-layer"), m.layers.Remove(id))
-	errs = append(errs, failpoint.Hit("delete/before-network"), m.network.Teardown(ctx, id))
-	if m.cfg.ImagesDir != "" {
-		errs = append(errs, removeImage(m.pausedDir(id)))
-	}
-	if err := errors.Join(errs...); err != nil {
-		m.log.Error("reap sandbox", "sandbox", id, "err", err)
-		if rec, gerr := m.store.Get(ctx, id); gerr == nil {
-			rec.State = "reaping"
-			_ = m.store.Put(ctx, rec)
-		}
-		return fmt.Errorf("release sandbox %s: %w", id, err)
-	}
-	return m.store.Delete(ctx, id)
-}
-
-func (m *Manager) deleteRuntime(ctx context.Context, rt runtime.Runtime, id string) error {
-	rsb, err := rt.Load(ctx, id)
-	if errors.Is(err, runtime.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	return rsb.Delete(ctx) // forced: kills whatever still runs
 }
 
 // SaveFiles copies what sandbox id wrote (its writable layer's upper

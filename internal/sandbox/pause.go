@@ -35,7 +35,7 @@ func (m *Manager) pauseLocked(ctx context.Context, sb *Sandbox, memory bool, rea
 		return err
 	}
 	m.drainEvents(ctx, sb) // a files-only pause restarts the agent: read what it logged
-	m.setState(sb, "pausing")
+	m.setState(sb, store.StatePausing)
 	dir := m.pausedDir(id)
 	_ = removeImage(dir)
 	size, err := m.capture(ctx, sb, dir, memory)
@@ -51,7 +51,7 @@ func (m *Manager) pauseLocked(ctx context.Context, sb *Sandbox, memory bool, rea
 	}
 	if err != nil {
 		_ = removeImage(dir)
-		m.setState(sb, "running")
+		m.setState(sb, store.StateRunning)
 		m.thaw(context.WithoutCancel(ctx), sb)
 		return err
 	}
@@ -61,7 +61,10 @@ func (m *Manager) pauseLocked(ctx context.Context, sb *Sandbox, memory bool, rea
 	m.stopLocked(sb)
 	m.mu.Unlock()
 	_ = failpoint.Hit("pause/before-release")
-	m.releaseHost(context.WithoutCancel(ctx), id, rt.Delete)
+	if err := m.releaseHost(context.WithoutCancel(ctx), id, rt0, rt); err != nil {
+		// The next Recover releases what is left (adoptPaused).
+		m.log.Error("release paused sandbox's host resources", "sandbox", id, "err", err)
+	}
 	m.log.Info("sandbox paused", "sandbox", id, "reason", reason, "memory", memory, "bytes", size, "took", time.Since(t0))
 	m.eventCtx(ctx, id, "paused", "reason", reason, "memory", strconv.FormatBool(memory), "bytes", strconv.FormatInt(size, 10))
 	return nil
@@ -69,7 +72,7 @@ func (m *Manager) pauseLocked(ctx context.Context, sb *Sandbox, memory bool, rea
 
 // pausable checks that sb can be paused now.
 func (m *Manager) pausable(sb *Sandbox, memory bool) error {
-	if sb.rec.State != "running" {
+	if sb.rec.State != store.StateRunning {
 		return fmt.Errorf("%w: sandbox %s is already %s", ErrConflict, sb.rec.ID, sb.rec.State)
 	}
 	if memory {
@@ -87,7 +90,7 @@ func (m *Manager) recordPaused(ctx context.Context, sb *Sandbox, size int64, mem
 	m.mu.Lock()
 	rec := sb.rec
 	m.mu.Unlock()
-	rec.State, rec.SandboxIP = "paused", ""
+	rec.State, rec.SandboxIP = store.StatePaused, ""
 	rec.Persist.PausedAt, rec.Persist.ImageBytes, rec.Persist.SavedMemory = time.Now().UTC(), size, memory
 	if err := m.store.Put(ctx, &rec); err != nil {
 		return rec, fmt.Errorf("record paused sandbox %s: %w", rec.ID, err)
@@ -95,18 +98,8 @@ func (m *Manager) recordPaused(ctx context.Context, sb *Sandbox, size int64, mem
 	return rec, nil
 }
 
-// releaseHost frees the runtime sandbox (through del), layer and network of
-// id. Failures are logged: the next Recover releases what is left of a
-// paused sandbox.
-func (m *Manager) releaseHost(ctx context.Context, id string, del func(context.Context) error) {
-	err := errors.Join(del(ctx), m.layers.Remove(id), m.network.Teardown(ctx, id))
-	if err != nil {
-		m.log.Error("release paused sandbox's host resources", "sandbox", id, "err", err)
-	}
-}
-
-// setState changes sb's in-memory state (pausing, resuming are never stored).
-func (m *Manager) setState(sb *Sandbox, state string) {
+// setState changes sb's in-memory state (StatePausing is never stored).
+func (m *Manager) setState(sb *Sandbox, state store.State) {
 	m.mu.Lock()
 	sb.rec.State = state
 	m.mu.Unlock()

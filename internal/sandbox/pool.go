@@ -3,6 +3,8 @@ package sandbox
 import (
 	"context"
 	"time"
+
+	"github.com/sbx-dev/sbx/internal/store"
 )
 
 // PoolKey names a warm pool: sandboxes of one template on one runtime.
@@ -157,7 +159,7 @@ func (m *Manager) startPooled(ctx context.Context, k PoolKey) (*Sandbox, error) 
 		return nil, err
 	}
 	rec := newRecord(tmpl, k.Runtime, res)
-	rec.State = "pooled"
+	rec.State = store.StatePooled
 	if err := m.store.Put(ctx, &rec); err != nil {
 		return nil, err
 	}
@@ -166,7 +168,7 @@ func (m *Manager) startPooled(ctx context.Context, k PoolKey) (*Sandbox, error) 
 		err = m.warm(ctx, sb)
 	}
 	if err != nil {
-		m.reap(context.WithoutCancel(ctx), rec.ID, rec.Runtime)
+		m.reap(context.WithoutCancel(ctx), rec.ID, rec.Runtime, nil)
 		return nil, err
 	}
 	return sb, nil
@@ -183,7 +185,7 @@ func (m *Manager) drainPools() {
 	}
 	m.mu.Unlock()
 	for _, sb := range all {
-		_ = m.reap(context.Background(), sb.rec.ID, sb.rec.Runtime)
+		_ = m.reap(context.Background(), sb.rec.ID, sb.rec.Runtime, sb.rt)
 	}
 }
 

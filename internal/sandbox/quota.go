@@ -3,6 +3,8 @@ package sandbox
 import (
 	"context"
 	"fmt"
+
+	"github.com/sbx-dev/sbx/internal/store"
 )
 
 // Storage is the disk held by paused sandboxes and snapshots.
@@ -23,7 +25,7 @@ func (m *Manager) Storage(ctx context.Context) (Storage, error) {
 	st := Storage{QuotaBytes: m.cfg.ImageQuota}
 	m.mu.Lock()
 	for _, sb := range m.sandboxes {
-		if sb.rec.State == "paused" {
+		if sb.rec.State == store.StatePaused {
 			st.Paused++
 			st.PausedBytes += sb.rec.Persist.ImageBytes
 		}

@@ -16,7 +16,7 @@ func (m *Manager) ReapAll(ctx context.Context) (int, error) {
 	var failed error
 	for _, rec := range recs {
 		m.event(rec.ID, "reaped", "reason", "reap-all")
-		if err := m.reap(ctx, rec.ID, rec.Runtime); err != nil && failed == nil {
+		if err := m.reap(ctx, rec.ID, rec.Runtime, nil); err != nil && failed == nil {
 			failed = err
 		}
 	}

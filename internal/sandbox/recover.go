@@ -26,7 +26,7 @@ func (m *Manager) Recover(ctx context.Context) (int, error) {
 		if err := m.adopt(ctx, rec); err != nil {
 			m.log.Warn("reaping sandbox", "sandbox", rec.ID, "reason", err)
 			m.event(rec.ID, "reaped", "reason", err.Error())
-			_ = m.reap(ctx, rec.ID, rec.Runtime)
+			_ = m.reap(ctx, rec.ID, rec.Runtime, nil)
 			continue
 		}
 		m.event(rec.ID, "adopted", "team", rec.Team)
@@ -39,10 +39,10 @@ func (m *Manager) Recover(ctx context.Context) (int, error) {
 
 // adopt verifies one record against the host and registers it.
 func (m *Manager) adopt(ctx context.Context, rec *store.Sandbox) error {
-	if rec.State == "paused" {
+	if rec.State == store.StatePaused {
 		return m.adoptPaused(ctx, rec)
 	}
-	if rec.State != "running" {
+	if rec.State != store.StateRunning {
 		return fmt.Errorf("state %q", rec.State)
 	}
 	if !time.Now().Before(rec.EndAt) {
@@ -94,8 +94,23 @@ func (m *Manager) adopt(ctx context.Context, rec *store.Sandbox) error {
 	return nil
 }
 
-// reapOrphans removes runtime sandboxes, networks and layers with no record.
+// reapOrphans releases (releaseHost) every id that holds host resources
+// — a runtime sandbox, a layer, a network — but has no record in known.
 func (m *Manager) reapOrphans(ctx context.Context, known map[string]bool) {
+	for id, rts := range m.orphans(ctx, known) {
+		m.log.Warn("reaping orphan host resources", "sandbox", id, "runtimes", rts)
+		for _, rt := range rts {
+			if err := m.releaseHost(ctx, id, rt, nil); err != nil {
+				m.log.Warn("reap orphan", "sandbox", id, "err", err)
+			}
+		}
+	}
+}
+
+// orphans maps each id a runtime, the layer store or the network lists and
+// known does not hold to the runtimes that list it ("" if none does).
+func (m *Manager) orphans(ctx context.Context, known map[string]bool) map[string][]string {
+	out := map[string][]string{}
 	for name, rt := range m.runtimes {
 		ids, err := rt.List(ctx)
 		if err != nil {
@@ -103,23 +118,18 @@ func (m *Manager) reapOrphans(ctx context.Context, known map[string]bool) {
 		}
 		for _, id := range ids {
 			if !known[id] {
-				m.log.Warn("reaping orphan runtime sandbox", "sandbox", id, "runtime", name)
-				_ = m.deleteRuntime(ctx, rt, id)
+				out[id] = append(out[id], name)
 			}
 		}
 	}
-	if ids, err := m.layers.List(); err == nil {
-		for _, id := range ids {
-			if !known[id] {
-				m.log.Warn("reaping orphan layer", "sandbox", id)
-				_ = m.layers.Remove(id)
-			}
+	ids, err := m.layers.List()
+	if err != nil {
+		m.log.Warn("list layers", "err", err)
+	}
+	for _, id := range append(ids, m.network.List()...) {
+		if !known[id] && out[id] == nil {
+			out[id] = []string{""}
 		}
 	}
-	for _, id := range m.network.List() {
-		if !known[id] {
-			m.log.Warn("reaping orphan network", "sandbox", id)
-			_ = m.network.Teardown(ctx, id)
-		}
-	}
+	return out
 }

@@ -16,13 +16,8 @@ func (m *Manager) adoptPaused(ctx context.Context, rec *store.Sandbox) error {
 	if m.cfg.ImagesDir == "" || !imageComplete(m.pausedDir(rec.ID)) {
 		return errors.New("paused image is missing or incomplete")
 	}
-	if rt, ok := m.runtimes[rec.Runtime]; ok {
-		if err := m.deleteRuntime(ctx, rt, rec.ID); err != nil {
-			m.log.Warn("paused sandbox: release runtime", "sandbox", rec.ID, "err", err)
-		}
-	}
-	if err := errors.Join(m.layers.Remove(rec.ID), m.network.Teardown(ctx, rec.ID)); err != nil {
-		m.log.Warn("paused sandbox: release layer and network", "sandbox", rec.ID, "err", err)
+	if err := m.releaseHost(ctx, rec.ID, rec.Runtime, nil); err != nil {
+		m.log.Warn("paused sandbox: release host resources", "sandbox", rec.ID, "err", err)
 	}
 	m.mu.Lock()
 	m.sandboxes[rec.ID] = &Sandbox{rec: *rec}
@@ -41,7 +36,7 @@ func (m *Manager) reapImages(ctx context.Context) {
 	m.mu.Lock()
 	paused := map[string]bool{}
 	for id, sb := range m.sandboxes {
-		paused[id] = sb.rec.State == "paused"
+		paused[id] = sb.rec.State == store.StatePaused
 	}
 	m.mu.Unlock()
 	m.reapDirs(filepath.Join(m.cfg.ImagesDir, "paused"), paused)

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -26,7 +25,7 @@ func (m *Manager) Connect(ctx context.Context, id string, timeout time.Duration,
 		return Info{}, false, err
 	}
 	defer unlock()
-	if sb.rec.State == "paused" {
+	if sb.rec.State == store.StatePaused {
 		if reboot {
 			if err := removeImage(filepath.Join(m.pausedDir(id), memDir)); err != nil {
 				return Info{}, false, err
@@ -52,7 +51,7 @@ func (m *Manager) AutoResume(ctx context.Context, id string) (Info, error) {
 		return Info{}, err
 	}
 	defer unlock()
-	if sb.rec.State != "paused" {
+	if sb.rec.State != store.StatePaused {
 		return m.Get(id)
 	}
 	if !sb.rec.Persist.AutoResume {
@@ -89,10 +88,12 @@ func (m *Manager) resumeLocked(ctx context.Context, sb *Sandbox, timeout time.Du
 		return Info{}, fmt.Errorf("resume sandbox %s: %w", rec.ID, err)
 	}
 	now := time.Now().UTC()
-	rec.State, rec.EndAt = "running", now.Add(timeout)
+	rec.State, rec.EndAt = store.StateRunning, now.Add(timeout)
 	rec.Persist.PausedAt, rec.Persist.ImageBytes, rec.Persist.SavedMemory = time.Time{}, 0, false
 	if err := m.store.Put(ctx, &rec); err != nil {
-		m.releaseHost(context.WithoutCancel(ctx), rec.ID, built.rt.Delete)
+		if rerr := m.releaseHost(context.WithoutCancel(ctx), rec.ID, rec.Runtime, built.rt); rerr != nil {
+			m.log.Error("release unrecorded resume's host resources", "sandbox", rec.ID, "err", rerr)
+		}
 		return Info{}, fmt.Errorf("record resumed sandbox %s: %w", rec.ID, err)
 	}
 	_ = removeImage(dir)
@@ -130,8 +131,9 @@ func (m *Manager) restoreFrom(ctx context.Context, rec *store.Sandbox, dir strin
 		err = m.initAgent(ctx, sb)
 	}
 	if err != nil {
-		bg := context.WithoutCancel(ctx)
-		_ = errors.Join(m.deleteRuntime(bg, rt, rec.ID), m.layers.Remove(rec.ID), m.network.Teardown(bg, rec.ID))
+		if rerr := m.releaseHost(context.WithoutCancel(ctx), rec.ID, rec.Runtime, nil); rerr != nil {
+			m.log.Error("release failed restore's host resources", "sandbox", rec.ID, "err", rerr)
+		}
 		return nil, err
 	}
 	return sb, nil
@@ -186,7 +188,6 @@ func (m *Manager) buildFrom(ctx context.Context, rec *store.Sandbox, tmpl Templa
 	}
 	base := fmt.Sprintf("http://%s:%d", ni.SandboxIP, m.cfg.AgentPort)
 	if err := waitHealthy(ctx, base); err != nil {
-		_ = rsb.Delete(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("%w: agent after restore: %w", ErrUnavailable, err)
 	}
 	m.log.Debug("sandbox restored", "sandbox", rec.ID, "runtime", rec.Runtime, "prepare", t1.Sub(t0), "restore", time.Since(t1))

@@ -82,8 +82,12 @@ func Open(dir string) (*Store, error) {
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
-// Put inserts or replaces a sandbox record.
+// Put inserts or replaces a sandbox record. A record whose State is not
+// one of the known states is refused (ErrBadState) and nothing is written.
 func (s *Store) Put(ctx context.Context, r *Sandbox) (err error) {
+	if _, err := ParseState(string(r.State)); err != nil {
+		return fmt.Errorf("store sandbox %s: %w", r.ID, err)
+	}
 	doc, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("encode sandbox %s: %w", r.ID, err)
@@ -94,7 +98,7 @@ func (s *Store) Put(ctx context.Context, r *Sandbox) (err error) {
 		`INSERT INTO sandboxes(id, state, template, started_at, end_at, doc) VALUES(?,?,?,?,?,?)
 		 ON CONFLICT(id) DO UPDATE SET state=excluded.state, template=excluded.template,
 		 started_at=excluded.started_at, end_at=excluded.end_at, doc=excluded.doc`,
-		r.ID, r.State, r.TemplateID, r.StartedAt.UnixNano(), r.EndAt.UnixNano(), doc)
+		r.ID, r.State.String(), r.TemplateID, r.StartedAt.UnixNano(), r.EndAt.UnixNano(), doc)
 	if err != nil {
 		return fmt.Errorf("store sandbox %s: %w", r.ID, classify(err))
 	}
@@ -147,10 +151,15 @@ func (s *Store) List(ctx context.Context) ([]*Sandbox, error) {
 	return out, rows.Err()
 }
 
+// decode reads a stored record; one in an unknown state is an error
+// (ErrBadState), never a record the manager would misread.
 func decode(doc []byte) (*Sandbox, error) {
 	var r Sandbox
 	if err := json.Unmarshal(doc, &r); err != nil {
 		return nil, fmt.Errorf("decode sandbox record: %w", err)
+	}
+	if _, err := ParseState(string(r.State)); err != nil {
+		return nil, fmt.Errorf("decode sandbox record %s: %w", r.ID, err)
 	}
 	return &r, nil
 }
@@ -159,7 +168,7 @@ func decode(doc []byte) (*Sandbox, error) {
 type Sandbox struct {
 	ID          string            `json:"id"`
 	Team        string            `json:"team,omitempty"` // owner; "" = the default (admin) team
-	State       string            `json:"state"`          // creating, running, paused
+	State       State             `json:"state"`          // see state.go
 	TemplateID  string            `json:"templateID"`
 	Build       string            `json:"templateBuild,omitempty"` // the template build it runs on (its layers)
 	Alias       string            `json:"alias,omitempty"`

@@ -30,6 +30,9 @@ type Host struct {
 	FailPolicy error                    // returned by SetPolicy when set
 	// RemoveDelay slows every layer Remove (a cleanup stuck on the host).
 	RemoveDelay time.Duration
+	// FailRemove, when set, is returned by every layer Remove, which then
+	// leaves the layer in place (a busy mount).
+	FailRemove error
 }
 
 func NewHost() *Host {
@@ -106,6 +109,9 @@ func (l Layers) Remove(id string) error {
 	time.Sleep(d)
 	l.h.Mu.Lock()
 	defer l.h.Mu.Unlock()
+	if l.h.FailRemove != nil {
+		return l.h.FailRemove
+	}
 	delete(l.h.Layers, id)
 	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 // dashboardHandler is the web dashboard (/dashboard) over the daemon's own
 // API handler and, for commands and files, a client of the daemon's own
 // origin (as /mcp is), authenticated with the session's key.
-func dashboardHandler(f *serveFlags, apiH http.Handler, auth dashboard.Authenticator, log *slog.Logger) http.Handler {
+func dashboardHandler(f *Config, apiH http.Handler, auth dashboard.Authenticator, log *slog.Logger) http.Handler {
 	return dashboard.New(dashboard.Config{API: apiH, Auth: auth,
 		Sandboxes: selfConnector{base: "http://" + loopback(f.listen)}, Log: log})
 }

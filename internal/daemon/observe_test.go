@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -32,7 +32,7 @@ func TestLogRingKeepsNewest(t *testing.T) {
 }
 
 func TestDebugConfigRedacts(t *testing.T) {
-	f, err := parseServeFlags([]string{"--registry-mirror", "https://user:hunter2@mirror.example", "--audit-syslog", "tcp://u:pw@log.example:514"})
+	f, err := ParseFlags([]string{"--registry-mirror", "https://user:hunter2@mirror.example", "--audit-syslog", "tcp://u:pw@log.example:514"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestDebugConfigRedacts(t *testing.T) {
 
 func TestServeFlagsObservability(t *testing.T) {
 	for _, bad := range [][]string{{"--log-format", "xml"}, {"--audit-checkpoint-every", "10ms"}} {
-		if _, err := parseServeFlags(bad); err == nil {
+		if _, err := ParseFlags(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}

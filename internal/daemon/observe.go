@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -22,6 +22,10 @@ import (
 	"github.com/sbx-dev/sbx/internal/version"
 )
 
+// DefaultAnchorDir holds the audit signing key and checkpoints, apart from
+// the data dir (see docs/SECURITY.md, "Audit anchor").
+const DefaultAnchorDir = "/etc/sbx/audit"
+
 // obsFlags are the serve flags of logs, metrics and the audit anchor.
 type obsFlags struct {
 	logFormat, metricsListen string
@@ -32,7 +36,7 @@ type obsFlags struct {
 func (o *obsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json (slog)")
 	fs.StringVar(&o.metricsListen, "metrics-listen", "", "also serve /metrics and /debug/pprof/ WITHOUT authentication on this address; bind it to loopback (127.0.0.1:9090) or a private interface (off when empty; /metrics is always on the API for the admin key)")
-	fs.StringVar(&o.anchorDir, "audit-anchor-dir", defaultAnchorDir, "directory apart from the data dir for the audit log's ed25519 signing key (made on first start) and its signed checkpoints; \"none\" disables anchoring")
+	fs.StringVar(&o.anchorDir, "audit-anchor-dir", DefaultAnchorDir, "directory apart from the data dir for the audit log's ed25519 signing key (made on first start) and its signed checkpoints; \"none\" disables anchoring")
 	fs.DurationVar(&o.checkpointEvery, "audit-checkpoint-every", 10*time.Second, "how often the audit log's head is signed into a checkpoint (also at shutdown)")
 	fs.StringVar(&o.auditSyslog, "audit-syslog", "", "also stream every audit record to syslog: local, udp://host:port or tcp://host:port (off when empty)")
 }
@@ -51,7 +55,7 @@ func (o *obsFlags) validate() error {
 // (refusing a log that was cut short, rolled back or replaced), anchors
 // it, and connects the syslog stream and the metrics. The returned close
 // writes the last checkpoint.
-func openAudit(ctx context.Context, f *serveFlags, m *metrics.Metrics, log *slog.Logger) (*audit.Log, func(), error) {
+func openAudit(ctx context.Context, f *Config, m *metrics.Metrics, log *slog.Logger) (*audit.Log, func(), error) {
 	aud, err := audit.Open(filepath.Join(f.dataDir, audit.FileName))
 	if err != nil {
 		return nil, nil, err
@@ -131,7 +135,7 @@ func serveMetrics(ctx context.Context, addr string, m *metrics.Metrics, log *slo
 // debugSource serves the admin debug endpoints: flags (secrets redacted),
 // version and the log ring.
 type debugSource struct {
-	f    *serveFlags
+	f    *Config
 	ring *logRing
 }
 

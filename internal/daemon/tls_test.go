@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -120,7 +120,7 @@ func TestLoadTLSExpiredWarns(t *testing.T) {
 func TestListenServesHTTPS(t *testing.T) {
 	now := time.Now()
 	cert, key, pool := testCert(t, t.TempDir(), []string{"*.sbx.test"}, now.Add(-time.Hour), now.Add(time.Hour))
-	f := &serveFlags{listen: "127.0.0.1:0", domain: "sbx.test", tls: tlsFlags{cert: cert, key: key, listen: "127.0.0.1:0"}}
+	f := &Config{listen: "127.0.0.1:0", domain: "sbx.test", tls: tlsFlags{cert: cert, key: key, listen: "127.0.0.1:0"}}
 	var err error
 	if f.tlsConf, err = loadTLS(f.tls, f.domain, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"io"
@@ -74,4 +74,11 @@ func newDaemonLogger(level, format string, ring *logRing) *slog.Logger {
 		h = slog.NewJSONHandler(w, opts)
 	}
 	return slog.New(reqid.Handler{Handler: h})
+}
+
+// Logger makes the daemon's logger (--log-level, --log-format): stderr and
+// the ring GET /sbx/debug/logs reads.
+func (c *Config) Logger() *slog.Logger {
+	c.ring = newLogRing()
+	return newDaemonLogger(c.logLevel, c.obs.logFormat, c.ring)
 }

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"errors"
@@ -26,7 +26,7 @@ type auditView struct {
 // with --audit-anchor-dir none).
 func (d debugSource) Audit(n int) (any, error) {
 	v := auditView{Verdict: "OK", Newest: []audit.Record{}}
-	h, err := verifyAudit(d.f.dataDir, d.f.obs.anchorDir, d.f.obs.anchorDir == "none")
+	h, err := audit.VerifyDir(d.f.dataDir, d.f.obs.anchorDir, d.f.obs.anchorDir == "none")
 	var ve *audit.VerifyError
 	switch {
 	case errors.As(err, &ve):

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/sbx-dev/sbx/internal/sandbox"
+	"github.com/sbx-dev/sbx/internal/store"
 	"github.com/sbx-dev/sbx/internal/telemetry"
 )
 
@@ -15,7 +16,7 @@ type telemetrySource struct{ mgr *sandbox.Manager }
 func (s telemetrySource) Targets() []telemetry.Target {
 	var out []telemetry.Target
 	for _, in := range s.mgr.List() {
-		if in.State != "running" {
+		if in.State != store.StateRunning {
 			continue
 		}
 		tg := telemetry.Target{ID: in.ID, Team: telemetry.TeamOf(in.Team), CPUCount: in.CPUCount,

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -25,7 +25,7 @@ import (
 
 // buildManager wires the concrete host pieces into a sandbox.Manager.
 // The network manager is returned too: the DNS filter needs it.
-func buildManager(_ context.Context, f *serveFlags, st *store.Store, aud sandbox.Auditor, events sandbox.EventSink, eg *egressSetup, log *slog.Logger) (*sandbox.Manager, *network.Manager, error) {
+func buildManager(_ context.Context, f *Config, st *store.Store, aud sandbox.Auditor, events sandbox.EventSink, eg *egressSetup, log *slog.Logger) (*sandbox.Manager, *network.Manager, error) {
 	agent, err := agentPath(f.agent)
 	if err != nil {
 		return nil, nil, err
@@ -86,25 +86,25 @@ func nodeID(dataDir string) (string, error) {
 
 // newRegistry makes the template registry: built-in templates in the
 // templates dir, user templates' layers under it, records in st.
-func newRegistry(f *serveFlags, st *store.Store, owner string) *builder.Registry {
+func newRegistry(f *Config, st *store.Store, owner string) *builder.Registry {
 	base := uint32(f.uidBase)
 	return &builder.Registry{
 		Builtins: &template.Store{Dir: f.templatesDir},
-		Layers:   layerStore(f.templatesDir, owner, base),
+		Layers:   LayerStore(f.templatesDir, owner, base),
 		Store:    st, UIDBase: base,
 	}
 }
 
-// layerStore is the layer store of a templates dir, its uses marked as
+// LayerStore is the layer store of a templates dir, its uses marked as
 // owner's, with user-namespace copies shifted by uidBase.
-func layerStore(templatesDir, owner string, uidBase uint32) *layers.Store {
+func LayerStore(templatesDir, owner string, uidBase uint32) *layers.Store {
 	return &layers.Store{Dir: filepath.Join(templatesDir, "layers"), Owner: owner, Shift: func(ctx context.Context, src, dst string) error {
 		return template.ShiftCopy(ctx, src, dst, uidBase)
 	}}
 }
 
 // newBuilder makes the template build service over mgr's registry.
-func newBuilder(f *serveFlags, mgr *sandbox.Manager, st *store.Store, log *slog.Logger) *builder.Service {
+func newBuilder(f *Config, mgr *sandbox.Manager, st *store.Store, log *slog.Logger) *builder.Service {
 	reg := mgr.Templates().(*builder.Registry)
 	p := &ocipull.Puller{Insecure: f.insecureRegistries, Mirror: f.registryMirror}
 	d := mgr.Config().Defaults
@@ -123,7 +123,7 @@ func newBuilder(f *serveFlags, mgr *sandbox.Manager, st *store.Store, log *slog.
 // logged and returned with the reason (creates asking for them get 503,
 // /health reports them), and the manager refuses to start if the default is
 // among them.
-func runtimes(f *serveFlags, runDir string, log *slog.Logger) (sandbox.Runtimes, map[string]string) {
+func runtimes(f *Config, runDir string, log *slog.Logger) (sandbox.Runtimes, map[string]string) {
 	rts, unavailable := sandbox.Runtimes{}, map[string]string{}
 	for _, kind := range []string{"runsc", "crun", "runc"} {
 		rt, err := oci.New(kind, oci.Config{StateDir: filepath.Join(runDir, "runtime"), Timeout: f.runtimeTimeout, OnCommand: f.metrics.RuntimeCommand})

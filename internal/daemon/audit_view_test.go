@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"os"
@@ -36,7 +36,7 @@ func TestAuditView(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	src := debugSource{f: &serveFlags{dataDir: data}}
+	src := debugSource{f: &Config{dataDir: data}}
 	src.f.obs.anchorDir = anchor
 
 	got, err := src.Audit(3)

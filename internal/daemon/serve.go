@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -27,8 +27,9 @@ import (
 	"github.com/sbx-dev/sbx/internal/volume"
 )
 
-// serveFlags are the operator's settings of one node.
-type serveFlags struct {
+// Config is the operator's settings of one node: sbx serve's flags
+// (ParseFlags), plus what the caller wires in.
+type Config struct {
 	listen, dataDir, templatesDir, runtime, agent, domain, subnet, netPrefix, logLevel, pools string
 	uidBase                                                                                   uint
 	defaultTimeout, maxTimeout, runtimeTimeout                                                time.Duration
@@ -50,11 +51,16 @@ type serveFlags struct {
 	fs        *flag.FlagSet    // the parsed flags (debug config)
 	ring      *logRing         // the daemon's recent log lines
 	metrics   *metrics.Metrics // the daemon's metrics (set by serve)
-	teamQuota store.Quota      // per-team quota defaults (serve_teams.go)
+	teamQuota store.Quota      // per-team quota defaults (teams.go)
+
+	// MCP, if set, serves /mcp: MCP over the daemon's own API at apiURL
+	// (cmd/sbx's client-backed tools). nil: no /mcp.
+	MCP func(apiURL string) http.Handler
 }
 
-func parseServeFlags(args []string) (*serveFlags, error) {
-	f := &serveFlags{}
+// ParseFlags reads sbx serve's flags into a Config; flag.ErrHelp for -h.
+func ParseFlags(args []string) (*Config, error) {
+	f := &Config{}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: sbx serve [flags]\n\nRuns the sbx daemon: the E2B-compatible API and sandbox traffic on one origin.\nThe API key comes from SBX_API_KEY, or is generated on first start and printed once.\n\nflags:")
@@ -111,132 +117,42 @@ func parseServeFlags(args []string) (*serveFlags, error) {
 	return f, nil
 }
 
-func runServe(ctx context.Context, args []string) int {
-	f, err := parseServeFlags(args)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "sbx serve:", err)
-		return 2
-	}
-	f.ring = newLogRing()
-	log := newDaemonLogger(f.logLevel, f.obs.logFormat, f.ring)
-	if err := serve(ctx, f, log); err != nil {
-		log.Error("sbx serve failed", "err", err)
-		return 1
-	}
-	return 0
-}
-
-func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
-	if f.tls.enabled() { // first: a bad certificate is a startup error, before anything runs
-		c, err := loadTLS(f.tls, f.domain, log)
+// agentPath finds sbx-agent next to the running binary unless set.
+func agentPath(flagValue string) (string, error) {
+	p := flagValue
+	if p == "" {
+		exe, err := os.Executable()
 		if err != nil {
-			return err
+			return "", err
 		}
-		f.tlsConf = c
+		p = filepath.Join(filepath.Dir(exe), "sbx-agent")
 	}
-	// 0711: sandbox root on userns runtimes (an unprivileged host uid) must
-	// traverse to its rootfs; nothing under it is listable.
-	if err := os.MkdirAll(f.dataDir, 0o711); err != nil {
-		return err
-	}
-	if err := os.Chmod(f.dataDir, 0o711); err != nil {
-		return err
-	}
-	protectDaemon(log)
-	keys, generated, err := api.LoadKeys(f.dataDir, os.Getenv("SBX_API_KEY"))
+	p, err := filepath.Abs(p)
 	if err != nil {
-		return err
+		return "", err
 	}
-	if generated != "" {
-		fmt.Printf("Generated API key (shown once; only its hash is stored in %s):\n\n  export SBX_API_KEY=%s\n\n", f.dataDir, generated)
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("sbx-agent binary: %w (build it with: go build -o bin/ ./cmd/sbx ./cmd/sbx-agent)", err)
 	}
-	f.metrics = newMetrics()
-	st, err := store.Open(f.dataDir)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	st.OnWrite = f.metrics.StoreWrite
-	auditCtx, stopAudit := context.WithCancel(ctx)
-	defer stopAudit()
-	aud, closeAudit, err := openAudit(auditCtx, f, f.metrics, log)
-	if err != nil {
-		return err
-	}
-	defer closeAudit()
-	eg, err := openEgress(&f.egress, log)
-	if err != nil {
-		return err
-	}
-	defer eg.close()
-	eg.obs = f.metrics
-	tel, saveTelemetry := openTelemetry(f.dataDir, log)
-	defer saveTelemetry()
-	mgr, nw, err := buildManager(ctx, f, st, aud, tel, eg, log)
-	if err != nil {
-		return err
-	}
-	defer mgr.Close()
-	mgr.SetObserver(f.metrics)
-	f.metrics.WatchManager(mgr)
-	vols, err := volume.Open(ctx, volume.Config{Dir: filepath.Join(f.dataDir, "volumes"), DefaultSizeMB: f.volumeMB,
-		MaxSizeMB: f.volumeMaxMB, TotalMB: f.volumeTotalMB, UIDBase: uint32(f.uidBase)}, st, log)
-	if err != nil {
-		return fmt.Errorf("open volumes: %w", err)
-	}
-	defer vols.Close()
-	mgr.SetVolumes(vols)
-	dnsCtx, stopDNS := context.WithCancel(ctx)
-	defer stopDNS()
-	go eg.serveDNS(dnsCtx, nw, aud, log)
-	go eg.serveGuard(dnsCtx, nw, aud, log)
-	if f.reapAll {
-		n, err := mgr.ReapAll(ctx)
-		log.Info("reaped every sandbox", "reaped", n, "err", err)
-		return err
-	}
-	n, err := mgr.Recover(ctx)
-	if err != nil {
-		return fmt.Errorf("recover sandboxes: %w", err)
-	}
-	log.Info("recovered sandboxes", "adopted", n)
-	tel.EndMissing(liveIDs(mgr))
-	bs := newBuilder(f, mgr, st, log)
-	if err := bs.Recover(ctx); err != nil {
-		return fmt.Errorf("recover template builds: %w", err)
-	}
-	defer bs.Close()
-	go bs.RunGC(ctx, 10*time.Minute)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	poolsDone := make(chan struct{})
-	go func() { mgr.RunPools(ctx); close(poolsDone) }()
-	go mgr.RunWatchdog(ctx)
-	go runTelemetry(ctx, tel, mgr, log)
-	if f.obs.metricsListen != "" {
-		if err := serveMetrics(ctx, f.obs.metricsListen, f.metrics, log); err != nil {
-			return err
-		}
-	}
-	tenants, err := api.LoadTenants(ctx, st, log)
-	if err != nil {
-		return err
-	}
-	tenants.Defaults = f.teamQuota
-	go tenants.Run(ctx, 10*time.Second)
-	err = listenAndServe(ctx, f, mgr, bs, vols, keys, tenants, aud, tel, log)
-	cancel()
-	select { // pooled sandboxes hold no tenant: release them on a clean stop
-	case <-poolsDone:
-	case <-time.After(30 * time.Second):
-	}
-	return err
+	return p, nil
 }
 
-func listenAndServe(ctx context.Context, f *serveFlags, mgr *sandbox.Manager, bs *builder.Service, vols *volume.Manager, keys *api.Keys, tenants *api.Tenants, aud *audit.Log, tel *telemetry.Store, log *slog.Logger) error {
+// stringList is a repeatable (or comma-separated) string flag.
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*l = append(*l, s)
+		}
+	}
+	return nil
+}
+
+// listenAndServe serves the API, sandbox traffic and /mcp on the listeners
+// until ctx ends or one fails, telling systemd when it is ready and when it stops.
+func listenAndServe(ctx context.Context, f *Config, mgr *sandbox.Manager, bs *builder.Service, vols *volume.Manager, keys *api.Keys, tenants *api.Tenants, aud *audit.Log, tel *telemetry.Store, log *slog.Logger) error {
 	apiSrv := api.New(mgr, keys, aud, log)
 	apiSrv.SetTenants(tenants)
 	apiSrv.SetBuilder(bs)
@@ -245,13 +161,16 @@ func listenAndServe(ctx context.Context, f *serveFlags, mgr *sandbox.Manager, bs
 	apiSrv.SetObservability(f.metrics, f.metrics.Handler(), debugSource{f: f, ring: f.ring})
 	px := proxy.New(mgr, f.domain, api.WriteError, log)
 	px.SetObserver(f.metrics)
-	mcpH := mcpHTTPHandler("http://" + f.listen)
+	var mcpH http.Handler
+	if f.MCP != nil {
+		mcpH = f.MCP("http://" + f.listen)
+	}
 	dashH := dashboardHandler(f, apiSrv, apiSrv, log)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case px.Match(r):
 			px.ServeHTTP(w, r)
-		case r.URL.Path == "/mcp":
+		case r.URL.Path == "/mcp" && mcpH != nil:
 			mcpH.ServeHTTP(w, r)
 		case dashboard.Match(r):
 			dashH.ServeHTTP(w, r)
@@ -293,7 +212,7 @@ type boundServer struct {
 
 // listen opens --listen (plain HTTP) and, with TLS configured, --tls-listen
 // (HTTPS), both serving h. On error nothing stays open.
-func listen(f *serveFlags, h http.Handler, log *slog.Logger) ([]boundServer, error) {
+func listen(f *Config, h http.Handler, log *slog.Logger) ([]boundServer, error) {
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
 		return nil, err
@@ -320,37 +239,4 @@ func protectDaemon(log *slog.Logger) {
 	if err := os.WriteFile("/proc/self/oom_score_adj", []byte("-500"), 0); err != nil {
 		log.Warn("cannot lower the daemon's oom_score_adj", "err", err)
 	}
-}
-
-// agentPath finds sbx-agent next to the running binary unless set.
-func agentPath(flagValue string) (string, error) {
-	p := flagValue
-	if p == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return "", err
-		}
-		p = filepath.Join(filepath.Dir(exe), "sbx-agent")
-	}
-	p, err := filepath.Abs(p)
-	if err != nil {
-		return "", err
-	}
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("sbx-agent binary: %w (build it with: go build -o bin/ ./cmd/sbx ./cmd/sbx-agent)", err)
-	}
-	return p, nil
-}
-
-// stringList is a repeatable (or comma-separated) string flag.
-type stringList []string
-
-func (l *stringList) String() string { return strings.Join(*l, ",") }
-func (l *stringList) Set(v string) error {
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			*l = append(*l, s)
-		}
-	}
-	return nil
 }

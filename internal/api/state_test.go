@@ -1,0 +1,56 @@
+package api
+
+import (
+	"net/url"
+	"testing"
+
+	"github.com/sbx-dev/sbx/internal/sandbox"
+	"github.com/sbx-dev/sbx/internal/store"
+)
+
+// TestWireState: E2B's state field is "paused" for a paused sandbox and
+// "running" for every other state a live sandbox can be in.
+func TestWireState(t *testing.T) {
+	for st, want := range map[store.State]string{
+		store.StateRunning: "running",
+		store.StatePausing: "running", // runs until its image is complete
+		store.StatePaused:  "paused",
+	} {
+		if got := wireState(st); got != want {
+			t.Errorf("wireState(%s) = %q, want %q", st, got, want)
+		}
+	}
+}
+
+// TestListStateFilter: the list filter matches the wire state, so a
+// sandbox being paused is listed as running.
+func TestListStateFilter(t *testing.T) {
+	infos := map[store.State]sandbox.Info{}
+	for _, st := range []store.State{store.StateRunning, store.StatePausing, store.StatePaused} {
+		infos[st] = sandbox.Info{Sandbox: store.Sandbox{ID: sandbox.NewID(), State: st}}
+	}
+	for _, tc := range []struct {
+		filter string
+		match  map[store.State]bool
+	}{
+		{"running", map[store.State]bool{store.StateRunning: true, store.StatePausing: true}},
+		{"paused", map[store.State]bool{store.StatePaused: true}},
+		{"running,paused", map[store.State]bool{store.StateRunning: true, store.StatePausing: true, store.StatePaused: true}},
+		{"", map[store.State]bool{store.StateRunning: true, store.StatePausing: true, store.StatePaused: true}},
+	} {
+		lq, err := parseListQuery(url.Values{"state": {tc.filter}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for st, in := range infos {
+			if got := lq.match(in); got != tc.match[st] {
+				t.Errorf("state=%s: match(%s) = %v", tc.filter, st, got)
+			}
+		}
+	}
+	for _, bad := range []string{"pausing", "creating", "Running", "running,"} {
+		if _, err := parseListQuery(url.Values{"state": {bad}}); err == nil {
+			t.Errorf("state=%q accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,78 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/sbx-dev/sbx/internal/failpoint"
+	"github.com/sbx-dev/sbx/internal/runtime"
+	"github.com/sbx-dev/sbx/internal/store"
+)
+
+// releaseHost frees every host resource sandbox id may hold, in reverse
+// order of creation: its runtime sandbox (processes, cgroups, runtime state,
+// bundle) through rsb if the caller has the handle, else whatever runtime
+// rtName's Load finds ("" or an unconfigured runtime: this step is skipped);
+// then its writable layer (overlay mount, disk quota, directories); then its
+// network (netns, link, address, nftables rules, egress resolutions). Every
+// kill, reap, failed create or restore, pause, Recover and ReapAll releases
+// a sandbox's host side through it.
+//
+// Idempotent: a resource that is gone or was never made is not an error,
+// and every step runs even if an earlier one failed, so it is safe on a
+// half-made, half-released or released sandbox, and calling it again
+// retries what failed. The error joins the steps' failures.
+//
+// It touches nothing else: not the record, images, the manager's map,
+// deadline, pools or admission slots (their owners do), nor volumes (shared,
+// mounted per volume, not per sandbox).
+//
+// Locks: it takes none and must not be called with m.mu held (its runtime,
+// mount and netlink calls are slow). The caller owns id meanwhile: it holds
+// sb.op, or id is not (or no longer) in m.sandboxes — a create, restore or
+// pool refill in progress, a kill that removed it, Recover and ReapAll
+// before serving.
+func (m *Manager) releaseHost(ctx context.Context, id, rtName string, rsb runtime.Sandbox) error {
+	var errs []error
+	if rsb != nil {
+		errs = append(errs, rsb.Delete(ctx)) // forced: kills whatever still runs
+	} else if rt, ok := m.runtimes[rtName]; ok {
+		errs = append(errs, m.deleteRuntime(ctx, rt, id))
+	}
+	errs = append(errs, failpoint.Hit("delete/before-layer"), m.layers.Remove(id))
+	errs = append(errs, failpoint.Hit("delete/before-network"), m.network.Teardown(ctx, id))
+	return errors.Join(errs...)
+}
+
+// deleteRuntime deletes what rt's Load finds for id (nothing: no error).
+func (m *Manager) deleteRuntime(ctx context.Context, rt runtime.Runtime, id string) error {
+	rsb, err := rt.Load(ctx, id)
+	if errors.Is(err, runtime.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return rsb.Delete(ctx) // forced: kills whatever still runs
+}
+
+// reap ends sandbox id for good: its host resources (releaseHost, through
+// rsb if not nil) and its paused image, then its record — deleted only when
+// every step succeeded; otherwise the record stays (state reaping) and the
+// next Recover retries. The caller owns id as for releaseHost.
+func (m *Manager) reap(ctx context.Context, id, rtName string, rsb runtime.Sandbox) error {
+	errs := []error{m.releaseHost(ctx, id, rtName, rsb)}
+	if m.cfg.ImagesDir != "" {
+		errs = append(errs, removeImage(m.pausedDir(id)))
+	}
+	if err := errors.Join(errs...); err != nil {
+		m.log.Error("reap sandbox", "sandbox", id, "err", err)
+		if rec, gerr := m.store.Get(ctx, id); gerr == nil {
+			rec.State = store.StateReaping
+			_ = m.store.Put(ctx, rec)
+		}
+		return fmt.Errorf("release sandbox %s: %w", id, err)
+	}
+	return m.store.Delete(ctx, id)
+}
