@@ -36,6 +36,9 @@ func TestTeamsRouteTable(t *testing.T) {
 	var keyA2 struct {
 		ID string `json:"id"`
 	}
+	var secA struct {
+		ID string `json:"secretID"`
+	}
 	for _, c := range []struct {
 		key, method, path string
 		body              any
@@ -47,6 +50,7 @@ func TestTeamsRouteTable(t *testing.T) {
 		{a.Key, "POST", "/v3/templates", map[string]any{"name": "tpl-a"}, &tplA},
 		{b.Key, "POST", "/v3/templates", map[string]any{"name": "tpl-b"}, &tplB},
 		{a.Key, "POST", "/api-keys", map[string]any{"name": "second"}, &keyA2},
+		{a.Key, "POST", "/secrets", map[string]any{"name": "sec-a", "value": "team-a-secret-value"}, &secA},
 	} {
 		if code := d.as(c.key, c.method, c.path, c.body, c.out); code/100 != 2 {
 			t.Fatalf("setup %s %s: %d", c.method, c.path, code)
@@ -56,10 +60,10 @@ func TestTeamsRouteTable(t *testing.T) {
 	hash := strings.Repeat("ab", 32)
 	// theirs and none give each wildcard A's id and an id that never was.
 	theirs := map[string]string{"id": sbA.ID, "template": tplA.TemplateID, "build": tplA.BuildID, "hash": hash,
-		"vid": volA.ID, "apiKeyID": keyA2.ID, "teamID": a.ID, "a": tplA.TemplateID, "b": "tags"}
+		"vid": volA.ID, "apiKeyID": keyA2.ID, "teamID": a.ID, "a": tplA.TemplateID, "b": "tags", "secretID": secA.ID}
 	none := map[string]string{"id": "zzzzzzzzzzzzzzzzzzzz", "template": "nosuchtemplate", "build": "00000000-0000-4000-8000-000000000000",
 		"hash": hash, "vid": "nosuchvolume", "apiKeyID": "00000000-0000-4000-8000-000000000001", "teamID": "team_0000000000000000",
-		"a": "nosuchtemplate", "b": "tags"}
+		"a": "nosuchtemplate", "b": "tags", "secretID": "sec_000000000000000000000000"}
 	// Other values for the same wildcards: A's snapshot where a template
 	// may be named, A's alias, A's build under B's own template.
 	// A variant applies to the routes that have all its wildcards.
@@ -69,6 +73,7 @@ func TestTeamsRouteTable(t *testing.T) {
 		{"template": snapA.ID},
 		{"template": tplB.TemplateID, "build": tplA.BuildID},
 		{"template": "tpl-a"},
+		{"secretID": "sec-a"},
 	}
 	noneVariants := []map[string]string{
 		{"template": "nosuchsnap"},
@@ -76,6 +81,7 @@ func TestTeamsRouteTable(t *testing.T) {
 		{"template": "snapnosuchsnapshot00"},
 		{"template": tplB.TemplateID, "build": none["build"]},
 		{"template": "nosuchtemplate"},
+		{"secretID": "nosuchsecret"},
 	}
 	// Body fields that name records, for routes whose path has none.
 	bodies := map[string][]bodyProbe{
@@ -86,18 +92,20 @@ func TestTeamsRouteTable(t *testing.T) {
 		"DELETE /templates/tags": {{map[string]any{"name": "tpl-a", "tags": []string{"latest"}},
 			map[string]any{"name": "nosuchtemplate", "tags": []string{"latest"}}, "tpl-a", "nosuchtemplate"}},
 		"POST /sbx/teams": {{map[string]any{"name": "x"}, map[string]any{"name": "x"}, "", ""}},
+		"POST /secrets/{secretID}": {{map[string]any{"value": "b-writes"}, map[string]any{"value": "b-writes"}, "", ""}},
 	}
 	// Routes that take no id at all and create the caller's own records.
 	exempt := map[string]string{
 		"POST /volumes":      "volume names are per team: B gets its own vol-a (checked below)",
 		"POST /api-keys":     "mints a key of the caller's own team",
 		"POST /v3/templates": "template names are one namespace: another team's name is 409 (checked below)",
+		"POST /secrets":      "secret names are per team: B may have its own sec-a",
 	}
 	var routes struct{ APIKey, Other []string }
 	if code := d.as(apiKey, "GET", "/sbx/routes", nil, &routes); code != 200 || len(routes.APIKey) < 30 {
 		t.Fatalf("routes: %d %v", code, routes)
 	}
-	ids := []string{sbA.ID, volA.ID, snapA.ID, tplA.TemplateID, tplA.BuildID, keyA2.ID, a.ID, "tpl-a", "snap-a", "vol-a"}
+	ids := []string{sbA.ID, volA.ID, snapA.ID, tplA.TemplateID, tplA.BuildID, keyA2.ID, a.ID, "tpl-a", "snap-a", "vol-a", secA.ID, "sec-a"}
 	checked := 0
 	probe := func(route string, hdr map[string]string, th, no map[string]string, bp bodyProbe) {
 		t.Helper()
@@ -179,7 +187,7 @@ func TestTeamsRouteTable(t *testing.T) {
 		t.Errorf("B's vol-a: %d %+v", code, volB2)
 	}
 	// A's records all survived B's attempts.
-	for _, p := range []string{"/sandboxes/" + sbA.ID, "/volumes/" + volA.ID, "/templates/" + tplA.TemplateID} {
+	for _, p := range []string{"/sandboxes/" + sbA.ID, "/volumes/" + volA.ID, "/templates/" + tplA.TemplateID, "/secrets/" + secA.ID} {
 		if code, _, body := d.call("GET", p, ha, nil); code != 200 {
 			t.Errorf("A GET %s after B's probes: %d %s", p, code, body)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/sbx-dev/sbx/internal/builder"
 	"github.com/sbx-dev/sbx/internal/reqid"
 	"github.com/sbx-dev/sbx/internal/sandbox"
+	"github.com/sbx-dev/sbx/internal/secrets"
 	"github.com/sbx-dev/sbx/internal/telemetry"
 	"github.com/sbx-dev/sbx/internal/volume"
 )
@@ -35,10 +36,11 @@ type Server struct {
 	vols      *volume.Manager // SetVolumes; nil: no volume routes answer but 404
 	// tel holds sandboxes' metrics and logs (SetTelemetry); may be nil.
 	tel      *telemetry.Store
-	obs      Observer     // SetObservability; nil: none
-	metricsH http.Handler // GET /metrics; nil: 404
-	debug    DebugSource  // GET /sbx/debug/*; nil: 404
-	tenants  *Tenants     // SetTenants; nil: only the admin keys (default team)
+	obs      Observer         // SetObservability; nil: none
+	metricsH http.Handler     // GET /metrics; nil: 404
+	debug    DebugSource      // GET /sbx/debug/*; nil: 404
+	tenants  *Tenants         // SetTenants; nil: only the admin keys (default team)
+	secrets  *secrets.Manager // SetSecrets; nil: no secret routes, rules cannot name secrets
 	// patterns lists every route registered behind auth and others lists
 	// the rest (Routes).
 	patterns, others []string

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/sbx-dev/sbx/internal/sandbox"
+	"github.com/sbx-dev/sbx/internal/secrets"
 	"github.com/sbx-dev/sbx/internal/volume"
 )
 
@@ -53,6 +54,12 @@ func statusOf(err error) int {
 		return http.StatusInsufficientStorage
 	case errors.Is(err, volume.ErrUnavailable):
 		return http.StatusServiceUnavailable
+	case errors.Is(err, secrets.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, secrets.ErrInvalid), errors.Is(err, secrets.ErrPlaceholder):
+		return http.StatusBadRequest
+	case errors.Is(err, secrets.ErrExists):
+		return http.StatusConflict
 	}
 	return http.StatusInternalServerError
 }

@@ -119,6 +119,9 @@ func (d *Daemon) openState(ctx context.Context) error {
 	}
 	d.onClose(func() { d.st.Close() })
 	d.st.OnWrite = f.metrics.StoreWrite
+	if f.secrets, err = openSecrets(f, d.st, log); err != nil {
+		return err
+	}
 	auditCtx, stopAudit := context.WithCancel(ctx)
 	d.onClose(stopAudit)
 	aud, closeAudit, err := openAudit(auditCtx, f, f.metrics, log)

@@ -22,6 +22,7 @@ import (
 	"github.com/sbx-dev/sbx/internal/proxy"
 	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/sdnotify"
+	"github.com/sbx-dev/sbx/internal/secrets"
 	"github.com/sbx-dev/sbx/internal/store"
 	"github.com/sbx-dev/sbx/internal/telemetry"
 	"github.com/sbx-dev/sbx/internal/volume"
@@ -47,11 +48,13 @@ type Config struct {
 	tlsConf                                                                                   *tls.Config // loaded from tls by serve
 	obs                                                                                       obsFlags
 	reapAll                                                                                   bool // reap every sandbox, then exit
+	secretsKeyFile                                                                            string
 
 	fs        *flag.FlagSet    // the parsed flags (debug config)
 	ring      *logRing         // the daemon's recent log lines
 	metrics   *metrics.Metrics // the daemon's metrics (set by serve)
 	teamQuota store.Quota      // per-team quota defaults (teams.go)
+	secrets   *secrets.Manager // the teams' secrets (set by New)
 
 	// MCP, if set, serves /mcp: MCP over the daemon's own API at apiURL
 	// (cmd/sbx's client-backed tools). nil: no /mcp.
@@ -99,6 +102,7 @@ func ParseFlags(args []string) (*Config, error) {
 	fs.Int64Var(&f.volumeMaxMB, "volume-max-mb", 16384, "largest size one volume may ask for, in MiB")
 	fs.Int64Var(&f.volumeTotalMB, "volume-total-mb", 32768, "bound on the sum of all volumes' sizes in MiB (their disk is allocated at create)")
 	fs.DurationVar(&f.buildStepTimeout, "build-step-timeout", 30*time.Minute, "bound on one template build step")
+	fs.StringVar(&f.secretsKeyFile, "secrets-key-file", "", "file of the key sealing secret values (AES-256-GCM; made 0600 on first start; default <data-dir>/secrets.key); SBX_SECRETS_KEY (hex or base64) wins over it")
 	f.obs.register(fs)
 	f.fs = fs
 	teamQuotaFlags(fs, &f.teamQuota)
@@ -157,6 +161,7 @@ func listenAndServe(ctx context.Context, f *Config, mgr *sandbox.Manager, bs *bu
 	apiSrv.SetTenants(tenants)
 	apiSrv.SetBuilder(bs)
 	apiSrv.SetVolumes(vols)
+	apiSrv.SetSecrets(f.secrets)
 	apiSrv.SetTelemetry(tel)
 	apiSrv.SetObservability(f.metrics, f.metrics.Handler(), debugSource{f: f, ring: f.ring})
 	px := proxy.New(mgr, f.domain, api.WriteError, log)

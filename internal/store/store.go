@@ -72,7 +72,7 @@ func Open(dir string) (*Store, error) {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	db.SetMaxOpenConns(1) // SQLite has one writer; serialising here avoids SQLITE_BUSY storms
-	if _, err := db.Exec(schema + snapshotSchema + templateSchema + volumeSchema + teamSchema); err != nil {
+	if _, err := db.Exec(schema + snapshotSchema + templateSchema + volumeSchema + teamSchema + secretSchema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("init store schema: %w", err)
 	}
