@@ -91,7 +91,7 @@ func TestTeamsRouteTable(t *testing.T) {
 			map[string]any{"target": "nosuchtemplate", "tags": []string{"x"}}, "tpl-a", "nosuchtemplate"}},
 		"DELETE /templates/tags": {{map[string]any{"name": "tpl-a", "tags": []string{"latest"}},
 			map[string]any{"name": "nosuchtemplate", "tags": []string{"latest"}}, "tpl-a", "nosuchtemplate"}},
-		"POST /sbx/teams": {{map[string]any{"name": "x"}, map[string]any{"name": "x"}, "", ""}},
+		"POST /sbx/teams":          {{map[string]any{"name": "x"}, map[string]any{"name": "x"}, "", ""}},
 		"POST /secrets/{secretID}": {{map[string]any{"value": "b-writes"}, map[string]any{"value": "b-writes"}, "", ""}},
 	}
 	// Routes that take no id at all and create the caller's own records.
