@@ -21,8 +21,9 @@ import (
 // its /24: a sandbox gets answers only through the host's masquerade.
 type internet struct {
 	mu      sync.Mutex
-	queries []string        // every name the DNS server was asked
-	peers   map[string]bool // source addresses the HTTP servers saw
+	queries []string          // every name the DNS server was asked
+	peers   map[string]bool   // source addresses the HTTP servers saw
+	names   map[string]string // name → IPv4 answers that override the defaults below
 }
 
 const (
@@ -51,7 +52,7 @@ func newInternet(t *testing.T) *internet {
 	sh("ip addr add 11.210.0.1/24 dev " + inetLink + " && ip link set " + inetLink + " up")
 	sh("ip -n " + inetNS + " addr add " + inetA + "/24 dev eth0 && ip -n " + inetNS + " addr add " + inetB + "/24 dev eth0")
 	sh("ip -n " + inetNS + " link set eth0 up && ip -n " + inetNS + " link set lo up")
-	in := &internet{peers: map[string]bool{}}
+	in := &internet{peers: map[string]bool{}, names: map[string]string{}}
 	for _, a := range []string{inetA + ":80", inetA + ":25", inetB + ":80"} {
 		in.serveHTTP(t, a)
 	}
@@ -108,6 +109,9 @@ func (in *internet) serveDNS(t *testing.T) {
 			ip := inetA
 			if strings.EqualFold(q.Name, "other.test.") {
 				ip = inetB
+			}
+			if a, ok := in.names[strings.TrimSuffix(strings.ToLower(q.Name), ".")]; ok {
+				ip = a
 			}
 			if q.Qtype == dns.TypeA {
 				rr, _ := dns.NewRR(q.Name + " 60 IN A " + ip)

@@ -78,6 +78,17 @@ func (s *Server) handleInit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.state.Apply(in)
+	if in.EgressCA != "" {
+		root := s.cfg.TrustRoot
+		if root == "" {
+			root = "/"
+		}
+		if err := installTrust(root, in.EgressCA); err != nil {
+			writeError(w, http.StatusInternalServerError, "install the egress CA: "+err.Error())
+			return
+		}
+		s.state.AddEnvDefaults(trustEnv())
+	}
 	w.WriteHeader(http.StatusNoContent)
 }
 

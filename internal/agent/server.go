@@ -50,6 +50,10 @@ type Config struct {
 	Filesystem filesystemconnect.FilesystemHandler
 	Files      http.Handler
 
+	// TrustRoot is where /init's egressCA is installed (its system CA
+	// bundle and own file); default "/".
+	TrustRoot string
+
 	// metrics reads the sandbox's resource figures; nil reads the real ones.
 	metrics *metricsSource
 }

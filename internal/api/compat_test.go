@@ -59,7 +59,10 @@ func TestUnsupportedFieldsNamed(t *testing.T) {
 			t.Errorf("create %s = %d %v, want 201 (absent in effect)", body, code, e)
 		}
 	}
-	for _, tt := range []struct{ name, body string }{{"network.rules", `{"network":{"rules":{"a.com":[]}}}`}, {"egressProxy", `{"network":{"egressProxy":{"address":"x:1"}}}`}} {
+	if code, e := do(t, srv, "POST", "/v2/sandboxes", `{"network":{"rules":{"a.com":[]}}}`, nil); code != 400 || !strings.Contains(e["message"].(string), "allowOut") {
+		t.Errorf("create with network.rules outside allowOut = %d %v, want 400 naming allowOut", code, e)
+	}
+	for _, tt := range []struct{ name, body string }{{"egressProxy", `{"network":{"egressProxy":{"address":"x:1"}}}`}} {
 		if code, _ := do(t, srv, "POST", "/v2/sandboxes", tt.body, nil); code != 501 {
 			t.Errorf("create with %s = %d, want 501", tt.name, code)
 		}

@@ -33,6 +33,9 @@ func (s *Server) updateNetwork(w http.ResponseWriter, r *http.Request) {
 	}
 	n := mergeNetwork(in.Network, req)
 	if err = validateNetwork(req.AllowInternetAccess, n); err == nil {
+		err = s.checkRules(r.Context(), teamOf(r), req.AllowInternetAccess, n)
+	}
+	if err == nil {
 		raw, _ := json.Marshal(n)
 		err = s.mgr.UpdateNetwork(r.Context(), id, req.AllowInternetAccess, raw)
 	}

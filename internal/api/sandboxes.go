@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -66,6 +67,9 @@ func (s *Server) createOpts(team string, req newSandbox) (o sandbox.CreateOpts, 
 		return o, err
 	}
 	if err := validateNetwork(req.AllowInternetAccess, req.Network); err != nil {
+		return o, err
+	}
+	if err := s.checkRules(context.Background(), team, req.AllowInternetAccess, req.Network); err != nil {
 		return o, err
 	}
 	if req.Network != nil {

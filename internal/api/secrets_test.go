@@ -129,3 +129,63 @@ func TestSecretsAPIPages(t *testing.T) {
 		tok = next
 	}
 }
+
+// TestRulesValidated: network.rules on create and updateNetwork are
+// checked (domains in allowOut, headers, secrets of the caller's team
+// existing) and shown by getInfo with placeholders, never values.
+func TestRulesValidated(t *testing.T) {
+	srv, _ := newSecretServer(t)
+	if code, _, b := raw(t, srv, "POST", "/secrets", `{"name":"key","value":"`+apiSecretValue+`"}`); code != 201 {
+		t.Fatal(code, b)
+	}
+	rule := func(dom, val string) string {
+		return `{"` + dom + `":[{"transform":{"headers":{"Authorization":"` + val + `"}}}]}`
+	}
+	create := func(allow, rules string) (int, string) {
+		code, _, b := raw(t, srv, "POST", "/v2/sandboxes", `{"templateID":"base","network":{"allowOut":[`+allow+`],"rules":`+rules+`}}`)
+		return code, b
+	}
+	for _, c := range []struct {
+		allow, rules, want string
+		code               int
+	}{
+		{`"api.x.com"`, rule("api.x.com", "Bearer ${e2b.secrets.missing}"), "missing", 400},
+		{`"api.x.com"`, rule("api.x.com", "Bearer ${e2b.secrets.key"), "closing", 400},
+		{`"other.com"`, rule("api.x.com", "v"), "allowOut", 400},
+		{`"1.2.3.4"`, rule("api.x.com", "v"), "allowOut", 400},
+		{`"api.y.com"`, rule("*.x.com", "v"), "allowOut", 400},
+		{`"api.x.com"`, rule("*.x.com", "v"), "", 201}, // overlaps: applies where allowed
+		{`"api.x.com"`, rule("1.2.3.4", "v"), "IPs", 400},
+		{`"api.x.com"`, `{"api.x.com":[{"transform":{"headers":{"Host":"evil.com"}}}]}`, "Host", 400},
+		{`"api.x.com"`, rule("api.x.com", `a\r\nX-Evil: 1`), "CR", 400},
+		{`"*.x.com"`, rule("api.x.com", "Bearer ${e2b.secrets.key}"), "", 201},
+		{`"*.x.com"`, rule("*.x.com", "Bearer ${e2b.secrets.KEY}"), "", 201},
+	} {
+		code, b := create(c.allow, c.rules)
+		if code != c.code || !strings.Contains(b, c.want) || strings.Contains(b, apiSecretValue) {
+			t.Errorf("allow %s rules %s = %d %s, want %d %q", c.allow, c.rules, code, b, c.code, c.want)
+		}
+	}
+	code, b := create(`"api.x.com"`, rule("api.x.com", "Bearer ${e2b.secrets.key}"))
+	var sb struct{ SandboxID string }
+	if json.Unmarshal([]byte(b), &sb); code != 201 {
+		t.Fatal(code, b)
+	}
+	_, _, info := raw(t, srv, "GET", "/sandboxes/"+sb.SandboxID, "")
+	if !strings.Contains(info, `${e2b.secrets.key}`) || strings.Contains(info, apiSecretValue) {
+		t.Errorf("getInfo: %s", info)
+	}
+	put := func(body string) int {
+		code, _, _ := raw(t, srv, "PUT", "/sandboxes/"+sb.SandboxID+"/network", body)
+		return code
+	}
+	if c := put(`{"allowOut":["api.x.com"],"rules":` + rule("api.x.com", "${e2b.secrets.nope}") + `}`); c != 400 {
+		t.Errorf("update with a missing secret = %d", c)
+	}
+	if c := put(`{"allowOut":["api.y.com"],"rules":` + rule("api.y.com", "T ${e2b.secrets.key}") + `}`); c != 204 {
+		t.Errorf("update = %d", c)
+	}
+	if _, _, info = raw(t, srv, "GET", "/sandboxes/"+sb.SandboxID, ""); !strings.Contains(info, `api.y.com`) {
+		t.Errorf("getInfo after update: %s", info)
+	}
+}

@@ -44,11 +44,12 @@ func validateEnv(env map[string]string) error {
 
 // validateNetwork accepts the network settings this node enforces: the
 // egress policy (allow_internet_access, allowOut, denyOut: bad rules are
-// 400) and allowPublicTraffic. Header rules and an egress proxy are not
-// enforced, so asking for them is refused (501) rather than ignored.
+// 400) and allowPublicTraffic. Header rules are checked by checkRules. An
+// egress proxy is not enforced, so asking for one is refused (501) rather
+// than ignored.
 func validateNetwork(allowNet *bool, n *networkConfig) error {
-	if n != nil && (len(n.Rules) > 0 || len(n.EgressProxy) > 0) {
-		return fmt.Errorf("%w: network.rules and egressProxy are not supported yet", sandbox.ErrNotImpl)
+	if n != nil && len(n.EgressProxy) > 0 {
+		return fmt.Errorf("%w: network.egressProxy is not supported yet", sandbox.ErrNotImpl)
 	}
 	var raw []byte
 	if n != nil {

@@ -122,6 +122,9 @@ func (d *Daemon) openState(ctx context.Context) error {
 	if f.secrets, err = openSecrets(f, d.st, log); err != nil {
 		return err
 	}
+	if f.egressCA, err = loadEgressCA(f, log); err != nil {
+		return err
+	}
 	auditCtx, stopAudit := context.WithCancel(ctx)
 	d.onClose(stopAudit)
 	aud, closeAudit, err := openAudit(auditCtx, f, f.metrics, log)
@@ -176,6 +179,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	dnsCtx, stopDNS := context.WithCancel(ctx)
 	defer stopDNS()
 	go d.eg.serveDNS(dnsCtx, d.nw, d.aud, log)
+	ic, err := newInterceptor(f, f.egressCA, mgr, d.aud, log)
+	if err != nil {
+		return err
+	}
+	d.eg.intercept = ic.Handle
 	go d.eg.serveGuard(dnsCtx, d.nw, d.aud, log)
 	if f.reapAll {
 		n, err := mgr.ReapAll(ctx)

@@ -45,6 +45,8 @@ type egressSetup struct {
 	upstream string
 	res      *egress.Resolutions // what the DNS filter answered, for the guard
 	obs      egressObserver      // metrics; nil: none
+	// intercept serves connections to names with network.rules (guard.Guard.Intercept); nil: none
+	intercept func(ctx context.Context, c net.Conn, sb, name string, dst netip.AddrPort, peeked []byte) bool
 }
 
 // egressObserver counts DNS verdicts and guard refusals (metrics).
@@ -124,7 +126,7 @@ func (e *egressSetup) serveDNS(ctx context.Context, nw *network.Manager, aud aud
 // only if the name they state resolved to that address for that sandbox.
 // Refusals are logged and audited.
 func (e *egressSetup) serveGuard(ctx context.Context, nw *network.Manager, aud auditor, log *slog.Logger) {
-	g := &guard.Guard{Lookup: nw.PolicyOf, Resolved: e.res.Has, Log: log,
+	g := &guard.Guard{Lookup: nw.PolicyOf, Resolved: e.res.Has, Log: log, Intercept: e.intercept,
 		Blocked: func(sb, dst, reason string) {
 			log.Info("egress blocked", "sandbox", sb, "dst", dst, "reason", reason)
 			if e.obs != nil {

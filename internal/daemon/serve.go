@@ -18,6 +18,7 @@ import (
 	"github.com/sbx-dev/sbx/internal/audit"
 	"github.com/sbx-dev/sbx/internal/builder"
 	"github.com/sbx-dev/sbx/internal/dashboard"
+	"github.com/sbx-dev/sbx/internal/egress/intercept"
 	"github.com/sbx-dev/sbx/internal/metrics"
 	"github.com/sbx-dev/sbx/internal/proxy"
 	"github.com/sbx-dev/sbx/internal/sandbox"
@@ -49,6 +50,8 @@ type Config struct {
 	obs                                                                                       obsFlags
 	reapAll                                                                                   bool // reap every sandbox, then exit
 	secretsKeyFile                                                                            string
+	intercept                                                                                 interceptFlags
+	egressCA                                                                                  *intercept.CA // loaded by New
 
 	fs        *flag.FlagSet    // the parsed flags (debug config)
 	ring      *logRing         // the daemon's recent log lines
@@ -103,6 +106,7 @@ func ParseFlags(args []string) (*Config, error) {
 	fs.Int64Var(&f.volumeTotalMB, "volume-total-mb", 32768, "bound on the sum of all volumes' sizes in MiB (their disk is allocated at create)")
 	fs.DurationVar(&f.buildStepTimeout, "build-step-timeout", 30*time.Minute, "bound on one template build step")
 	fs.StringVar(&f.secretsKeyFile, "secrets-key-file", "", "file of the key sealing secret values (AES-256-GCM; made 0600 on first start; default <data-dir>/secrets.key); SBX_SECRETS_KEY (hex or base64) wins over it")
+	f.intercept.register(fs)
 	f.obs.register(fs)
 	f.fs = fs
 	teamQuotaFlags(fs, &f.teamQuota)

@@ -60,6 +60,9 @@ func buildManager(_ context.Context, f *Config, st *store.Store, aud sandbox.Aud
 		ImagesDir: filepath.Join(f.dataDir, "images"), ImageQuota: f.imageQuotaMB << 20,
 		Unavailable: unavailable,
 	}
+	if f.egressCA != nil {
+		cfg.EgressCA = f.egressCA.CertPEM()
+	}
 	owner, err := nodeID(f.dataDir)
 	if err != nil {
 		return nil, nil, err

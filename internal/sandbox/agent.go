@@ -37,11 +37,15 @@ func (m *Manager) initAgent(ctx context.Context, sb *Sandbox) error {
 	if user == "" {
 		user = "user"
 	}
-	body, _ := json.Marshal(map[string]any{
+	req := map[string]any{
 		"accessToken": sb.rec.EnvdToken, "envVars": mergeEnv(sb.tmpl.Env, sb.rec.EnvVars),
 		"defaultUser": user, "defaultWorkdir": sb.tmpl.Workdir, "timestamp": time.Now().UTC().Format(time.RFC3339Nano),
 		"lifecycleID": sb.rec.LifecycleID,
-	})
+	}
+	if len(m.cfg.EgressCA) > 0 {
+		req["egressCA"] = string(m.cfg.EgressCA)
+	}
+	body, _ := json.Marshal(req)
 	ctx, cancel := context.WithTimeout(ctx, agentStartTimeout)
 	defer cancel()
 	delay := 5 * time.Millisecond

@@ -23,6 +23,10 @@ type Config struct {
 	DefaultRuntime string
 	AgentBinary    string // host path of sbx-agent, bind-mounted read-only
 	AgentPort      int    // default 49983
+	// EgressCA is the PEM certificate of the egress interception CA; /init
+	// gives it to every sandbox's agent, which installs it in the
+	// sandbox's trust stores. Empty: none.
+	EgressCA       []byte
 	UIDBase        uint32 // host uid of sandbox root on userns backends
 	DefaultTimeout time.Duration
 	MaxTimeout     time.Duration

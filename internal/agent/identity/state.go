@@ -33,6 +33,9 @@ type Init struct {
 	EnvVars        map[string]string `json:"envVars,omitempty"`
 	DefaultUser    string            `json:"defaultUser,omitempty"`
 	DefaultWorkdir string            `json:"defaultWorkdir,omitempty"`
+	// EgressCA is the daemon's interception CA (PEM), installed in the
+	// sandbox's trust stores (sbx; E2B's envd has no such field).
+	EgressCA string `json:"egressCA,omitempty"`
 }
 
 // Apply sets the state from an /init request.
@@ -89,4 +92,15 @@ func (s *State) Envs() map[string]string {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return maps.Clone(s.envs)
+}
+
+// AddEnvDefaults sets each of defs that the default env does not set yet.
+func (s *State) AddEnvDefaults(defs map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, v := range defs {
+		if _, ok := s.envs[k]; !ok {
+			s.envs[k] = v
+		}
+	}
 }

@@ -52,6 +52,11 @@ type Guard struct {
 	Blocked  func(sandbox, dst, reason string)
 	Dial     func(ctx context.Context, network, addr string) (net.Conn, error)
 	Log      *slog.Logger
+	// Intercept, when set, is offered every admitted connection whose name
+	// was read (SNI or Host): it serves c itself and returns true (header
+	// rules, package egress/intercept), or returns false without reading
+	// and the connection is forwarded as usual.
+	Intercept func(ctx context.Context, c net.Conn, sb, name string, dst netip.AddrPort, peeked []byte) bool
 
 	HandshakeTimeout   time.Duration // from accept until the name is read
 	MaxPeekBytes       int           // bytes read while looking for the name

@@ -53,7 +53,10 @@ func (g *Guard) serveConn(ctx context.Context, c net.Conn, sb string, pol egress
 	}
 	defer g.release(sb)
 	peeked, name, reason := g.admit(c, sb, pol, dst.Addr())
-	if reason == "" {
+	switch {
+	case reason != "":
+	case name != "" && g.Intercept != nil && g.Intercept(ctx, c, sb, name, dst, peeked):
+	default:
 		g.forward(ctx, c, sb, name, dst, peeked)
 	}
 	return reason

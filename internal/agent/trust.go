@@ -1,0 +1,76 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Where the daemon's egress interception CA is installed (under
+// Config.TrustRoot, "/" in a sandbox) and the env vars that point TLS
+// stacks at it: OpenSSL (Python ssl, curl, httpx) and Go read
+// SSL_CERT_FILE, Python requests REQUESTS_CA_BUNDLE (instead of certifi),
+// Node NODE_EXTRA_CA_CERTS (added to its own roots).
+const (
+	trustCAFile = "usr/local/share/ca-certificates/sbx-egress-ca.crt"
+	trustBundle = "etc/ssl/certs/ca-certificates.crt"
+)
+
+// trustEnv are the default env vars a sandbox gets with the CA, unless
+// /init's own env sets them.
+func trustEnv() map[string]string {
+	b, ca := "/"+trustBundle, "/"+trustCAFile
+	return map[string]string{"SSL_CERT_FILE": b, "REQUESTS_CA_BUNDLE": b, "NODE_EXTRA_CA_CERTS": ca}
+}
+
+// installTrust puts the CA certificate certPEM into the system bundle
+// (appended once; the bundle is made if the template has none) and its own
+// file, under root. It is idempotent (/init runs again on resume). The CA
+// only matters for names the sandbox's own network rules cover: the daemon
+// terminates TLS for nothing else.
+func installTrust(root, certPEM string) error {
+	blk, _ := pem.Decode([]byte(certPEM))
+	if blk == nil || blk.Type != "CERTIFICATE" {
+		return errors.New("egressCA is not a PEM certificate")
+	}
+	c := pem.EncodeToMemory(blk)
+	if err := writeIfChanged(filepath.Join(root, trustCAFile), c); err != nil {
+		return err
+	}
+	bundle := filepath.Join(root, trustBundle)
+	old, err := os.ReadFile(bundle)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("read CA bundle: %w", err)
+	}
+	if bytes.Contains(old, c) {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(bundle), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(bundle, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("open CA bundle: %w", err)
+	}
+	if len(old) > 0 && old[len(old)-1] != '\n' {
+		c = append([]byte("\n"), c...)
+	}
+	_, err = f.Write(c)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func writeIfChanged(path string, b []byte) error {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}

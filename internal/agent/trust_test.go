@@ -1,0 +1,43 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const testCA = `-----BEGIN CERTIFICATE-----
+MIIBdzCCAR2gAwIBAgIBATAKBggqhkjOPQQDAjAUMRIwEAYDVQQDEwlzYnggdGVz
+dDAeFw0yNjAxMDEwMDAwMDBaFw0zNjAxMDEwMDAwMDBaMBQxEjAQBgNVBAMTCXNi
+-----END CERTIFICATE-----
+`
+
+// TestInstallTrust: the CA is appended to an existing bundle once (also
+// when /init runs again), made when the template has none, and garbage is
+// refused.
+func TestInstallTrust(t *testing.T) {
+	for _, existing := range []string{"OLD ROOTS\n", "NO NEWLINE", ""} {
+		root := t.TempDir()
+		bundle := filepath.Join(root, trustBundle)
+		if existing != "" {
+			_ = os.MkdirAll(filepath.Dir(bundle), 0o755)
+			_ = os.WriteFile(bundle, []byte(existing), 0o644)
+		}
+		for range 2 {
+			if err := installTrust(root, testCA); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b, _ := os.ReadFile(bundle)
+		if !strings.HasPrefix(string(b), existing) || strings.Count(string(b), "BEGIN CERTIFICATE") != 1 || !strings.HasSuffix(string(b), "-----END CERTIFICATE-----\n") {
+			t.Errorf("bundle after %q:\n%s", existing, b)
+		}
+		if c, _ := os.ReadFile(filepath.Join(root, trustCAFile)); string(c) != testCA {
+			t.Errorf("own file: %q", c)
+		}
+	}
+	if err := installTrust(t.TempDir(), "not pem"); err == nil {
+		t.Error("garbage accepted")
+	}
+}
