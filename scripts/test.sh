@@ -107,6 +107,12 @@ test/e2e/daemon/run.sh runsc test/e2e/teams.test.mjs
 log "dashboard end-to-end on runsc (headless Chromium via puppeteer-core: sign in, terminal, files, kill, sign out)"
 test/e2e/daemon/run.sh runsc test/e2e/dashboard.test.mjs
 
+for rt in runsc crun; do
+  log "secrets and network.rules end-to-end on $rt (official e2b SDK Secret class, rules, updateNetwork; upstream in a netns)"
+  command -v openssl >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends openssl >/dev/null; }
+  test/e2e/secrets/run.sh "$rt"
+done
+
 log "benchmarks, short mode"
 test/e2e/daemon/run.sh crun test/e2e/bench.test.mjs test/e2e/bench-template.test.mjs # the latter: registry from SBX_E2E_REGISTRY_BIN
 test/e2e/bench/raw.sh crun 3
