@@ -8,6 +8,7 @@ import (
 
 	"github.com/sbx-dev/sbx/internal/secrets"
 	"github.com/sbx-dev/sbx/internal/store"
+	"golang.org/x/sys/unix"
 )
 
 // secretsKeyEnv holds the sealing key of secret values (hex or base64 of
@@ -18,6 +19,12 @@ const secretsKeyEnv = "SBX_SECRETS_KEY"
 // secret values, which is never in the database, and returns the secrets
 // of st. The key is not logged; only where it came from is.
 func openSecrets(f *Config, st *store.Store, log *slog.Logger) (*secrets.Manager, error) {
+	// No core dump of the daemon: its memory holds the sealing key and
+	// secrets being injected. (The file API's per-thread setresuid makes
+	// the process non-dumpable anyway; this makes it so from the start.)
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		log.Warn("cannot make the daemon non-dumpable", "err", err)
+	}
 	path := f.secretsKeyFile
 	if path == "" {
 		path = filepath.Join(f.dataDir, "secrets.key")

@@ -60,8 +60,8 @@ func (s *Store) Teams(ctx context.Context) ([]*Team, error) {
 	return listDocs[Team](ctx, s.db, `SELECT doc FROM teams ORDER BY id`)
 }
 
-// DeleteTeam removes a team, its keys and its template ownership rows in
-// one transaction.
+// DeleteTeam removes a team, its keys, its template ownership rows and its
+// secrets in one transaction.
 func (s *Store) DeleteTeam(ctx context.Context, id string) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -75,7 +75,8 @@ func (s *Store) DeleteTeam(ctx context.Context, id string) error {
 	if n, _ := res.RowsAffected(); n == 0 {
 		return fmt.Errorf("team %s: %w", id, ErrNotFound)
 	}
-	for _, q := range []string{`DELETE FROM api_keys WHERE team=?`, `DELETE FROM template_owners WHERE team=?`} {
+	for _, q := range []string{`DELETE FROM api_keys WHERE team=?`, `DELETE FROM template_owners WHERE team=?`,
+		`DELETE FROM secrets WHERE owner=?`} { // a team's secrets go with it
 		if _, err := tx.ExecContext(ctx, q, id); err != nil {
 			return fmt.Errorf("delete team %s: %w", id, err)
 		}

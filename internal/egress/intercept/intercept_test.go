@@ -42,7 +42,7 @@ type rig struct {
 	used     []string
 }
 
-func newRig(t *testing.T, tlsOn bool, h http.HandlerFunc) *rig {
+func newRig(t testing.TB, tlsOn bool, h http.HandlerFunc) *rig {
 	t.Helper()
 	r := &rig{secret: map[string]string{"key": testSecret},
 		rules: `{"example.com": [{"transform": {"headers": {"Authorization": "Bearer ${e2b.secrets.key}"}}}]}`}
@@ -372,5 +372,52 @@ func TestCALeaf(t *testing.T) {
 	ca.now = func() time.Time { return time.Now().Add(leafValidity) }
 	if l3, _ := ca.Leaf("a.example.com"); l3 == l1 {
 		t.Error("an expiring leaf was not minted again")
+	}
+}
+
+// TestUpgrade: a WebSocket-style upgrade gets the injected header on its
+// handshake and then carries bytes both ways (the connection is kept open
+// until the upgraded stream ends).
+func TestUpgrade(t *testing.T) {
+	r := newRig(t, true, func(w http.ResponseWriter, req *http.Request) {
+		if req.Header.Get("Upgrade") != "websocket" || req.Header.Get("Authorization") != "Bearer "+testSecret {
+			http.Error(w, "no upgrade", 400)
+			return
+		}
+		c, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+		brw.Flush()
+		buf := make([]byte, 64)
+		for {
+			n, err := brw.Read(buf)
+			if err != nil {
+				return
+			}
+			c.Write(buf[:n])
+		}
+	})
+	conn, err := tls.Dial("tcp", r.ln.Addr().String(), &tls.Config{RootCAs: r.clientCA, ServerName: testName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.Write([]byte("GET /ws HTTP/1.1\r\nHost: example.com\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"))
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != 101 {
+		t.Fatalf("upgrade: %v %v", resp, err)
+	}
+	for _, msg := range []string{"ping", "pong-after-a-while"} {
+		time.Sleep(100 * time.Millisecond)
+		conn.Write([]byte(msg))
+		got := make([]byte, len(msg))
+		conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.ReadFull(br, got); err != nil || string(got) != msg {
+			t.Fatalf("echo %q: %q %v", msg, got, err)
+		}
 	}
 }
