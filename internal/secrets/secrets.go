@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/sbx-dev/sbx/internal/store"
 )
@@ -59,6 +60,9 @@ func aad(team, id string) []byte { return []byte("sbx-secret\x00" + team + "\x00
 
 // Create stores a new secret (version 1) for team.
 func (m *Manager) Create(ctx context.Context, team, name, value string, meta map[string]string) (*Info, error) {
+	if !utf8.ValidString(name) {
+		return nil, fmt.Errorf("%w: a name is UTF-8 without '{', '}' or control characters", ErrInvalid)
+	}
 	name = strings.ToLower(name)
 	if err := firstErr(ValidName(name), checkValue(value), checkMeta(meta)); err != nil {
 		return nil, err
@@ -199,19 +203,19 @@ func firstErr(errs ...error) error {
 	return nil
 }
 
-// ValidName checks a (lower-cased) secret name: 1..MaxNameBytes bytes, no
-// '{', '}', control characters or white space (E2B's rule, plus no space,
-// so a placeholder is one token), and not the id prefix "sec_".
+// ValidName checks a (lower-cased) secret name as E2B does: 1..MaxNameBytes
+// bytes of UTF-8 without '{', '}' or control characters, and not the id
+// prefix "sec_".
 func ValidName(name string) error {
 	switch {
 	case name == "" || len(name) > MaxNameBytes:
 		return fmt.Errorf("%w: a name is 1 to %d bytes", ErrInvalid, MaxNameBytes)
 	case strings.HasPrefix(name, idPrefix):
 		return fmt.Errorf("%w: the prefix %q is reserved for secret ids", ErrInvalid, idPrefix)
-	case strings.ContainsFunc(name, func(r rune) bool {
-		return r == '{' || r == '}' || unicode.IsControl(r) || unicode.IsSpace(r) || r == unicode.ReplacementChar
+	case !utf8.ValidString(name) || strings.ContainsFunc(name, func(r rune) bool {
+		return r == '{' || r == '}' || unicode.IsControl(r)
 	}):
-		return fmt.Errorf("%w: a name cannot hold '{', '}', spaces or control characters", ErrInvalid)
+		return fmt.Errorf("%w: a name is UTF-8 without '{', '}' or control characters", ErrInvalid)
 	}
 	return nil
 }

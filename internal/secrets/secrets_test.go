@@ -99,7 +99,7 @@ func TestSecretsValidation(t *testing.T) {
 		name, value string
 		meta        map[string]string
 	}{
-		{"", "v", nil}, {"a{b", "v", nil}, {"a}b", "v", nil}, {"a\nb", "v", nil}, {"a b", "v", nil},
+		{"", "v", nil}, {"a{b", "v", nil}, {"a}b", "v", nil}, {"a\nb", "v", nil}, {"a\x7fb", "v", nil}, {"a\xffb", "v", nil},
 		{"sec_x", "v", nil}, {strings.Repeat("n", MaxNameBytes+1), "v", nil},
 		{"ok", "", nil}, {"ok", strings.Repeat("v", MaxValueBytes+1), nil},
 		{"ok", "v", big}, {"ok", "v", map[string]string{"": "v"}},
@@ -225,7 +225,8 @@ func TestExpand(t *testing.T) {
 		{"${e2b.secrets.missing}", "", ErrNotFound},
 		{"${e2b.secrets.key", "", ErrPlaceholder},
 		{"${e2b.secrets.}", "", ErrPlaceholder},
-		{"${e2b.secrets.a b}", "", ErrPlaceholder},
+		{"${e2b.secrets.a\tb}", "", ErrPlaceholder},
+		{"${e2b.secrets.My Key}", "", ErrNotFound}, // spaces are allowed in names, as on E2B
 		{"${e2b.secrets.${e2b.secrets.key}}", "", ErrPlaceholder},
 	} {
 		got, err := Expand(c.in, lookup)
