@@ -107,6 +107,21 @@ func secretsInjection(t *testing.T, rt string) {
 	if o, _ := sb.run("", curlS+"https://api.test/echo", 20*time.Second); !strings.Contains(o, `"xkey":"`+bearer+`"`) || strings.Contains(o, `"auth":"Bearer`) {
 		t.Errorf("after updateNetwork: %s", o)
 	}
+	if rt == "runsc" { // memory pause: the restored sandbox still trusts the CA and gets the header
+		if code := d.api("POST", "/sandboxes/"+sb.ID+"/pause", nil, nil); code != 204 {
+			t.Fatalf("pause: %d", code)
+		}
+		if code := d.api("POST", "/v2/sandboxes/"+sb.ID+"/connect", map[string]any{"timeout": 60}, nil); code != 201 {
+			t.Fatalf("resume: %d", code)
+		}
+		if o, _ := sb.run("", curlS+"https://api.test/echo", 20*time.Second); !strings.Contains(o, `"xkey":"`+bearer+`"`) {
+			t.Errorf("after pause and resume: %s", o)
+		}
+		t.Logf("paused and resumed %s", sb.ID)
+		if o, _ := sb.run("", "grep -c 'BEGIN CERTIFICATE' /usr/local/share/ca-certificates/sbx-egress-ca.crt", 20*time.Second); strings.TrimSpace(o) != "1" {
+			t.Errorf("CA file after resume: %q", o)
+		}
+	}
 	var info struct{ Network map[string]any }
 	if d.api("GET", "/sandboxes/"+sb.ID, nil, &info); fmt.Sprint(info.Network["rules"]) == "" || strings.Contains(fmt.Sprint(info), secretValue) {
 		t.Errorf("getInfo network: %v", info.Network)
