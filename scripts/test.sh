@@ -47,7 +47,7 @@ log "fuzz (short)"
 for target in "FuzzParseMetadataFilter ./internal/api" "FuzzParseListQuery ./internal/api" \
   "FuzzDecodeCreate ./internal/api" "FuzzRouteHost ./internal/proxy" \
   "FuzzSignatureRouting ./internal/proxy" "FuzzParseDomain ./internal/egress" \
-  "FuzzParseClientHello ./internal/egress/guard"; do
+  "FuzzParseClientHello ./internal/egress/guard" "FuzzParse ./internal/egress/rules"; do
   set -- $target
   go test -run '^$' -fuzz "^$1\$" -fuzztime 5s "$2" >/dev/null
 done
