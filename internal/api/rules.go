@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -35,7 +36,29 @@ func (s *Server) checkRules(ctx context.Context, team string, allowNet *bool, n 
 				sandbox.ErrInvalid, ruleKey(d))
 		}
 	}
-	return s.checkRuleSecrets(ctx, team, set.SecretNames())
+	if err := s.checkRuleSecrets(ctx, team, set.SecretNames()); err != nil {
+		return err
+	}
+	n.Rules = lowerKeys(n.Rules)
+	return nil
+}
+
+// lowerKeys is rules with its domain keys in lower case, as E2B stores
+// them (getInfo shows them so); the rule lists are kept as sent.
+func lowerKeys(raw json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return raw
+	}
+	out := make(map[string]json.RawMessage, len(m))
+	for k, v := range m {
+		out[strings.ToLower(strings.TrimSpace(k))] = v
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return raw
+	}
+	return b
 }
 
 func (s *Server) checkRuleSecrets(ctx context.Context, team string, names []string) error {

@@ -166,13 +166,13 @@ func TestRulesValidated(t *testing.T) {
 			t.Errorf("allow %s rules %s = %d %s, want %d %q", c.allow, c.rules, code, b, c.code, c.want)
 		}
 	}
-	code, b := create(`"api.x.com"`, rule("api.x.com", "Bearer ${e2b.secrets.key}"))
+	code, b := create(`"api.x.com"`, rule("API.X.com", "Bearer ${e2b.secrets.key}"))
 	var sb struct{ SandboxID string }
 	if json.Unmarshal([]byte(b), &sb); code != 201 {
 		t.Fatal(code, b)
 	}
 	_, _, info := raw(t, srv, "GET", "/sandboxes/"+sb.SandboxID, "")
-	if !strings.Contains(info, `${e2b.secrets.key}`) || strings.Contains(info, apiSecretValue) {
+	if !strings.Contains(info, `"api.x.com":[{"transform"`) || !strings.Contains(info, `${e2b.secrets.key}`) || strings.Contains(info, apiSecretValue) {
 		t.Errorf("getInfo: %s", info)
 	}
 	put := func(body string) int {
