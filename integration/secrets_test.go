@@ -100,6 +100,7 @@ func secretsInjection(t *testing.T, rt string) {
 		!has("redirect", `"host":"evil.test"`) || has("ip-literal", `"host"`) || !has("sse", "data: two") {
 		t.Errorf("refusals: %v", out)
 	}
+	otherSandboxes(t, d, rules("Authorization"))
 	// updateNetwork applies to the next request; a deleted secret fails it closed.
 	if code := d.api("PUT", "/sandboxes/"+sb.ID+"/network", map[string]any{"allowOut": []string{"api.test"}, "rules": rules("X-Api-Key")}, nil); code != 204 {
 		t.Fatalf("updateNetwork: %d", code)
@@ -211,6 +212,9 @@ func serveUpstream(t *testing.T, in *internet) string {
 		if port == "443" {
 			ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}})
 		}
+		// The handshake error "bad record MAC" logged once per run is curl
+		// in probe no-rule-ca aborting on the upstream's (untrusted)
+		// certificate: that connection is end to end, as it must be.
 		srv := &http.Server{Handler: h, ErrorLog: log.New(testWriter{t, "upstream :" + port}, "", 0)}
 		go srv.Serve(ln)
 		t.Cleanup(func() { srv.Close() })
@@ -251,4 +255,23 @@ type testWriter struct {
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Logf("%s: %s", w.prefix, strings.TrimSpace(string(p)))
 	return len(p), nil
+}
+
+// otherSandboxes: a sandbox of the same team without rules reaching
+// api.test gets no header (rules are the sandbox's own); another team
+// cannot name the secret in its rules (400, as a missing one).
+func otherSandboxes(t *testing.T, d *daemon, rules map[string]any) {
+	t.Helper()
+	plain := d.create(map[string]any{"network": map[string]any{"allowOut": []string{"api.test"}}})
+	if o, _ := plain.run("", "curl -sS -m 5 -k https://api.test/echo", 20*time.Second); !strings.Contains(o, `"auth":""`) {
+		t.Errorf("a sandbox without rules: %s", o)
+	}
+	b := d.newTeam("team-b", nil)
+	var e struct{ Message string }
+	code := d.as(b.Key, "POST", "/v2/sandboxes", map[string]any{"templateID": "base",
+		"network": map[string]any{"allowOut": []string{"api.test"}, "rules": rules}}, &e)
+	if code != 400 {
+		t.Errorf("another team naming the secret: %d %+v", code, e)
+	}
+	d.api("DELETE", "/sandboxes/"+plain.ID, nil, nil)
 }
