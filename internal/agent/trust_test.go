@@ -1,8 +1,10 @@
 package agent
 
 import (
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -39,5 +41,31 @@ func TestInstallTrust(t *testing.T) {
 	}
 	if err := installTrust(t.TempDir(), "not pem"); err == nil {
 		t.Error("garbage accepted")
+	}
+}
+
+// TestInitTrust: /init with egressCA installs it and adds the env
+// defaults without overriding /init's own; a trust store that cannot be
+// written does not fail /init.
+func TestInitTrust(t *testing.T) {
+	for _, writable := range []bool{true, false} {
+		root := t.TempDir()
+		if !writable {
+			_ = os.WriteFile(filepath.Join(root, "etc"), nil, 0o644) // a file where the dir should be
+		}
+		s, err := NewServer(Config{TrustRoot: root})
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := `{"envVars": {"SSL_CERT_FILE": "/mine.pem"}, "egressCA": ` + strconv.Quote(testCA) + `}`
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, httptest.NewRequest("POST", "/init", strings.NewReader(body)))
+		envs := s.state.Envs()
+		if rec.Code != 204 || envs["SSL_CERT_FILE"] != "/mine.pem" {
+			t.Fatalf("writable=%v: %d %v", writable, rec.Code, envs)
+		}
+		if got := envs["NODE_EXTRA_CA_CERTS"] != ""; got != writable {
+			t.Errorf("writable=%v: env defaults %v", writable, envs)
+		}
 	}
 }
