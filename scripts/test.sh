@@ -29,6 +29,8 @@ SBX_TEMPLATES="base code-interpreter-v1" ./scripts/install.sh
 dpkg -s busybox-static >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq --no-install-recommends busybox-static >/dev/null; }
 # test-only: Debian's chromium, the headless browser the dashboard test drives
 dpkg -s chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
+# test-only: PostgreSQL, the cluster store's back end; the tests start their own throwaway servers
+dpkg -s postgresql >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >/dev/null; }
 
 log "gofmt, go vet"
 unformatted=$(gofmt -l $(git ls-files '*.go'))

@@ -10,7 +10,7 @@ import (
 
 // loadDoc runs query, which selects one JSON doc column, and decodes the
 // row into a new T. No row is ErrNotFound, named by kind and key.
-func loadDoc[T any](ctx context.Context, db *sql.DB, kind, key, query string, args ...any) (*T, error) {
+func loadDoc[T any](ctx context.Context, db querier, kind, key, query string, args ...any) (*T, error) {
 	var doc []byte
 	err := db.QueryRowContext(ctx, query, args...).Scan(&doc)
 	if errors.Is(err, sql.ErrNoRows) {

@@ -22,17 +22,6 @@ type Secret struct {
 	UpdatedAt time.Time         `json:"updatedAt"`
 }
 
-const secretSchema = `
-CREATE TABLE IF NOT EXISTS secrets (
-	id     TEXT PRIMARY KEY,
-	owner  TEXT NOT NULL,
-	name   TEXT NOT NULL,
-	doc    TEXT NOT NULL,
-	sealed BLOB NOT NULL,
-	UNIQUE(owner, name)
-);
-`
-
 // InsertSecret adds a secret record with its sealed value; a secret of the
 // same owner and name gives ErrExists.
 func (s *Store) InsertSecret(ctx context.Context, sec *Secret, sealed []byte) error {

@@ -6,15 +6,11 @@ import (
 	"testing"
 )
 
-// TestSecretRecords: owner-scoped get/update/delete, pages by name, and a
+// testSecrets: owner-scoped get/update/delete, pages by name, and a
 // team's secrets removed with the team.
-func TestSecretRecords(t *testing.T) {
+func testSecrets(t *testing.T, b backend) {
 	ctx := context.Background()
-	s, err := Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := b.fresh(t)
 	if err := s.PutTeam(ctx, &Team{ID: "t1", Name: "one"}); err != nil {
 		t.Fatal(err)
 	}

@@ -43,15 +43,6 @@ type Snapshot struct {
 	Bytes      int64             `json:"bytes"` // disk held by the image
 }
 
-const snapshotSchema = `
-CREATE TABLE IF NOT EXISTS snapshots (
-	id         TEXT PRIMARY KEY,
-	name       TEXT NOT NULL,
-	created_at INTEGER NOT NULL,
-	doc        TEXT NOT NULL
-);
-`
-
 // PutSnapshot inserts or replaces a snapshot record.
 func (s *Store) PutSnapshot(ctx context.Context, r *Snapshot) error {
 	doc, err := json.Marshal(r)

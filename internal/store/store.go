@@ -1,7 +1,8 @@
 // Package store keeps the daemon's durable state in an embedded SQLite
-// database (pure Go driver, so the daemon stays CGO_ENABLED=0). Every write is
-// one transaction; the database runs in WAL mode with synchronous=FULL so a
-// kill -9 of the daemon never loses a committed sandbox record.
+// database (pure Go driver, so the daemon stays CGO_ENABLED=0) or, for a
+// cluster, in PostgreSQL (pgx). Every write is one transaction; SQLite runs
+// in WAL mode with synchronous=FULL so a kill -9 of the daemon never loses a
+// committed sandbox record. The schema is versioned (migrate.go).
 package store
 
 import (
@@ -21,7 +22,7 @@ import (
 var ErrNotFound = errors.New("store: not found")
 
 // ErrFull is returned (wrapped) when a write fails because the disk holding
-// the database is full (SQLITE_FULL or ENOSPC). Nothing was written.
+// the database is full (SQLITE_FULL, PostgreSQL's disk_full, or ENOSPC). Nothing was written.
 var ErrFull = errors.New("store: disk full")
 
 // sqliteFull is SQLite's result code for "database or disk is full".
@@ -30,15 +31,18 @@ const sqliteFull = 13
 // classify wraps ErrFull around err when it is a disk-full error.
 func classify(err error) error {
 	var coded interface{ Code() int }
-	if errors.Is(err, syscall.ENOSPC) || errors.As(err, &coded) && coded.Code()&0xff == sqliteFull {
+	if errors.Is(err, syscall.ENOSPC) || errors.As(err, &coded) && coded.Code()&0xff == sqliteFull ||
+		pgCode(err) == pgDiskFull {
 		return fmt.Errorf("%w: %w", ErrFull, err)
 	}
 	return err
 }
 
-// Store is the SQLite state of one node. It is safe for concurrent use.
+// Store is the durable state of a node: SQLite (Open, the single-node
+// default) or PostgreSQL shared by the nodes of a cluster (OpenPostgres),
+// one type with the same methods and contracts on both. It is safe for concurrent use.
 type Store struct {
-	db *sql.DB
+	db *db
 	// OnWrite observes each sandbox record write (op: put, delete) for
 	// metrics; set it before use, nil: none.
 	OnWrite func(op string, d time.Duration, err error)
@@ -51,32 +55,26 @@ func (s *Store) observe(op string, t0 time.Time, err error) {
 	}
 }
 
-const schema = `
-CREATE TABLE IF NOT EXISTS sandboxes (
-	id         TEXT PRIMARY KEY,
-	state      TEXT NOT NULL,
-	template   TEXT NOT NULL,
-	started_at INTEGER NOT NULL,
-	end_at     INTEGER NOT NULL,
-	doc        TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS sandboxes_started ON sandboxes(started_at);
-`
-
-// Open opens (creating if needed) the database in dir.
+// Open opens (creating if needed) the SQLite database in dir, the
+// single-node default, and applies the schema migrations it lacks.
 func Open(dir string) (*Store, error) {
 	dsn := "file:" + filepath.Join(dir, "sbx.db") +
-		"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)"
-	db, err := sql.Open("sqlite", dsn)
+		"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_txlock=immediate"
+	sdb, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	db.SetMaxOpenConns(1) // SQLite has one writer; serialising here avoids SQLITE_BUSY storms
-	if _, err := db.Exec(schema + snapshotSchema + templateSchema + volumeSchema + teamSchema + secretSchema); err != nil {
-		db.Close()
+	sdb.SetMaxOpenConns(1) // SQLite has one writer; serialising here avoids SQLITE_BUSY storms
+	return open(context.Background(), &db{DB: sdb, dialect: sqlite})
+}
+
+// open migrates d and wraps it in a Store; d is closed on failure.
+func open(ctx context.Context, d *db) (*Store, error) {
+	if err := migrate(ctx, d); err != nil {
+		d.Close()
 		return nil, fmt.Errorf("init store schema: %w", err)
 	}
-	return &Store{db: db}, nil
+	return &Store{db: d}, nil
 }
 
 // Close closes the database.

@@ -5,15 +5,73 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/sbx-dev/sbx/internal/store/pgtest"
 )
 
-func TestPutGetListDelete(t *testing.T) {
-	ctx := context.Background()
-	s, err := Open(t.TempDir())
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// backend is one implementation the conformance suite runs against: target
+// makes a fresh empty database (a dir, a URL), open opens it.
+type backend struct {
+	name   string
+	target func(t *testing.T) string
+	open   func(target string) (*Store, error)
+}
+
+var backends = []backend{
+	{"sqlite", func(t *testing.T) string { return t.TempDir() }, Open},
+	{"postgres", func(t *testing.T) string { return pgtest.URL(t) }, func(url string) (*Store, error) {
+		return OpenPostgres(context.Background(), url)
+	}},
+}
+
+// fresh opens a new empty store of b, closed when t ends.
+func (b backend) fresh(t *testing.T) *Store {
+	t.Helper()
+	return b.mustOpen(t, b.target(t))
+}
+
+func (b backend) mustOpen(t *testing.T, target string) *Store {
+	t.Helper()
+	s, err := b.open(target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// conformance is the store's contract: every case runs on every back end.
+var conformance = []struct {
+	name string
+	run  func(t *testing.T, b backend)
+}{
+	{"sandboxes", testSandboxes},
+	{"reopen keeps records", testReopen},
+	{"snapshots", testSnapshots},
+	{"templates builds tags", testTemplates},
+	{"teams keys owners", testTeams},
+	{"volumes", testVolumes},
+	{"secrets", testSecrets},
+	{"migrations once, in order", testMigrationsOnce},
+	{"newer schema refused", testNewerSchema},
+	{"concurrent opens", testConcurrentOpen},
+}
+
+func TestConformance(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			for _, c := range conformance {
+				t.Run(c.name, func(t *testing.T) { c.run(t, b) })
+			}
+		})
+	}
+}
+
+func testSandboxes(t *testing.T, be backend) {
+	ctx := context.Background()
+	s := be.fresh(t)
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	a := &Sandbox{ID: "a", State: "running", TemplateID: "base", StartedAt: now, EndAt: now.Add(time.Minute), Metadata: map[string]string{"k": "v"}}
 	b := &Sandbox{ID: "b", State: "creating", TemplateID: "base", StartedAt: now.Add(time.Second)}
@@ -45,10 +103,10 @@ func TestPutGetListDelete(t *testing.T) {
 	}
 }
 
-func TestReopenKeepsRecords(t *testing.T) {
+func testReopen(t *testing.T, b backend) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	s, err := Open(dir)
+	target := b.target(t)
+	s, err := b.open(target)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,23 +114,15 @@ func TestReopenKeepsRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	s, err = Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s = b.mustOpen(t, target)
 	if _, err := s.Get(ctx, "x"); err != nil {
 		t.Fatalf("record lost across reopen: %v", err)
 	}
 }
 
-func TestSnapshots(t *testing.T) {
+func testSnapshots(t *testing.T, be backend) {
 	ctx := context.Background()
-	s, err := Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := be.fresh(t)
 	now := time.Now().UTC()
 	a := &Snapshot{ID: "snapa", Name: "first", SandboxID: "x", CreatedAt: now, Bytes: 10}
 	b := &Snapshot{ID: "snapb", SandboxID: "x", CreatedAt: now.Add(time.Second), EnvVars: map[string]string{"K": "v"}}

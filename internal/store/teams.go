@@ -43,13 +43,6 @@ type APIKey struct {
 	LastUsed  time.Time `json:"lastUsed,omitzero"`
 }
 
-const teamSchema = `
-CREATE TABLE IF NOT EXISTS teams (id TEXT PRIMARY KEY, doc TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS api_keys (
-	id TEXT PRIMARY KEY, team TEXT NOT NULL, hash TEXT NOT NULL UNIQUE, doc TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS template_owners (template_id TEXT PRIMARY KEY, team TEXT NOT NULL);
-`
-
 // PutTeam inserts or replaces a team.
 func (s *Store) PutTeam(ctx context.Context, t *Team) error {
 	return s.putDoc(ctx, `INSERT INTO teams(id, doc) VALUES(?,?) ON CONFLICT(id) DO UPDATE SET doc=excluded.doc`, t.ID, t)

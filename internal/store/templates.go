@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -64,16 +63,6 @@ type TagRec struct {
 	CreatedAt  time.Time `json:"createdAt"`
 }
 
-const templateSchema = `
-CREATE TABLE IF NOT EXISTS templates (id TEXT PRIMARY KEY, doc TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS builds (
-	id TEXT PRIMARY KEY, template_id TEXT NOT NULL, created_at INTEGER NOT NULL, doc TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS builds_template ON builds(template_id, created_at);
-CREATE TABLE IF NOT EXISTS template_tags (
-	template_id TEXT NOT NULL, tag TEXT NOT NULL, build_id TEXT NOT NULL, created_at INTEGER NOT NULL,
-	PRIMARY KEY (template_id, tag));
-`
-
 // PutTemplate inserts or replaces a template record.
 func (s *Store) PutTemplate(ctx context.Context, t *TemplateRec) error {
 	return s.putDoc(ctx, `INSERT INTO templates(id, doc) VALUES(?,?) ON CONFLICT(id) DO UPDATE SET doc=excluded.doc`, t.ID, t)
@@ -93,7 +82,8 @@ func (s *Store) DeleteTemplate(ctx context.Context, id string) error {
 	}
 	defer tx.Rollback()
 	for _, q := range []string{`DELETE FROM template_tags WHERE template_id=?`,
-		`UPDATE builds SET doc=json_set(doc, '$.orphan', json('true')) WHERE template_id=?`, `DELETE FROM templates WHERE id=?`} {
+		s.db.pick(`UPDATE builds SET doc=json_set(doc, '$.orphan', json('true')) WHERE template_id=?`,
+			`UPDATE builds SET doc=jsonb_set(doc::jsonb, '{orphan}', 'true')::text WHERE template_id=?`), `DELETE FROM templates WHERE id=?`} {
 		if _, err := tx.ExecContext(ctx, q, id); err != nil {
 			return fmt.Errorf("delete template %s: %w", id, classify(err))
 		}
@@ -187,7 +177,7 @@ func (s *Store) putDoc(ctx context.Context, q, id string, args ...any) error {
 	return nil
 }
 
-func listDocs[T any](ctx context.Context, db *sql.DB, q string, args ...any) ([]*T, error) {
+func listDocs[T any](ctx context.Context, db querier, q string, args ...any) ([]*T, error) {
 	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err

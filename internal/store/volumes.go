@@ -27,16 +27,6 @@ type VolumeMount struct {
 	ReadOnly bool   `json:"readOnly,omitempty"`
 }
 
-const volumeSchema = `
-CREATE TABLE IF NOT EXISTS volumes (
-	id    TEXT PRIMARY KEY,
-	owner TEXT NOT NULL,
-	name  TEXT NOT NULL,
-	doc   TEXT NOT NULL,
-	UNIQUE(owner, name)
-);
-`
-
 // ErrExists is returned (wrapped) when a record with the same unique key exists.
 var ErrExists = errors.New("store: already exists")
 
