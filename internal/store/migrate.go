@@ -42,6 +42,16 @@ CREATE TABLE IF NOT EXISTS secrets (
 	id TEXT PRIMARY KEY, owner TEXT NOT NULL, name TEXT NOT NULL, doc TEXT NOT NULL,
 	sealed BLOB NOT NULL, UNIQUE(owner, name));
 `},
+	{2, "nodes and leases", `
+ALTER TABLE sandboxes ADD COLUMN node TEXT NOT NULL DEFAULT '';
+CREATE INDEX sandboxes_node ON sandboxes(node, started_at);
+ALTER TABLE snapshots ADD COLUMN node TEXT NOT NULL DEFAULT '';
+CREATE TABLE nodes (
+	id TEXT PRIMARY KEY, state TEXT NOT NULL, token BIGINT NOT NULL,
+	expires_at BIGINT NOT NULL, heartbeat_at BIGINT NOT NULL, doc TEXT NOT NULL);
+CREATE TABLE fencing (id BIGINT PRIMARY KEY, last BIGINT NOT NULL);
+INSERT INTO fencing(id, last) VALUES(1, 0);
+`},
 }
 
 // forDialect adapts a migration's SQL: PostgreSQL compares TEXT in byte

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -88,20 +90,21 @@ func TestRebind(t *testing.T) {
 func TestAdoptsPreMigrationDatabase(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s, err := Open(dir)
+	old, err := sql.Open("sqlite", filepath.Join(dir, "sbx.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{`DROP TABLE schema_migrations`, `DROP TABLE sandboxes`,
+	for _, q := range []string{
 		`CREATE TABLE sandboxes (id TEXT PRIMARY KEY, state TEXT NOT NULL, template TEXT NOT NULL,
 			started_at INTEGER NOT NULL, end_at INTEGER NOT NULL, doc TEXT NOT NULL)`,
+		`CREATE TABLE snapshots (id TEXT PRIMARY KEY, name TEXT NOT NULL, created_at INTEGER NOT NULL, doc TEXT NOT NULL)`,
 		`INSERT INTO sandboxes VALUES('old', 'running', 'base', 1, 2, '{"id":"old","state":"running"}')`} {
-		if _, err := s.db.ExecContext(ctx, q); err != nil {
+		if _, err := old.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
 		}
 	}
-	s.Close()
-	s, err = Open(dir)
+	old.Close()
+	s, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

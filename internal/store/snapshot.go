@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -43,16 +44,20 @@ type Snapshot struct {
 	Bytes      int64             `json:"bytes"` // disk held by the image
 }
 
-// PutSnapshot inserts or replaces a snapshot record.
+// PutSnapshot inserts or replaces a snapshot record of s's node (fenced
+// like Put). Snapshot images are node-local, so are their records.
 func (s *Store) PutSnapshot(ctx context.Context, r *Snapshot) error {
 	doc, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("encode snapshot %s: %w", r.ID, err)
 	}
-	_, err = s.db.ExecContext(ctx,
-		`INSERT INTO snapshots(id, name, created_at, doc) VALUES(?,?,?,?)
-		 ON CONFLICT(id) DO UPDATE SET name=excluded.name, created_at=excluded.created_at, doc=excluded.doc`,
-		r.ID, r.Name, r.CreatedAt.UnixNano(), doc)
+	_, err = s.write(ctx, func(q querier) (sql.Result, error) {
+		return q.ExecContext(ctx,
+			`INSERT INTO snapshots(id, name, created_at, doc, node) VALUES(?,?,?,?,?)
+			 ON CONFLICT(id) DO UPDATE SET name=excluded.name, created_at=excluded.created_at, doc=excluded.doc
+			 WHERE snapshots.node=excluded.node`,
+			r.ID, r.Name, r.CreatedAt.UnixNano(), doc, s.node())
+	})
 	if err != nil {
 		return fmt.Errorf("store snapshot %s: %w", r.ID, err)
 	}
@@ -62,12 +67,14 @@ func (s *Store) PutSnapshot(ctx context.Context, r *Snapshot) error {
 // GetSnapshot returns the snapshot whose id or name is key.
 func (s *Store) GetSnapshot(ctx context.Context, key string) (*Snapshot, error) {
 	return loadDoc[Snapshot](ctx, s.db, "snapshot", key,
-		`SELECT doc FROM snapshots WHERE id=? OR (name<>'' AND name=?) ORDER BY created_at DESC LIMIT 1`, key, key)
+		`SELECT doc FROM snapshots WHERE node=? AND (id=? OR (name<>'' AND name=?)) ORDER BY created_at DESC LIMIT 1`, s.node(), key, key)
 }
 
 // DeleteSnapshot removes a snapshot record; a missing one is not an error.
 func (s *Store) DeleteSnapshot(ctx context.Context, id string) error {
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM snapshots WHERE id=?`, id); err != nil {
+	if _, err := s.write(ctx, func(q querier) (sql.Result, error) {
+		return q.ExecContext(ctx, `DELETE FROM snapshots WHERE id=? AND node=?`, id, s.node())
+	}); err != nil {
 		return fmt.Errorf("delete snapshot %s: %w", id, err)
 	}
 	return nil
@@ -75,7 +82,7 @@ func (s *Store) DeleteSnapshot(ctx context.Context, id string) error {
 
 // ListSnapshots returns every snapshot record, newest first.
 func (s *Store) ListSnapshots(ctx context.Context) ([]*Snapshot, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT doc FROM snapshots ORDER BY created_at DESC, id`)
+	rows, err := s.db.QueryContext(ctx, `SELECT doc FROM snapshots WHERE node=? ORDER BY created_at DESC, id`, s.node())
 	if err != nil {
 		return nil, fmt.Errorf("list snapshots: %w", err)
 	}

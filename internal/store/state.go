@@ -29,6 +29,10 @@ const (
 	// StateReaping is a sandbox whose release failed part-way; the next
 	// Recover retries it.
 	StateReaping State = "reaping"
+	// StateLost is a cluster node's sandbox whose node's lease expired
+	// (ExpireNodes): presumed gone with its node. The node, registering
+	// again, finds it so and its Recover reaps what still runs of it.
+	StateLost State = "lost"
 )
 
 // ErrBadState is returned (wrapped) for a state that is none of the above.
@@ -37,7 +41,7 @@ var ErrBadState = errors.New("store: unknown sandbox state")
 // ParseState returns the State named s, or an error wrapping ErrBadState.
 func ParseState(s string) (State, error) {
 	switch st := State(s); st {
-	case StateCreating, StatePooled, StateRunning, StatePausing, StatePaused, StateReaping:
+	case StateCreating, StatePooled, StateRunning, StatePausing, StatePaused, StateReaping, StateLost:
 		return st, nil
 	}
 	return "", fmt.Errorf("%w %q", ErrBadState, s)

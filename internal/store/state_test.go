@@ -19,6 +19,7 @@ func TestParseState(t *testing.T) {
 		{"pausing", StatePausing, true},
 		{"paused", StatePaused, true},
 		{"reaping", StateReaping, true},
+		{"lost", StateLost, true},
 		{"", "", false},
 		{"Running", "", false},
 		{"killed", "", false},

@@ -42,7 +42,8 @@ func classify(err error) error {
 // default) or PostgreSQL shared by the nodes of a cluster (OpenPostgres),
 // one type with the same methods and contracts on both. It is safe for concurrent use.
 type Store struct {
-	db *db
+	db    *db
+	fence *fence // nil: the single-node store (see Fence)
 	// OnWrite observes each sandbox record write (op: put, delete) for
 	// metrics; set it before use, nil: none.
 	OnWrite func(op string, d time.Duration, err error)
@@ -80,8 +81,10 @@ func open(ctx context.Context, d *db) (*Store, error) {
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
-// Put inserts or replaces a sandbox record. A record whose State is not
-// one of the known states is refused (ErrBadState) and nothing is written.
+// Put inserts or replaces a sandbox record of s's node (fenced: with its
+// lease live, else ErrFenced). A record whose State is not one of the
+// known states is refused (ErrBadState) and nothing is written; an id
+// recorded by another node is ErrExists.
 func (s *Store) Put(ctx context.Context, r *Sandbox) (err error) {
 	if _, err := ParseState(string(r.State)); err != nil {
 		return fmt.Errorf("store sandbox %s: %w", r.ID, err)
@@ -92,21 +95,27 @@ func (s *Store) Put(ctx context.Context, r *Sandbox) (err error) {
 	}
 	t0 := time.Now()
 	defer func() { s.observe("put", t0, err) }()
-	_, err = s.db.ExecContext(ctx,
-		`INSERT INTO sandboxes(id, state, template, started_at, end_at, doc) VALUES(?,?,?,?,?,?)
-		 ON CONFLICT(id) DO UPDATE SET state=excluded.state, template=excluded.template,
-		 started_at=excluded.started_at, end_at=excluded.end_at, doc=excluded.doc`,
-		r.ID, r.State.String(), r.TemplateID, r.StartedAt.UnixNano(), r.EndAt.UnixNano(), doc)
+	res, err := s.write(ctx, func(q querier) (sql.Result, error) {
+		return q.ExecContext(ctx,
+			`INSERT INTO sandboxes(id, state, template, started_at, end_at, doc, node) VALUES(?,?,?,?,?,?,?)
+			 ON CONFLICT(id) DO UPDATE SET state=excluded.state, template=excluded.template,
+			 started_at=excluded.started_at, end_at=excluded.end_at, doc=excluded.doc
+			 WHERE sandboxes.node=excluded.node`,
+			r.ID, r.State.String(), r.TemplateID, r.StartedAt.UnixNano(), r.EndAt.UnixNano(), doc, s.node())
+	})
 	if err != nil {
 		return fmt.Errorf("store sandbox %s: %w", r.ID, classify(err))
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("store sandbox %s: another node's record: %w", r.ID, ErrExists)
 	}
 	return nil
 }
 
-// Get returns one sandbox record.
+// Get returns one sandbox record of s's node.
 func (s *Store) Get(ctx context.Context, id string) (*Sandbox, error) {
 	var doc []byte
-	err := s.db.QueryRowContext(ctx, `SELECT doc FROM sandboxes WHERE id=?`, id).Scan(&doc)
+	err := s.db.QueryRowContext(ctx, `SELECT doc FROM sandboxes WHERE id=? AND node=?`, id, s.node()).Scan(&doc)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("sandbox %s: %w", id, ErrNotFound)
 	}
@@ -119,7 +128,9 @@ func (s *Store) Get(ctx context.Context, id string) (*Sandbox, error) {
 // Delete removes a sandbox record; deleting a missing record is not an error.
 func (s *Store) Delete(ctx context.Context, id string) error {
 	t0 := time.Now()
-	_, err := s.db.ExecContext(ctx, `DELETE FROM sandboxes WHERE id=?`, id)
+	_, err := s.write(ctx, func(q querier) (sql.Result, error) {
+		return q.ExecContext(ctx, `DELETE FROM sandboxes WHERE id=? AND node=?`, id, s.node())
+	})
 	s.observe("delete", t0, err)
 	if err != nil {
 		return fmt.Errorf("delete sandbox %s: %w", id, err)
@@ -127,9 +138,9 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	return nil
 }
 
-// List returns every sandbox record, oldest first.
+// List returns every sandbox record of s's node, oldest first.
 func (s *Store) List(ctx context.Context) ([]*Sandbox, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT doc FROM sandboxes ORDER BY started_at, id`)
+	rows, err := s.db.QueryContext(ctx, `SELECT doc FROM sandboxes WHERE node=? ORDER BY started_at, id`, s.node())
 	if err != nil {
 		return nil, fmt.Errorf("list sandboxes: %w", err)
 	}

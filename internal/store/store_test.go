@@ -57,6 +57,9 @@ var conformance = []struct {
 	{"migrations once, in order", testMigrationsOnce},
 	{"newer schema refused", testNewerSchema},
 	{"concurrent opens", testConcurrentOpen},
+	{"node leases", testLeases},
+	{"fencing and expiry", testFencing},
+	{"register over an expired lease", testRegisterExpires},
 }
 
 func TestConformance(t *testing.T) {

@@ -1,0 +1,57 @@
+package store
+
+import (
+	"context"
+	"fmt"
+)
+
+// ExpireNodes marks every live node whose lease has run out "expired" and
+// its sandboxes lost, in one transaction, and returns the ids. Any node may
+// call it (each heartbeat does); a second call finds nothing to do.
+func (s *Store) ExpireNodes(ctx context.Context) ([]string, error) {
+	t, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Rollback() //nolint:errcheck // after Commit it is a no-op
+	rows, err := t.QueryContext(ctx, `SELECT id FROM nodes WHERE state='live' AND expires_at <= `+s.db.nowSQL()+
+		` ORDER BY id`+s.db.forUpdate("UPDATE"))
+	if err != nil {
+		return nil, fmt.Errorf("expired nodes: %w", err)
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		if _, err := s.expireNode(ctx, t, id); err != nil {
+			return nil, err
+		}
+	}
+	return ids, classify(t.Commit())
+}
+
+// expireNode marks node id expired and its sandboxes lost (in their state
+// column and record), in t; it returns how many sandboxes it marked.
+func (s *Store) expireNode(ctx context.Context, t *tx, id string) (int64, error) {
+	if _, err := t.ExecContext(ctx, `UPDATE nodes SET state='expired' WHERE id=?`, id); err != nil {
+		return 0, fmt.Errorf("expire node %s: %w", id, classify(err))
+	}
+	res, err := t.ExecContext(ctx, `UPDATE sandboxes SET state='lost', doc=`+
+		s.db.pick(`json_set(doc, '$.state', 'lost')`, `jsonb_set(doc::jsonb, '{state}', '"lost"')::text`)+
+		` WHERE node=? AND state<>'lost'`, id)
+	if err != nil {
+		return 0, fmt.Errorf("mark node %s sandboxes lost: %w", id, classify(err))
+	}
+	n, _ := res.RowsAffected()
+	return n, nil
+}

@@ -1,0 +1,155 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+)
+
+func testLeases(t *testing.T, b backend) {
+	ctx := context.Background()
+	s := b.fresh(t)
+	n := &Node{ID: "n1", Address: "http://10.0.0.1:3000", Runtimes: []string{"runsc"},
+		Templates: []string{"base"}, Capacity: Capacity{CPU: 8, MemoryMB: 16384}}
+	l1, err := s.Register(ctx, n, time.Minute)
+	if err != nil || l1.Token <= 0 || time.Until(l1.Expires) < 50*time.Second {
+		t.Fatalf("Register = %+v, %v", l1, err)
+	}
+	if _, err := s.Register(ctx, n, time.Minute); !errors.Is(err, ErrLeaseHeld) {
+		t.Fatalf("Register over a live lease = %v, want ErrLeaseHeld", err)
+	}
+	n.Used = Capacity{CPU: 2, MemoryMB: 1024, Sandboxes: 1}
+	if l1, err = s.Renew(ctx, l1, n, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := s.Nodes(ctx)
+	if err != nil || len(ns) != 1 || ns[0].State != "live" || ns[0].Token != l1.Token ||
+		ns[0].Used.Sandboxes != 1 || !slices.Equal(ns[0].Runtimes, []string{"runsc"}) || !ns[0].ExpiresAt.Equal(l1.Expires) {
+		t.Fatalf("Nodes = %+v, %v", ns, err)
+	}
+	if err := s.Release(ctx, l1); err != nil {
+		t.Fatal(err)
+	}
+	l2, err := s.Register(ctx, n, time.Minute) // a released lease is taken over at once
+	if err != nil || l2.Token <= l1.Token {
+		t.Fatalf("Register after Release = %+v, %v (first token %d)", l2, err, l1.Token)
+	}
+	other, err := s.Register(ctx, &Node{ID: "n2"}, time.Minute)
+	if err != nil || other.Token <= l2.Token {
+		t.Fatalf("tokens must increase across nodes: %+v after %d, %v", other, l2.Token, err)
+	}
+	if _, err := s.Renew(ctx, l1, n, time.Minute); !errors.Is(err, ErrFenced) {
+		t.Fatalf("Renew of a replaced lease = %v, want ErrFenced", err)
+	}
+	if err := s.Release(ctx, l1); !errors.Is(err, ErrFenced) {
+		t.Fatalf("Release of a replaced lease = %v, want ErrFenced", err)
+	}
+}
+
+// testFencing: a node's records are its own; when its lease runs out its
+// writes are refused, ExpireNodes marks its sandboxes lost, and after it
+// registers again only the new lease may act on them.
+func testFencing(t *testing.T, b backend) {
+	ctx := context.Background()
+	target := b.target(t)
+	admin := b.mustOpen(t, target)
+	la, err := admin.Register(ctx, &Node{ID: "a"}, 500*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb, err := admin.Register(ctx, &Node{ID: "b"}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sa, sb := b.mustOpen(t, target), b.mustOpen(t, target)
+	sa.Fence(la)
+	sb.Fence(lb)
+	for _, id := range []string{"x", "y"} {
+		if err := sa.Put(ctx, &Sandbox{ID: id, State: "running"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sb.Put(ctx, &Sandbox{ID: "z", State: "running"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.Put(ctx, &Sandbox{ID: "x", State: "running"}); !errors.Is(err, ErrExists) {
+		t.Fatalf("b overwriting a's record = %v, want ErrExists", err)
+	}
+	if l, _ := sb.List(ctx); len(l) != 1 || l[0].ID != "z" {
+		t.Fatalf("b lists %v, want only its own z", l)
+	}
+	if _, err := sb.Get(ctx, "x"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("b reads a's record: %v", err)
+	}
+	if l, _ := admin.List(ctx); len(l) != 0 {
+		t.Fatalf("the unfenced (single-node) store lists cluster records: %v", l)
+	}
+	time.Sleep(700 * time.Millisecond)
+	if err := sa.Put(ctx, &Sandbox{ID: "x", State: "paused"}); !errors.Is(err, ErrFenced) {
+		t.Fatalf("Put after the lease ran out = %v, want ErrFenced", err)
+	}
+	if err := sa.Delete(ctx, "y"); !errors.Is(err, ErrFenced) {
+		t.Fatalf("Delete after the lease ran out = %v, want ErrFenced", err)
+	}
+	if _, err := sa.Renew(ctx, la, &Node{ID: "a"}, time.Minute); !errors.Is(err, ErrFenced) {
+		t.Fatalf("Renew after the lease ran out = %v, want ErrFenced", err)
+	}
+	if ids, err := admin.ExpireNodes(ctx); err != nil || !slices.Equal(ids, []string{"a"}) {
+		t.Fatalf("ExpireNodes = %v, %v; want [a]", ids, err)
+	}
+	if ids, err := admin.ExpireNodes(ctx); err != nil || len(ids) != 0 {
+		t.Fatalf("second ExpireNodes = %v, %v; want none", ids, err)
+	}
+	if r, err := sa.Get(ctx, "x"); err != nil || r.State != StateLost {
+		t.Fatalf("a's sandbox after expiry: %+v, %v; want lost", r, err)
+	}
+	if r, err := sb.Get(ctx, "z"); err != nil || r.State != "running" {
+		t.Fatalf("b's sandbox after a's expiry: %+v, %v", r, err)
+	}
+	la2, err := admin.Register(ctx, &Node{ID: "a"}, time.Minute)
+	if err != nil || la2.Token <= lb.Token {
+		t.Fatalf("re-Register = %+v, %v", la2, err)
+	}
+	sa2 := b.mustOpen(t, target)
+	sa2.Fence(la2)
+	if l, _ := sa2.List(ctx); len(l) != 2 || l[0].State != StateLost {
+		t.Fatalf("rejoined node lists %+v, want its two lost records", l)
+	}
+	if err := sa.Delete(ctx, "x"); !errors.Is(err, ErrFenced) {
+		t.Fatalf("stale lease Delete after rejoin = %v, want ErrFenced", err)
+	}
+	if err := sa2.Delete(ctx, "x"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testRegisterExpires: registering over a lease that ran out but was not
+// collected marks the old incarnation's sandboxes lost first.
+func testRegisterExpires(t *testing.T, b backend) {
+	ctx := context.Background()
+	target := b.target(t)
+	admin := b.mustOpen(t, target)
+	l, err := admin.Register(ctx, &Node{ID: "a"}, 200*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sa := b.mustOpen(t, target)
+	sa.Fence(l)
+	if err := sa.Put(ctx, &Sandbox{ID: "x", State: "running"}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(400 * time.Millisecond)
+	l2, err := admin.Register(ctx, &Node{ID: "a"}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sa.Fence(l2)
+	if r, err := sa.Get(ctx, "x"); err != nil || r.State != StateLost {
+		t.Fatalf("record after re-Register over an expired lease: %+v, %v", r, err)
+	}
+	if ns, _ := admin.Nodes(ctx); len(ns) != 1 || ns[0].State != "live" || ns[0].Token != l2.Token {
+		t.Fatalf("Nodes = %+v", ns)
+	}
+}
