@@ -13,6 +13,7 @@
 #      and the MCP tools with the official MCP TypeScript SDK (stdio and /mcp)
 #   6a. volumes end-to-end (the SDK's Volume class and volumeMounts) on runsc and crun
 #   6b. the web dashboard in headless Chromium (puppeteer-core), on runsc
+#   6c. cluster end-to-end: the SDK through an API front over two nodes on PostgreSQL
 #   7. sbx bench, the SDK TTI script and the template benchmark in a short mode, so they cannot rot
 # With CI=true a missing runtime, template or tool is a failure, never a skip.
 set -euo pipefail
@@ -102,6 +103,9 @@ for rt in runsc crun; do
   log "volumes end-to-end on $rt (official e2b SDK Volume class, volume content API, volumeMounts)"
   test/e2e/daemon/run.sh "$rt" test/e2e/volume.test.mjs
 done
+
+log "cluster end-to-end on crun (official e2b SDK through the API front of two nodes on a throwaway PostgreSQL)"
+test/e2e/cluster/run.sh crun test/e2e/cluster.test.mjs
 
 log "teams end-to-end on runsc (official e2b SDK and CLI with two teams' keys: isolation, snapshots, revocation)"
 test/e2e/daemon/run.sh runsc test/e2e/teams.test.mjs

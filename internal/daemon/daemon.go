@@ -9,6 +9,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -39,10 +40,17 @@ type Daemon struct {
 	mgr  *sandbox.Manager
 	nw   *network.Manager
 	vols *volume.Manager
+
+	rep  *nodeReporter // this node's report to the cluster registry
+	lost chan error    // a lost cluster lease (nil: a single node)
 }
 
-// Serve is New, Run and Close: sbx serve.
+// Serve is New, Run and Close: sbx serve (or, with --role api, the
+// cluster's API front, which has none of a node's pieces).
 func Serve(ctx context.Context, cfg *Config, log *slog.Logger) error {
+	if cfg.role == "api" {
+		return serveFront(ctx, cfg, log)
+	}
 	d, err := New(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -114,10 +122,17 @@ func (d *Daemon) openState(ctx context.Context) error {
 		fmt.Printf("Generated API key (shown once; only its hash is stored in %s):\n\n  export SBX_API_KEY=%s\n\n", f.dataDir, generated)
 	}
 	f.metrics = newMetrics()
-	if d.st, err = store.Open(f.dataDir); err != nil {
+	d.rep = &nodeReporter{templatesDir: f.templatesDir, maxSandboxes: f.maxSandboxes}
+	st, member, err := openStore(ctx, f, d.rep, log)
+	if err != nil {
 		return err
 	}
+	d.st = st
 	d.onClose(func() { d.st.Close() })
+	if member != nil { // heartbeats from here on: Recover may outlast a lease
+		d.lost = make(chan error, 1)
+		d.onClose(startMember(member, d.lost, log))
+	}
 	d.st.OnWrite = f.metrics.StoreWrite
 	if f.secrets, err = openSecrets(f, d.st, log); err != nil {
 		return err
@@ -156,6 +171,7 @@ func (d *Daemon) openSandboxes(ctx context.Context) error {
 	}
 	d.mgr, d.nw = mgr, nw
 	d.onClose(mgr.Close)
+	d.rep.mgr.Store(mgr)
 	mgr.SetObserver(f.metrics)
 	f.metrics.WatchManager(mgr)
 	vols, err := volume.Open(ctx, volume.Config{Dir: filepath.Join(f.dataDir, "volumes"), DefaultSizeMB: f.volumeMB,
@@ -169,12 +185,25 @@ func (d *Daemon) openSandboxes(ctx context.Context) error {
 	return nil
 }
 
-// Run serves until ctx ends (or a listener fails): the egress servers
-// start, sandboxes are recovered (or, with --reap-all-and-exit, all reaped
-// and Run returns), interrupted template builds too, then the pools,
-// watchdog, telemetry, metrics listener, tenants and the HTTP listeners.
-// On return pooled sandboxes have been released (up to 30 s).
+// Run serves until ctx ends (or a listener fails, or a cluster node's
+// lease is lost: then it returns that error, wrapping store.ErrFenced): the
+// egress servers start, sandboxes are recovered (or, with
+// --reap-all-and-exit, all reaped and Run returns), interrupted template
+// builds too, then the pools, watchdog, telemetry, metrics listener,
+// tenants and the HTTP listeners. On return pooled sandboxes have been
+// released (up to 30 s).
 func (d *Daemon) Run(ctx context.Context) error {
+	ctx, fenced := context.WithCancelCause(ctx)
+	defer fenced(nil)
+	watchLease(ctx, d.lost, fenced)
+	err := d.run(ctx)
+	if cause := context.Cause(ctx); errors.Is(cause, store.ErrFenced) {
+		return cause
+	}
+	return err
+}
+
+func (d *Daemon) run(ctx context.Context) error {
 	f, log, mgr := d.cfg, d.log, d.mgr
 	dnsCtx, stopDNS := context.WithCancel(ctx)
 	defer stopDNS()

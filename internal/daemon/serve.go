@@ -52,6 +52,8 @@ type Config struct {
 	secretsKeyFile                                                                            string
 	intercept                                                                                 interceptFlags
 	egressCA                                                                                  *intercept.CA // loaded by New
+	cluster                                                                                   clusterFlags
+	role                                                                                      string
 
 	fs        *flag.FlagSet    // the parsed flags (debug config)
 	ring      *logRing         // the daemon's recent log lines
@@ -108,6 +110,8 @@ func ParseFlags(args []string) (*Config, error) {
 	fs.StringVar(&f.secretsKeyFile, "secrets-key-file", "", "file of the key sealing secret values (AES-256-GCM; made 0600 on first start; default <data-dir>/secrets.key); SBX_SECRETS_KEY (hex or base64) wins over it")
 	f.intercept.register(fs)
 	f.obs.register(fs)
+	f.cluster.register(fs)
+	fs.StringVar(&f.role, "role", "node", "node: run sandboxes (default); api: the stateless API front of a cluster (needs --cluster), placing creates and forwarding each sandbox's API calls and traffic to its node")
 	f.fs = fs
 	teamQuotaFlags(fs, &f.teamQuota)
 	if err := fs.Parse(args); err != nil {
@@ -118,6 +122,12 @@ func ParseFlags(args []string) (*Config, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if err := f.cluster.resolve(f.listen); err != nil {
+		return nil, err
+	}
+	if err := f.checkRole(); err != nil {
+		return nil, err
 	}
 	if f.templatesDir == "" {
 		f.templatesDir = filepath.Join(f.dataDir, "templates")
@@ -187,7 +197,7 @@ func listenAndServe(ctx context.Context, f *Config, mgr *sandbox.Manager, bs *bu
 			apiSrv.ServeHTTP(w, r)
 		}
 	})
-	srvs, err := listen(f, h, log)
+	srvs, err := listen(f, f.cluster.guard(h), log)
 	if err != nil {
 		return err
 	}

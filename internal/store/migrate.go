@@ -52,6 +52,9 @@ CREATE TABLE nodes (
 CREATE TABLE fencing (id BIGINT PRIMARY KEY, last BIGINT NOT NULL);
 INSERT INTO fencing(id, last) VALUES(1, 0);
 `},
+	{3, "sandbox tombstones", `
+CREATE TABLE sandbox_ends (id TEXT PRIMARY KEY, node TEXT NOT NULL, ended_at BIGINT NOT NULL);
+`},
 }
 
 // forDialect adapts a migration's SQL: PostgreSQL compares TEXT in byte

@@ -120,8 +120,29 @@ func testFencing(t *testing.T, b backend) {
 	if err := sa.Delete(ctx, "x"); !errors.Is(err, ErrFenced) {
 		t.Fatalf("stale lease Delete after rejoin = %v, want ErrFenced", err)
 	}
+	if node, st, err := admin.SandboxOwner(ctx, "y"); err != nil || node != "a" || st != string(StateLost) {
+		t.Fatalf("SandboxOwner(y) = %q %q %v", node, st, err)
+	}
+	if node, st, err := admin.SandboxOwner(ctx, "z"); err != nil || node != "b" || st != "running" {
+		t.Fatalf("SandboxOwner(z) = %q %q %v", node, st, err)
+	}
 	if err := sa2.Delete(ctx, "x"); err != nil {
 		t.Fatal(err)
+	}
+	if node, st, err := admin.SandboxOwner(ctx, "x"); err != nil || node != "a" || st != StateEnded {
+		t.Fatalf("SandboxOwner of a deleted record = %q %q %v, want a's tombstone", node, st, err)
+	}
+	if _, _, err := admin.SandboxOwner(ctx, "never"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("SandboxOwner of an unknown id: %v", err)
+	}
+	if err := admin.Put(ctx, &Sandbox{ID: "solo", State: StateRunning}); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.Delete(ctx, "solo"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := admin.SandboxOwner(ctx, "solo"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("the single-node store left a tombstone: %v", err)
 	}
 }
 

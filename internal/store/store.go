@@ -125,11 +125,18 @@ func (s *Store) Get(ctx context.Context, id string) (*Sandbox, error) {
 	return decode(doc)
 }
 
-// Delete removes a sandbox record; deleting a missing record is not an error.
+// Delete removes a sandbox record; deleting a missing record is not an
+// error. On a cluster (fenced) store it leaves a tombstone, so the front
+// can tell an ended sandbox from an unknown one (SandboxOwner).
 func (s *Store) Delete(ctx context.Context, id string) error {
 	t0 := time.Now()
 	_, err := s.write(ctx, func(q querier) (sql.Result, error) {
-		return q.ExecContext(ctx, `DELETE FROM sandboxes WHERE id=? AND node=?`, id, s.node())
+		res, err := q.ExecContext(ctx, `DELETE FROM sandboxes WHERE id=? AND node=?`, id, s.node())
+		if n, _ := rowsOf(res); err == nil && n > 0 && s.fence != nil {
+			_, err = q.ExecContext(ctx, `INSERT INTO sandbox_ends(id, node, ended_at) VALUES(?,?,`+s.db.nowSQL()+`)
+				ON CONFLICT(id) DO NOTHING`, id, s.node())
+		}
+		return res, err
 	})
 	s.observe("delete", t0, err)
 	if err != nil {

@@ -1,0 +1,195 @@
+// Package front is the stateless API front of a cluster (`sbx serve --role
+// api`): it serves the E2B API and sandbox traffic on one origin and
+// forwards each request to a node daemon. Creates are placed (place.go);
+// anything naming a sandbox — its API path, the E2b-Sandbox-Id header or a
+// <port>-<id>.<domain> Host — goes to the node the shared store records as
+// its owner; lists are gathered from every live node (list.go). The front
+// authenticates nothing itself: the node it forwards to checks the
+// client's key or token exactly as when called directly. Routing uses only
+// the sandbox id and the store, never a client-chosen node.
+package front
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sbx-dev/sbx/internal/cluster"
+	"github.com/sbx-dev/sbx/internal/proxy"
+	"github.com/sbx-dev/sbx/internal/store"
+)
+
+// Directory is what the front reads from the shared store.
+type Directory interface {
+	Nodes(ctx context.Context) ([]*store.Node, error)
+	SandboxOwner(ctx context.Context, id string) (node, state string, err error)
+}
+
+// ErrorWriter writes an error answer ({code, message}).
+type ErrorWriter func(w http.ResponseWriter, status int, msg string)
+
+// Front forwards requests to the nodes of a cluster. It is safe for
+// concurrent use.
+type Front struct {
+	// Sign, if set before use, signs every request forwarded to a node
+	// (nodes given the cluster secret answer nothing else).
+	Sign *cluster.Signer
+
+	dir    Directory
+	domain string
+	fail   ErrorWriter
+	log    *slog.Logger
+	tr     *http.Transport // pooled: forwards
+	once   *http.Transport // one connection per request: creates (place.go)
+
+	mu      sync.Mutex // guards nodes, nodesAt, proxies and pending
+	nodes   []*store.Node
+	nodesAt time.Time
+	proxies map[string]*httputil.ReverseProxy // by node address
+	pending map[string]*pending               // by node id (place.go)
+}
+
+// nodesTTL bounds how stale the front's view of the registry may be.
+const nodesTTL = 500 * time.Millisecond
+
+// New returns a front over dir; domain as for the node proxy ("" = any).
+func New(dir Directory, domain string, fail ErrorWriter, log *slog.Logger) *Front {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 64
+	once := http.DefaultTransport.(*http.Transport).Clone()
+	once.DisableKeepAlives = true
+	return &Front{dir: dir, domain: domain, fail: fail, log: log, tr: tr, once: once, proxies: map[string]*httputil.ReverseProxy{},
+		pending: map[string]*pending{}}
+}
+
+// ServeHTTP routes r to a node.
+func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if t, ok, err := proxy.Route(r, f.domain); ok || err != nil {
+		if err != nil {
+			f.fail(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		f.toOwner(w, r, t.ID, true)
+		return
+	}
+	switch p := strings.TrimPrefix(r.URL.Path, "/v2"); {
+	case r.URL.Path == "/health":
+		w.WriteHeader(http.StatusOK)
+	case r.Method == http.MethodPost && p == "/sandboxes":
+		f.create(w, r)
+	case r.Method == http.MethodGet && p == "/sandboxes":
+		f.list(w, r)
+	case strings.HasPrefix(p, "/sandboxes/") && p != "/sandboxes/metrics":
+		id, _, _ := strings.Cut(strings.TrimPrefix(p, "/sandboxes/"), "/")
+		f.toOwner(w, r, id, false)
+	default:
+		f.toAny(w, r)
+	}
+}
+
+// toOwner forwards r to the node recording sandbox id. A sandbox that is
+// gone (ended, or lost with its node) answers as on a node: 404 to the API,
+// 502 "not running" to its traffic (the SDK's isRunning reads it); one
+// never recorded is 404.
+func (f *Front) toOwner(w http.ResponseWriter, r *http.Request, id string, traffic bool) {
+	node, state, err := f.dir.SandboxOwner(r.Context(), id)
+	gone := err == nil && (state == string(store.StateLost) || state == store.StateEnded)
+	if gone && traffic {
+		f.fail(w, http.StatusBadGateway, "sandbox is not running")
+		return
+	}
+	if errors.Is(err, store.ErrNotFound) || gone {
+		f.fail(w, http.StatusNotFound, fmt.Sprintf("sandbox %q not found", id))
+		return
+	}
+	if err != nil {
+		f.fail(w, http.StatusServiceUnavailable, "cluster store: "+err.Error())
+		return
+	}
+	n := f.live(r.Context(), func(n *store.Node) bool { return n.ID == node })
+	if len(n) == 0 {
+		f.fail(w, http.StatusBadGateway, fmt.Sprintf("sandbox %q: its node is not reachable", id))
+		return
+	}
+	f.forward(w, r, n[0])
+}
+
+// toAny forwards r (not about one sandbox: templates, teams, volumes ...)
+// to a live node; the state they read is shared.
+func (f *Front) toAny(w http.ResponseWriter, r *http.Request) {
+	ns := f.live(r.Context(), nil)
+	if len(ns) == 0 {
+		f.fail(w, http.StatusServiceUnavailable, "no live node in the cluster")
+		return
+	}
+	f.forward(w, r, ns[int(time.Now().UnixNano()%int64(len(ns)))])
+}
+
+// forward reverse-proxies r to node n, streaming both ways.
+func (f *Front) forward(w http.ResponseWriter, r *http.Request, n *store.Node) {
+	f.mu.Lock()
+	rp, ok := f.proxies[n.Address]
+	if !ok {
+		u, err := url.Parse(n.Address)
+		if err != nil {
+			f.mu.Unlock()
+			f.fail(w, http.StatusBadGateway, "node address: "+err.Error())
+			return
+		}
+		rp = &httputil.ReverseProxy{
+			Rewrite: func(pr *httputil.ProxyRequest) {
+				pr.SetURL(u)
+				pr.Out.Host = pr.In.Host
+				f.sign(pr.Out, n)
+			},
+			Transport:     f.tr,
+			FlushInterval: -1,
+			ErrorLog:      slog.NewLogLogger(f.log.Handler(), slog.LevelDebug), // streams a client ended
+			ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+				f.log.Warn("forward to node", "node", n.ID, "err", err)
+				f.fail(w, http.StatusBadGateway, "node "+n.ID+" did not answer")
+			},
+		}
+		f.proxies[n.Address] = rp
+	}
+	f.mu.Unlock()
+	rp.ServeHTTP(w, r)
+}
+
+// sign signs r for node n (with a signer), replacing any such header a
+// client sent.
+func (f *Front) sign(r *http.Request, n *store.Node) {
+	if f.Sign != nil {
+		f.Sign.Sign(r, n.ID)
+	}
+}
+
+// live returns the nodes the registry holds live (ExpireNodes, run by
+// every node's heartbeat, judges leases by the database clock) that keep
+// allows (nil: all), from a view at most nodesTTL old.
+func (f *Front) live(ctx context.Context, keep func(*store.Node) bool) []*store.Node {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if time.Since(f.nodesAt) > nodesTTL {
+		ns, err := f.dir.Nodes(ctx)
+		if err != nil {
+			f.log.Warn("list nodes", "err", err)
+		} else {
+			f.nodes, f.nodesAt = ns, time.Now()
+		}
+	}
+	var out []*store.Node
+	for _, n := range f.nodes {
+		if n.State == "live" && (keep == nil || keep(n)) {
+			out = append(out, n)
+		}
+	}
+	return out
+}

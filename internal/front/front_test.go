@@ -1,0 +1,210 @@
+package front
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sbx-dev/sbx/internal/cluster"
+	"github.com/sbx-dev/sbx/internal/store"
+)
+
+// fakeDir is a registry and ownership table; the real ones are the store's
+// (conformance-tested) and the cluster integration test runs the front
+// against real nodes.
+type fakeDir struct {
+	nodes  []*store.Node
+	owners map[string][2]string // id -> node, state
+}
+
+func (d *fakeDir) Nodes(context.Context) ([]*store.Node, error) { return d.nodes, nil }
+
+func (d *fakeDir) SandboxOwner(_ context.Context, id string) (string, string, error) {
+	o, ok := d.owners[id]
+	if !ok {
+		return "", "", store.ErrNotFound
+	}
+	return o[0], o[1], nil
+}
+
+// fakeNode answers every request with its name and the path; lists with one
+// sandbox named after it.
+func fakeNode(t *testing.T, name string) *httptest.Server {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Path == "/sandboxes" {
+			fmt.Fprintf(w, `[{"sandboxID":"%s-sb"}]`, name)
+			return
+		}
+		b, _ := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "%s %s %s key=%s", name, r.URL.Path, b, r.Header.Get("X-API-Key"))
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func node(id, addr string, usedMB int) *store.Node {
+	return &store.Node{ID: id, Address: addr, State: "live", Runtimes: []string{"crun"}, Templates: []string{"base"},
+		Capacity: store.Capacity{CPU: 4, MemoryMB: 8192, Sandboxes: 10}, Used: store.Capacity{MemoryMB: usedMB}, HeartbeatAt: time.Now()}
+}
+
+func newFront(d *fakeDir) *Front {
+	fail := func(w http.ResponseWriter, status int, msg string) { http.Error(w, msg, status) }
+	return New(d, "", fail, slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+func do(t *testing.T, f *Front, method, path, body string, hdr ...string) (int, string) {
+	t.Helper()
+	r := httptest.NewRequest(method, path, strings.NewReader(body))
+	r.Header.Set("X-API-Key", "k")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		r.Header.Set(hdr[i], hdr[i+1])
+	}
+	w := httptest.NewRecorder()
+	f.ServeHTTP(w, r)
+	return w.Code, w.Body.String()
+}
+
+// two valid sandbox ids
+const idA, idB = "aaaaaaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbbbbbb"
+
+func TestFrontRoutesByOwner(t *testing.T) {
+	a, b := fakeNode(t, "a"), fakeNode(t, "b")
+	d := &fakeDir{nodes: []*store.Node{node("a", a.URL, 0), node("b", b.URL, 0)},
+		owners: map[string][2]string{idA: {"a", "running"}, idB: {"b", "running"}, "gone": {"a", string(store.StateLost)}, "ended": {"b", store.StateEnded},
+			"gonegonegonegonegone": {"a", string(store.StateLost)}}}
+	f := newFront(d)
+	for _, c := range []struct {
+		method, path string
+		hdr          []string
+		code         int
+		prefix       string
+	}{
+		{"GET", "/sandboxes/" + idB, nil, 200, "b /sandboxes/" + idB},
+		{"POST", "/sandboxes/" + idA + "/pause", nil, 200, "a /sandboxes/" + idA + "/pause"},
+		{"GET", "/v2/sandboxes/" + idB + "/logs", nil, 200, "b /v2/sandboxes/" + idB + "/logs"},
+		{"POST", "/process.Process/Start", []string{"E2b-Sandbox-Id", idA}, 200, "a /process.Process/Start"},
+		{"GET", "/files", []string{"E2b-Sandbox-Id", idB, "X-Sbx-Node", "a"}, 200, "b /files"}, // a client's node header is not a route
+		{"GET", "/sandboxes/gone", nil, 404, ""},
+		{"GET", "/sandboxes/ended", nil, 404, ""},
+		{"GET", "/health", []string{"E2b-Sandbox-Id", "gonegonegonegonegone"}, 502, ""}, // isRunning: false
+		{"GET", "/health", []string{"E2b-Sandbox-Id", "cccccccccccccccccccc"}, 404, ""},
+		{"GET", "/sandboxes/nosuch", nil, 404, ""},
+		{"POST", "/process.Process/Start", []string{"E2b-Sandbox-Id", "../x"}, 400, ""},
+	} {
+		code, body := do(t, f, c.method, c.path, "", c.hdr...)
+		if code != c.code || !strings.HasPrefix(body, c.prefix) {
+			t.Errorf("%s %s %v = %d %q, want %d %q", c.method, c.path, c.hdr, code, body, c.code, c.prefix)
+		}
+	}
+	d.nodes[1].State = "expired"
+	f.nodesAt = time.Time{}
+	if code, _ := do(t, f, "GET", "/sandboxes/"+idB, ""); code != http.StatusBadGateway {
+		t.Errorf("a sandbox whose node is not live: %d, want 502", code)
+	}
+}
+
+func TestFrontPlacesAndLists(t *testing.T) {
+	a, b := fakeNode(t, "a"), fakeNode(t, "b")
+	d := &fakeDir{nodes: []*store.Node{node("a", a.URL, 0), node("b", b.URL, 0)}}
+	f := newFront(d)
+	got := map[string]int{}
+	for range 10 {
+		code, body := do(t, f, "POST", "/sandboxes", `{"templateID":"base"}`)
+		if code != 200 || !strings.Contains(body, `{"templateID":"base"} key=k`) {
+			t.Fatalf("create = %d %q", code, body)
+		}
+		got[body[:1]]++
+	}
+	if got["a"] != 5 || got["b"] != 5 {
+		t.Errorf("10 creates on two equal nodes placed %v, want 5 and 5", got)
+	}
+	code, body := do(t, f, "GET", "/sandboxes", "")
+	var list []map[string]string
+	if code != 200 || json.Unmarshal([]byte(body), &list) != nil || len(list) != 2 {
+		t.Errorf("list = %d %q, want both nodes' sandboxes", code, body)
+	}
+	a.Close() // a refuses connections: creates go to b, never fail
+	for range 4 {
+		if code, body := do(t, f, "POST", "/sandboxes", `{}`); code != 200 || body[:1] != "b" {
+			t.Fatalf("create with a down = %d %q", code, body)
+		}
+	}
+	if code, _ := do(t, f, "POST", "/sandboxes", `{"runtime":"runsc"}`); code != http.StatusServiceUnavailable {
+		t.Errorf("create for a runtime no node has = %d, want 503", code)
+	}
+}
+
+func TestCandidates(t *testing.T) {
+	full := node("full", "", 0)
+	full.Used.Sandboxes = 10
+	other := node("other", "", 0)
+	other.Templates, other.Runtimes = []string{"code-interpreter-v1"}, []string{"runsc"}
+	ns := []*store.Node{node("a", "", 0), full, other}
+	for _, c := range []struct {
+		req  createReq
+		want string
+	}{
+		{createReq{TemplateID: "base"}, "a"},
+		{createReq{}, "a"}, // no template: base
+		{createReq{TemplateID: "code-interpreter-v1"}, "other"},
+		{createReq{TemplateID: "my-own"}, "a,other"}, // in no report: anywhere with room
+		{createReq{TemplateID: "my-own", Runtime: "runsc"}, "other"},
+		{createReq{TemplateID: "base", Runtime: "runsc"}, ""},
+	} {
+		var ids []string
+		for _, n := range candidates(ns, c.req) {
+			ids = append(ids, n.ID)
+		}
+		if strings.Join(ids, ",") != c.want {
+			t.Errorf("candidates(%+v) = %v, want %s", c.req, ids, c.want)
+		}
+	}
+}
+
+// TestFrontSigns: with a signer every forwarded request carries a
+// signature for its target node, whatever a client sent in the header.
+func TestFrontSigns(t *testing.T) {
+	key := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(key, []byte("0123456789abcdef0123456789abcdef"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := cluster.LoadSigner(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	verifying := func(id string) *httptest.Server {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if err := s.Verify(r, id); err != nil {
+				http.Error(w, err.Error(), http.StatusUnauthorized)
+				return
+			}
+			fmt.Fprint(w, id)
+		}))
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	a := verifying("a")
+	d := &fakeDir{nodes: []*store.Node{node("a", a.URL, 0)}, owners: map[string][2]string{idA: {"a", "running"}}}
+	f := newFront(d)
+	f.Sign = s
+	for _, c := range []struct{ method, path string }{
+		{"POST", "/sandboxes"}, {"GET", "/sandboxes/" + idA}, {"GET", "/templates"},
+	} {
+		if code, body := do(t, f, c.method, c.path, "{}", cluster.AuthHeader, "v1.1.forged"); code != 200 || body != "a" {
+			t.Errorf("%s %s through a signing front = %d %q", c.method, c.path, code, body)
+		}
+	}
+	f.Sign = nil
+	if code, _ := do(t, f, "GET", "/templates", ""); code != http.StatusUnauthorized {
+		t.Errorf("unsigned forward to a node that requires signatures = %d, want 401", code)
+	}
+}

@@ -1,0 +1,158 @@
+package front
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/sbx-dev/sbx/internal/store"
+)
+
+// K is how many candidate nodes a placement samples ("best of K").
+const K = 2
+
+// maxCreateBody bounds a create request's body (it is read to place it).
+const maxCreateBody = 1 << 20
+
+// createReq is what placement reads of a create.
+type createReq struct {
+	TemplateID string `json:"templateID"`
+	Runtime    string `json:"runtime"`
+	MemoryMB   int    `json:"memoryMB"`
+}
+
+// create places a create on a node and forwards it there, on a connection
+// of its own (a pooled one the node closed would fail after the request
+// may have been sent). A node that refuses the connection is dropped and
+// the next best tried: the create never reached it, so it cannot be
+// half-made there. Any later failure is answered as is, never retried (the
+// node may have made the sandbox).
+func (f *Front) create(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxCreateBody+1))
+	if err != nil || len(body) > maxCreateBody {
+		f.fail(w, http.StatusBadRequest, "create request body unreadable or over 1 MiB")
+		return
+	}
+	var req createReq
+	_ = json.Unmarshal(body, &req) // a bad body is the node's to reject, with its message
+	cands := candidates(f.live(r.Context(), nil), req)
+	for len(cands) > 0 {
+		n := f.pick(cands, req)
+		resp, err := f.send(f.once, r, n, body)
+		if err == nil {
+			copyResponse(w, resp)
+			return
+		}
+		if !isDialError(err) {
+			f.fail(w, http.StatusBadGateway, "node "+n.ID+" failed during the create: "+err.Error())
+			return
+		}
+		f.log.Warn("node unreachable for a create; placing elsewhere", "node", n.ID, "err", err)
+		cands = slices.DeleteFunc(cands, func(c *store.Node) bool { return c == n })
+	}
+	f.fail(w, http.StatusServiceUnavailable, "no live node can run this sandbox (template "+req.TemplateID+")")
+}
+
+// candidates are the nodes that can run req: its runtime available, room
+// for one more sandbox, and — when any node reports the template present —
+// the template present (a user template is in no node's report and may run
+// on any).
+func candidates(ns []*store.Node, req createReq) []*store.Node {
+	tmpl := req.TemplateID
+	if tmpl == "" {
+		tmpl = "base"
+	}
+	anyHas := slices.ContainsFunc(ns, func(n *store.Node) bool { return slices.Contains(n.Templates, tmpl) })
+	var out []*store.Node
+	for _, n := range ns {
+		switch {
+		case req.Runtime != "" && !slices.Contains(n.Runtimes, req.Runtime):
+		case n.Capacity.Sandboxes > 0 && n.Used.Sandboxes >= n.Capacity.Sandboxes:
+		case anyHas && !slices.Contains(n.Templates, tmpl):
+		default:
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// pick samples K of ns at random and returns the one with the most free
+// memory, then fewest sandboxes, and books req's memory on it. A node's
+// report is as old as its last heartbeat, so what this front placed on it
+// since is counted too (pending, cleared by a newer heartbeat); random
+// sampling spreads what several fronts place at once.
+func (f *Front) pick(ns []*store.Node, req createReq) *store.Node {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var best *store.Node
+	for _, i := range rand.Perm(len(ns))[:min(K, len(ns))] {
+		if n := ns[i]; best == nil || f.freerLocked(n, best) {
+			best = n
+		}
+	}
+	p := f.pendingLocked(best)
+	p.memMB += max(req.MemoryMB, defaultMemoryMB)
+	p.count++
+	return best
+}
+
+// defaultMemoryMB is booked for a create that names no memory.
+const defaultMemoryMB = 512
+
+// pending is what this front placed on a node since its report at.
+type pending struct {
+	at           time.Time // the node's HeartbeatAt these are counted from
+	memMB, count int
+}
+
+func (f *Front) pendingLocked(n *store.Node) *pending {
+	p := f.pending[n.ID]
+	if p == nil || n.HeartbeatAt.After(p.at) {
+		p = &pending{at: n.HeartbeatAt}
+		f.pending[n.ID] = p
+	}
+	return p
+}
+
+func (f *Front) freerLocked(a, b *store.Node) bool {
+	pa, pb := f.pendingLocked(a), f.pendingLocked(b)
+	fa := a.Capacity.MemoryMB - a.Used.MemoryMB - pa.memMB
+	fb := b.Capacity.MemoryMB - b.Used.MemoryMB - pb.memMB
+	if fa != fb {
+		return fa > fb
+	}
+	return a.Used.Sandboxes+pa.count < b.Used.Sandboxes+pb.count
+}
+
+// send makes r, with body, to node n over tr.
+func (f *Front) send(tr http.RoundTripper, r *http.Request, n *store.Node, body []byte) (*http.Response, error) {
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, n.Address+r.URL.RequestURI(), bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	out.Header = r.Header.Clone()
+	out.Host = r.Host
+	f.sign(out, n)
+	return tr.RoundTrip(out)
+}
+
+func copyResponse(w http.ResponseWriter, resp *http.Response) {
+	defer resp.Body.Close()
+	for k, vs := range resp.Header {
+		w.Header()[k] = vs
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(w, resp.Body)
+}
+
+// isDialError: the connection to the node was never made.
+func isDialError(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
