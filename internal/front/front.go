@@ -49,11 +49,12 @@ type Front struct {
 	tr     *http.Transport // pooled: forwards
 	once   *http.Transport // one connection per request: creates (place.go)
 
-	mu      sync.Mutex // guards nodes, nodesAt, proxies and pending
+	mu      sync.Mutex // guards nodes, nodesAt, proxies, pending and owners
 	nodes   []*store.Node
 	nodesAt time.Time
 	proxies map[string]*httputil.ReverseProxy // by node address
 	pending map[string]*pending               // by node id (place.go)
+	owners  map[string]string                 // sandbox id -> node id (toOwner)
 }
 
 // nodesTTL bounds how stale the front's view of the registry may be.
@@ -66,7 +67,7 @@ func New(dir Directory, domain string, fail ErrorWriter, log *slog.Logger) *Fron
 	once := http.DefaultTransport.(*http.Transport).Clone()
 	once.DisableKeepAlives = true
 	return &Front{dir: dir, domain: domain, fail: fail, log: log, tr: tr, once: once, proxies: map[string]*httputil.ReverseProxy{},
-		pending: map[string]*pending{}}
+		pending: map[string]*pending{}, owners: map[string]string{}}
 }
 
 // ServeHTTP routes r to a node.
@@ -99,6 +100,10 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // 502 "not running" to its traffic (the SDK's isRunning reads it); one
 // never recorded is 404.
 func (f *Front) toOwner(w http.ResponseWriter, r *http.Request, id string, traffic bool) {
+	if n := f.cachedOwner(r.Context(), id); n != nil {
+		f.forward(w, r, n)
+		return
+	}
 	node, state, err := f.dir.SandboxOwner(r.Context(), id)
 	gone := err == nil && (state == string(store.StateLost) || state == store.StateEnded)
 	if gone && traffic {
@@ -118,7 +123,37 @@ func (f *Front) toOwner(w http.ResponseWriter, r *http.Request, id string, traff
 		f.fail(w, http.StatusBadGateway, fmt.Sprintf("sandbox %q: its node is not reachable", id))
 		return
 	}
+	f.remember(id, node)
 	f.forward(w, r, n[0])
+}
+
+// maxOwners bounds the owner cache; past it the cache starts over.
+const maxOwners = 100_000
+
+// cachedOwner is the live node a sandbox was last routed to, if any. A
+// sandbox's node never changes; once it ends, that node answers for it
+// (404, or 502 to traffic) as it would directly. A node no longer live
+// is not returned, so the store decides (a lost sandbox is 404).
+func (f *Front) cachedOwner(ctx context.Context, id string) *store.Node {
+	f.mu.Lock()
+	node, ok := f.owners[id]
+	f.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	if n := f.live(ctx, func(n *store.Node) bool { return n.ID == node }); len(n) > 0 {
+		return n[0]
+	}
+	return nil
+}
+
+func (f *Front) remember(id, node string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.owners) >= maxOwners {
+		f.owners = map[string]string{}
+	}
+	f.owners[id] = node
 }
 
 // toAny forwards r (not about one sandbox: templates, teams, volumes ...)

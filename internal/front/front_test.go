@@ -22,13 +22,15 @@ import (
 // (conformance-tested) and the cluster integration test runs the front
 // against real nodes.
 type fakeDir struct {
-	nodes  []*store.Node
-	owners map[string][2]string // id -> node, state
+	nodes   []*store.Node
+	owners  map[string][2]string // id -> node, state
+	lookups int                  // SandboxOwner calls
 }
 
 func (d *fakeDir) Nodes(context.Context) ([]*store.Node, error) { return d.nodes, nil }
 
 func (d *fakeDir) SandboxOwner(_ context.Context, id string) (string, string, error) {
+	d.lookups++
 	o, ok := d.owners[id]
 	if !ok {
 		return "", "", store.ErrNotFound
@@ -206,5 +208,27 @@ func TestFrontSigns(t *testing.T) {
 	f.Sign = nil
 	if code, _ := do(t, f, "GET", "/templates", ""); code != http.StatusUnauthorized {
 		t.Errorf("unsigned forward to a node that requires signatures = %d, want 401", code)
+	}
+}
+
+// TestFrontCachesOwners: a sandbox's node is looked up once while the node
+// is live; a node that is no longer live sends the front back to the store.
+func TestFrontCachesOwners(t *testing.T) {
+	a := fakeNode(t, "a")
+	d := &fakeDir{nodes: []*store.Node{node("a", a.URL, 0)}, owners: map[string][2]string{idA: {"a", "running"}}}
+	f := newFront(d)
+	for range 3 {
+		if code, _ := do(t, f, "GET", "/sandboxes/"+idA, ""); code != 200 {
+			t.Fatalf("GET = %d", code)
+		}
+	}
+	if d.lookups != 1 {
+		t.Fatalf("%d owner lookups for 3 requests, want 1", d.lookups)
+	}
+	d.nodes[0].State = "expired"
+	d.owners[idA] = [2]string{"a", string(store.StateLost)}
+	f.nodesAt = time.Time{}
+	if code, _ := do(t, f, "GET", "/sandboxes/"+idA, ""); code != 404 || d.lookups != 2 {
+		t.Fatalf("after its node was lost: %d with %d lookups, want 404 from the store", code, d.lookups)
 	}
 }
