@@ -105,7 +105,7 @@ for rt in runsc crun; do
 done
 
 log "cluster end-to-end on crun (official e2b SDK through the API front of two nodes on a throwaway PostgreSQL)"
-test/e2e/cluster/run.sh crun test/e2e/cluster.test.mjs
+test/e2e/cluster/run.sh crun test/e2e/cluster.test.mjs test/e2e/bench-cluster.test.mjs # the latter: the front's overhead, printed
 
 log "teams end-to-end on runsc (official e2b SDK and CLI with two teams' keys: isolation, snapshots, revocation)"
 test/e2e/daemon/run.sh runsc test/e2e/teams.test.mjs
