@@ -44,9 +44,13 @@ func (s *Service) GC(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	own, err := s.ownBuilds(ctx) // on a cluster, only this node knows what uses its builds
+	if err != nil {
+		return 0, err
+	}
 	keep := map[string]bool{}
 	for _, b := range bs {
-		if b.Orphan && !inUse[b.ID] && b.Status != "building" && b.Status != "waiting" {
+		if own[b.ID] && b.Orphan && !inUse[b.ID] && b.Status != "building" && b.Status != "waiting" {
 			if sn := b.Config.Snapshot; sn != "" {
 				if err := s.mgr.DeleteSnapshot(ctx, sn); err != nil && !errors.Is(err, sandbox.ErrNotFound) {
 					return 0, err
@@ -130,4 +134,18 @@ func (s *Service) RunGC(ctx context.Context, interval time.Duration) {
 			}
 		}
 	}
+}
+
+// ownBuilds is the set of build ids this node made (every build on a
+// single node).
+func (s *Service) ownBuilds(ctx context.Context) (map[string]bool, error) {
+	bs, err := s.st.OwnBuilds(ctx)
+	if err != nil {
+		return nil, err
+	}
+	own := make(map[string]bool, len(bs))
+	for _, b := range bs {
+		own[b.ID] = true
+	}
+	return own, nil
 }

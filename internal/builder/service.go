@@ -115,7 +115,7 @@ func (s *Service) Recover(ctx context.Context) error {
 	if err := errors.Join(layer.CleanupMatching(s.cfg.TmpDir, func(string) bool { return true }), ensureDir(s.cfg.TmpDir), s.reg.Layers.RemoveStale()); err != nil {
 		return err
 	}
-	bs, err := s.st.Builds(ctx, "")
+	bs, err := s.st.OwnBuilds(ctx) // on a cluster, other nodes' builds are theirs to fail
 	if err != nil {
 		return err
 	}

@@ -55,6 +55,9 @@ INSERT INTO fencing(id, last) VALUES(1, 0);
 	{3, "sandbox tombstones", `
 CREATE TABLE sandbox_ends (id TEXT PRIMARY KEY, node TEXT NOT NULL, ended_at BIGINT NOT NULL);
 `},
+	{4, "build nodes", `
+ALTER TABLE builds ADD COLUMN node TEXT NOT NULL DEFAULT '';
+`},
 }
 
 // forDialect adapts a migration's SQL: PostgreSQL compares TEXT in byte

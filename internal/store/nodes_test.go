@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -172,5 +173,56 @@ func testRegisterExpires(t *testing.T, b backend) {
 	}
 	if ns, _ := admin.Nodes(ctx); len(ns) != 1 || ns[0].State != "live" || ns[0].Token != l2.Token {
 		t.Fatalf("Nodes = %+v", ns)
+	}
+}
+
+// testBuildOwners: a build belongs to the node that first recorded it;
+// every node lists all builds, each its own through OwnBuilds.
+func testBuildOwners(t *testing.T, b backend) {
+	ctx := context.Background()
+	target := b.target(t)
+	admin := b.mustOpen(t, target)
+	sa, sb := b.mustOpen(t, target), b.mustOpen(t, target)
+	for _, n := range []struct {
+		s  *Store
+		id string
+	}{{sa, "a"}, {sb, "b"}} {
+		l, err := admin.Register(ctx, &Node{ID: n.id}, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.s.Fence(l)
+	}
+	now := time.Now().UTC()
+	if err := sa.PutBuild(ctx, &BuildRec{ID: "b1", TemplateID: "t", Status: "building", CreatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.PutBuild(ctx, &BuildRec{ID: "b2", TemplateID: "t", Status: "building", CreatedAt: now.Add(time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.PutBuild(ctx, &BuildRec{ID: "b1", TemplateID: "t", Status: "ready", CreatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(bs []*BuildRec, err error) string {
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, b := range bs {
+			out = append(out, b.ID+":"+b.Status)
+		}
+		return strings.Join(out, ",")
+	}
+	if got := ids(sa.OwnBuilds(ctx)); got != "b1:ready" {
+		t.Errorf("a's own builds = %s, want b1 (updated by b, still a's)", got)
+	}
+	if got := ids(sb.OwnBuilds(ctx)); got != "b2:building" {
+		t.Errorf("b's own builds = %s", got)
+	}
+	if got := ids(admin.Builds(ctx, "")); got != "b1:ready,b2:building" {
+		t.Errorf("all builds = %s", got)
+	}
+	if got := ids(admin.OwnBuilds(ctx)); got != "" {
+		t.Errorf("the unfenced store's own builds = %s, want none of the nodes'", got)
 	}
 }

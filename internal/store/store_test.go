@@ -60,6 +60,7 @@ var conformance = []struct {
 	{"node leases", testLeases},
 	{"fencing and expiry", testFencing},
 	{"register over an expired lease", testRegisterExpires},
+	{"build owners", testBuildOwners},
 }
 
 func TestConformance(t *testing.T) {

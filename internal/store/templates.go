@@ -91,10 +91,17 @@ func (s *Store) DeleteTemplate(ctx context.Context, id string) error {
 	return classify(tx.Commit())
 }
 
-// PutBuild inserts or replaces a build record.
+// PutBuild inserts or replaces a build record (recording s's node on insert).
 func (s *Store) PutBuild(ctx context.Context, b *BuildRec) error {
-	return s.putDoc(ctx, `INSERT INTO builds(id, template_id, created_at, doc) VALUES(?,?,?,?)
-		ON CONFLICT(id) DO UPDATE SET doc=excluded.doc`, b.ID, b.TemplateID, b.CreatedAt.UnixNano(), b)
+	return s.putDoc(ctx, `INSERT INTO builds(id, template_id, created_at, node, doc) VALUES(?,?,?,?,?)
+		ON CONFLICT(id) DO UPDATE SET doc=excluded.doc`, b.ID, b.TemplateID, b.CreatedAt.UnixNano(), s.node(), b)
+}
+
+// OwnBuilds returns the builds s's node made (its first PutBuild names the
+// node), oldest first: on a cluster, what a node's restart and GC may
+// change; every build on a single node.
+func (s *Store) OwnBuilds(ctx context.Context) ([]*BuildRec, error) {
+	return listDocs[BuildRec](ctx, s.db, `SELECT doc FROM builds WHERE node=? ORDER BY created_at, id`, s.node())
 }
 
 // Build returns one build record (ErrNotFound if missing).
