@@ -52,7 +52,7 @@ for target in "FuzzParseMetadataFilter ./internal/api" "FuzzParseListQuery ./int
   "FuzzSignatureRouting ./internal/proxy" "FuzzParseDomain ./internal/egress" \
   "FuzzParseClientHello ./internal/egress/guard" "FuzzParse ./internal/egress/rules"; do
   set -- $target
-  go test -run '^$' -fuzz "^$1\$" -fuzztime 5s "$2" >/dev/null
+  out=$(go test -run '^$' -fuzz "^$1\$" -fuzztime 5s "$2" 2>&1) || { echo "$out" >&2; exit 1; } # output only on failure
 done
 
 log "agent end-to-end (official e2b SDK, debug mode)"
