@@ -112,26 +112,20 @@ func run(args []string) error {
 // a timeout or kill ends its double-forked descendants too: through the
 // shim installed in the sandbox (/.sbx, root's), or, in a debug agent not
 // running as a sandbox's PID 1 or where the shim cannot be written, through
-// the agent's own binary. Under gVisor, commands of users other than root
-// go through a second shim that also bounds their processes (userNproc).
+// the agent's own binary. Under gVisor the shim also bounds the processes of
+// every user, root included (commandNproc).
 func useSubreaper(log *slog.Logger) {
-	root, user := "", ""
+	path := ""
 	if os.Getpid() == 1 {
 		var err error
-		if root, err = shim.Install("/.sbx", "subreaper", 0); err != nil {
-			log.Warn("cannot install the subreaper shim; commands start through the agent binary", "err", err)
-			root = ""
-		}
-		if n := userNproc(); root != "" && n > 0 {
-			if user, err = shim.Install("/.sbx", "subreaper-user", n); err != nil {
-				log.Warn("cannot install the user shim; users' processes are not bounded inside", "err", err)
-				user = ""
-			}
+		if path, err = shim.Install("/.sbx", "subreaper", commandNproc()); err != nil {
+			log.Warn("cannot install the subreaper shim; commands start through the agent binary, their processes unbounded", "err", err)
+			path = ""
 		}
 	}
 	exe, err := os.Executable()
-	if err != nil && root == "" {
+	if err != nil && path == "" {
 		log.Warn("commands start without their own subreaper; a kill may miss double-forked descendants", "err", err)
 	}
-	process.UseSubreaperExec(root, user, exe)
+	process.UseSubreaperExec(path, exe)
 }
