@@ -50,9 +50,9 @@ func pidsCurrent(id string) int {
 }
 
 // forkBomb: the pids limit (512 by default) holds on the host while the
-// bomb runs; the agent keeps answering (crun: the pids cgroup; runsc: the
-// agent bounds users' processes, RLIMIT_NPROC from the sandbox's memory);
-// the sandbox can be deleted.
+// bomb runs; the agent keeps answering (crun: the pids cgroup; runsc:
+// RLIMIT_NPROC on every command, from the sandbox's memory); the sandbox
+// can be deleted.
 func forkBomb(t *testing.T, sb *sandbox, rt string) {
 	done := make(chan struct{})
 	go func() {

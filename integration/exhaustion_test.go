@@ -1,40 +1,74 @@
 package integration
 
 import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 )
 
-// TestContainedExhaustion: a fork bomb and memory balloons run as user end
-// inside the sandbox, as on a machine: afterwards the same sandbox answers
-// a command and the file API. On runsc the agent bounds users' processes
-// (RLIMIT_NPROC from the sandbox's memory) and kills the largest process
+// TestContainedExhaustion: fork bombs (as user and as root) and memory
+// balloons end inside the sandbox, as on a machine: afterwards a process
+// started before them still runs and the same sandbox answers a command and
+// the file API; each root bomb runs three times in a row. On runsc every
+// command starts with RLIMIT_NPROC from the sandbox's memory and pids limit
+// (gVisor binds root by it too) and the agent kills the largest process
 // when the Sentry's memory runs low (oomguard), so the host never kills the
 // Sentry; on crun the pids cgroup and the kernel's OOM killer do it.
 func TestContainedExhaustion(t *testing.T) {
+	const bomb = "bomb() { bomb | bomb & }; bomb; sleep 6"
 	for _, rt := range []string{"runsc", "crun"} {
 		t.Run(rt, func(t *testing.T) {
 			d := startDaemon(t, rt, "")
 			for _, c := range []struct {
-				name, cmd string
-				memoryMB  int
+				name, user, cmd string
+				memoryMB, times int
 			}{
-				{"fork bomb", "bomb() { bomb | bomb & }; bomb; sleep 6", 512},
-				{"fork bomb in 1 GiB", "bomb() { bomb | bomb & }; bomb; sleep 6", 1024}, // bounded by the pids limit, not memory
-				{"one balloon", "python3 -c 'b = b\"x\" * (400 << 20); print(len(b))'", 128},
-				{"growing balloon", "python3 -c '\nl = []\nwhile True: l.append(b\"x\" * (8 << 20))'", 256},
+				{"fork bomb", "user", bomb, 512, 1},
+				{"fork bomb in 1 GiB", "user", bomb, 1024, 1}, // bounded by the pids limit, not memory
+				{"fork bomb as root", "root", bomb, 512, 3},
+				{"fork bomb as root in 128 MiB", "root", bomb, 128, 1}, // root's limit includes the agent's threads
+				{"one balloon", "user", "python3 -c 'b = b\"x\" * (400 << 20); print(len(b))'", 128, 1},
+				{"growing balloon", "user", "python3 -c '\nl = []\nwhile True: l.append(b\"x\" * (8 << 20))'", 256, 1},
 			} {
 				t.Run(c.name, func(t *testing.T) {
 					sb := d.create(map[string]any{"memoryMB": c.memoryMB})
-					out, code, err := sb.runErr("user", c.cmd, 6*time.Second)
-					if err == nil && code == 0 && !strings.HasPrefix(c.name, "fork bomb") {
-						t.Fatalf("%s succeeded: %q", c.name, out)
+					sibling := sb.startSibling(t)
+					for i := 0; i < c.times; i++ {
+						out, code, err := sb.runErr(c.user, c.cmd, 6*time.Second)
+						if err == nil && code == 0 && !strings.HasPrefix(c.name, "fork bomb") {
+							t.Fatalf("%s succeeded: %q", c.name, out)
+						}
+						sb.siblingAlive(t, sibling)
 					}
 					sb.usableAfter(t)
 				})
 			}
 		})
+	}
+}
+
+// startSibling starts a background process as root (it outlives its
+// command, as E2B background processes do) and returns its pid.
+func (s *sandbox) startSibling(t *testing.T) string {
+	t.Helper()
+	out, code, err := s.runErr("root", "nohup sleep 600 >/dev/null 2>&1 & echo $!", 20*time.Second)
+	if pid := strings.TrimSpace(out); err == nil && code == 0 && pid != "" {
+		return pid
+	}
+	t.Fatalf("start the sibling: %q %d %v", out, code, err)
+	return ""
+}
+
+// siblingAlive: the process started by startSibling still runs.
+func (s *sandbox) siblingAlive(t *testing.T, pid string) {
+	t.Helper()
+	out, code, err := s.runErr("root", "kill -0 "+pid+" && echo running", 20*time.Second)
+	if err != nil || code != 0 || !strings.HasSuffix(out, "running\n") { // bash may retry a fork while a bomb winds down
+		t.Fatalf("the process started before is gone: %q %d %v", out, code, err)
 	}
 }
 
@@ -50,4 +84,48 @@ func (s *sandbox) usableAfter(t *testing.T) {
 	if body, code := s.download("/home/user/after.txt"); code != 200 || body != "still here" {
 		t.Fatalf("download afterwards: %d %q", code, body)
 	}
+}
+
+// TestContainedExhaustionInKernel: a fork bomb started from code-interpreter
+// code is contained inside too: on runsc the interpreter's drivers start with the
+// same process limit as commands (/.sbx/nproc), on crun the pids cgroup
+// bounds them.
+func TestContainedExhaustionInKernel(t *testing.T) {
+	for _, rt := range []string{"runsc", "crun"} {
+		t.Run(rt, func(t *testing.T) {
+			d := startDaemon(t, rt, "")
+			sb := d.create(map[string]any{"templateID": "code-interpreter-v1"})
+			sibling := sb.startSibling(t)
+			// A bomb that stops forking after 5 s, so that its processes,
+			// which no deadline kills (a cell's children are its own), end.
+			out := sb.runCode(t, "import subprocess\nsubprocess.run('bomb() { [ $SECONDS -lt 5 ] && { bomb | bomb & }; }; bomb; sleep 7', shell=True, executable='/bin/bash', timeout=10)")
+			if !strings.Contains(out, "CompletedProcess") && !strings.Contains(out, "TimeoutExpired") {
+				t.Errorf("the bombing cell did not finish: %q", tail(out, 300))
+			}
+			sb.siblingAlive(t, sibling)
+			sb.usableAfter(t)
+		})
+	}
+}
+
+// runCode runs code in the sandbox's default python context (POST /execute
+// on the code interpreter's port) and returns the streamed answer.
+func (s *sandbox) runCode(t *testing.T, code string) string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"code": code})
+	req, _ := http.NewRequest("POST", s.d.url+"/execute", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("E2b-Sandbox-Id", s.ID)
+	req.Header.Set("E2b-Sandbox-Port", "49999")
+	req.Header.Set("X-Access-Token", s.Token)
+	resp, err := (&http.Client{Timeout: 60 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatalf("execute: %v", err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("execute: %d %s", resp.StatusCode, out)
+	}
+	return string(out)
 }

@@ -18,10 +18,11 @@ import (
 const ipykernelMarker = "/usr/lib/python3/dist-packages/ipykernel"
 
 // startInterpreter serves the E2B code interpreter on port, sharing the
-// agent's /init state (access token, env vars).
-func startInterpreter(port int, st *identity.State, log *slog.Logger) (*interpreter.Server, error) {
+// agent's /init state (access token, env vars); its drivers start through
+// limiter when it is not empty (see useSubreaper).
+func startInterpreter(port int, st *identity.State, limiter string, log *slog.Logger) (*interpreter.Server, error) {
 	_, err := os.Stat(ipykernelMarker)
-	code, err2 := interpreter.New(interpreter.Config{State: st, Prewarm: err == nil, Logger: log})
+	code, err2 := interpreter.New(interpreter.Config{State: st, Prewarm: err == nil, Launcher: limiter, Logger: log})
 	if err2 != nil {
 		return nil, err2
 	}

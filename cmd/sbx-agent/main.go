@@ -61,7 +61,7 @@ func run(args []string) error {
 	if err := process.EnableSubreaper(); err != nil {
 		log.Warn("cannot become a child subreaper; orphans are left to init", "err", err)
 	}
-	useSubreaper(log)
+	limiter := useSubreaper(log)
 	st := identity.NewState()
 	srv, err := agent.NewServer(agent.Config{
 		Addr:      net.JoinHostPort("0.0.0.0", strconv.Itoa(*port)),
@@ -74,7 +74,7 @@ func run(args []string) error {
 		return err
 	}
 	if *codePort > 0 {
-		code, err := startInterpreter(*codePort, st, log)
+		code, err := startInterpreter(*codePort, st, limiter, log)
 		if err != nil {
 			return err
 		}
@@ -112,26 +112,30 @@ func run(args []string) error {
 // a timeout or kill ends its double-forked descendants too: through the
 // shim installed in the sandbox (/.sbx, root's), or, in a debug agent not
 // running as a sandbox's PID 1 or where the shim cannot be written, through
-// the agent's own binary. Under gVisor, commands of users other than root
-// go through a second shim that also bounds their processes (userNproc).
-func useSubreaper(log *slog.Logger) {
-	root, user := "", ""
+// the agent's own binary. Under gVisor the shim also bounds the processes of
+// every user, root included (commandNproc), and it returns the path of a
+// second shim that only bounds them, for the code interpreter's drivers
+// ("" elsewhere).
+func useSubreaper(log *slog.Logger) (limiter string) {
+	path := ""
 	if os.Getpid() == 1 {
+		n := commandNproc()
 		var err error
-		if root, err = shim.Install("/.sbx", "subreaper", 0); err != nil {
-			log.Warn("cannot install the subreaper shim; commands start through the agent binary", "err", err)
-			root = ""
+		if path, err = shim.Install("/.sbx", "subreaper", shim.ELF(n)); err != nil {
+			log.Warn("cannot install the subreaper shim; commands start through the agent binary, their processes unbounded", "err", err)
+			path = ""
 		}
-		if n := userNproc(); root != "" && n > 0 {
-			if user, err = shim.Install("/.sbx", "subreaper-user", n); err != nil {
-				log.Warn("cannot install the user shim; users' processes are not bounded inside", "err", err)
-				user = ""
+		if n > 0 {
+			if limiter, err = shim.Install("/.sbx", "nproc", shim.LimitELF(n)); err != nil {
+				log.Warn("cannot install the process-limit shim; the code interpreter's processes are unbounded", "err", err)
+				limiter = ""
 			}
 		}
 	}
 	exe, err := os.Executable()
-	if err != nil && root == "" {
+	if err != nil && path == "" {
 		log.Warn("commands start without their own subreaper; a kill may miss double-forked descendants", "err", err)
 	}
-	process.UseSubreaperExec(root, user, exe)
+	process.UseSubreaperExec(path, exe)
+	return limiter
 }

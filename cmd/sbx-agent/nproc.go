@@ -14,22 +14,27 @@ const (
 	maxNproc     = 4096 // never more
 )
 
-// userNproc is the RLIMIT_NPROC given to the commands of users other than
-// root under gVisor, or 0 elsewhere. gVisor's Sentry holds every process of
-// the sandbox in its own memory, bounded as a whole by the host cgroup: a
-// fork bomb that reaches the host's pids or memory limit gets the whole
-// sandbox killed. Bounding a user's processes to what the sandbox's memory
-// can hold (mbPerProcess each; measured: 64, 128, 256 processes in 128,
-// 256, 512 MiB leave the sandbox alive, 256 in 128 MiB or 512 in 512 MiB
-// kill it) and to 2/5 of the host's pids limit (SBX_PIDS_LIMIT, set by the
-// daemon: the Sentry's own threads count there; 512 processes under a limit
-// of 512 killed a 1 GiB sandbox, 256 peaked at 431 host pids) makes the bomb's forks fail inside,
+// commandNproc is the RLIMIT_NPROC given to every command started through
+// the agent (process RPC, PTY), root's included, under gVisor, or 0
+// elsewhere. gVisor's Sentry holds every process of the sandbox in its own
+// memory, bounded as a whole by the host cgroup: a fork bomb that reaches
+// the host's pids or memory limit gets the whole sandbox killed. Bounding
+// each user's processes to what the sandbox's memory can hold (mbPerProcess
+// each; measured: 64, 128, 256 processes in 128, 256, 512 MiB leave the
+// sandbox alive, 256 in 128 MiB or 512 in 512 MiB kill it) and to 2/5 of the
+// host's pids limit (SBX_PIDS_LIMIT, set by the daemon: the Sentry's own
+// threads count there; 512 processes under a limit of 512 killed a 1 GiB
+// sandbox, 256 peaked at 431 host pids) makes the bomb's forks fail inside,
 // as on a machine, and the agent lives. gVisor counts the limit per user
-// inside the sandbox. Not on crun/runc: the host kernel
-// counts RLIMIT_NPROC per host uid, shared by every sandbox in the same
-// userns range; there the pids cgroup bounds the sandbox and its kernel
-// OOM-kills inside.
-func userNproc() uint64 {
+// inside the sandbox and, unlike Linux, binds root too unless the task holds
+// CAP_SYS_ADMIN or CAP_SYS_RESOURCE, which no command gets
+// (pkg/sentry/kernel/kernel.go, UserCounters.incRLimitNProc); root's count
+// includes the agent's own threads, but the agent itself runs without the
+// limit, so its threads never fail to start. Not on crun/runc: the host
+// kernel counts RLIMIT_NPROC per host uid, shared by every sandbox in the
+// same userns range, and exempts root; there the pids cgroup bounds the
+// sandbox and its kernel OOM-kills inside.
+func commandNproc() uint64 {
 	if !underGVisor() {
 		return 0
 	}

@@ -143,6 +143,9 @@ func (s *Server) command(c Context, envs map[string]string) (*exec.Cmd, error) {
 		return nil, fmt.Errorf("%w: %s is not installed in this sandbox (%s contexts need it): %w", errDriverStart, bin, c.Language, err)
 	}
 	cmd := exec.Command(path, args...)
+	if s.cfg.Launcher != "" {
+		cmd = exec.Command(s.cfg.Launcher, append([]string{path, path}, args...)...)
+	}
 	cmd.Dir = c.Cwd
 	if fi, err := os.Stat(c.Cwd); err != nil || !fi.IsDir() {
 		cmd.Dir = "/"

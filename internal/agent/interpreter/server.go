@@ -55,6 +55,11 @@ type Config struct {
 	// Prewarm starts the default python context in the background at New,
 	// so the first runCode does not wait for the kernel to boot.
 	Prewarm bool
+	// Launcher, when not empty, is a program that executes its arguments
+	// (a driver's path and argv) after bounding its processes: the agent's
+	// process-limit shim under gVisor, so a fork bomb in a kernel fails
+	// inside. Empty: drivers start directly.
+	Launcher string
 	// Logger gets driver failures; default slog.Default().
 	Logger *slog.Logger
 }

@@ -139,7 +139,7 @@ func (s *Service) spawn(sp *spec, first *subscriber) (*proc, error) {
 	p := &proc{tag: sp.tag, cfg: sp.cfg, tty: f.tty, stdin: f.stdin, outs: f.outs,
 		exited: make(chan struct{}), ended: make(chan struct{}), subs: []*subscriber{first}}
 	pid, err := theReaper.spawn(func() (int, error) {
-		path, argv := launch(sp.path, sp.argv, sp.cred == nil || sp.cred.Uid == 0)
+		path, argv := launch(sp.path, sp.argv)
 		osp, err := os.StartProcess(path, argv, attr)
 		if err != nil {
 			return 0, err

@@ -20,28 +20,20 @@ const SubreaperExecArg = "__sbx_subreaper_exec"
 // UseSubreaperExec.
 var subreaperArgv []string
 
-// userSubreaperArgv is subreaperArgv for commands of users other than root
-// (a shim that also limits their processes, see package shim), or nil when
-// they use subreaperArgv too.
-var userSubreaperArgv []string
-
 // UseSubreaperExec makes the service start every command through a
 // subreaper exec, so that each command's leader is a child subreaper and
 // its whole tree stays findable (killTree): the shim at shim when it is not
-// empty (see package shim), else the agent's own binary exe (whose main calls
+// empty (see package shim; under gVisor it also bounds the command's
+// processes), else the agent's own binary exe (whose main calls
 // SubreaperExec when its first argument is SubreaperExecArg; slower: a Go
-// program's start-up per command). Commands of users other than root start
-// through userShim when it is not empty. Call it once at agent start-up,
-// before any process is started.
-func UseSubreaperExec(shim, userShim, exe string) {
+// program's start-up per command). Call it once at agent start-up, before
+// any process is started.
+func UseSubreaperExec(shim, exe string) {
 	switch {
 	case shim != "":
 		subreaperArgv = []string{shim}
 	case exe != "":
 		subreaperArgv = []string{exe, SubreaperExecArg}
-	}
-	if userShim != "" {
-		userSubreaperArgv = []string{userShim}
 	}
 }
 
@@ -63,14 +55,10 @@ func SubreaperExec(args []string) {
 	os.Exit(127)
 }
 
-// launch returns the path and argv that start path with argv as root (or
-// the agent's own user) or another user: through the subreaper exec when it
-// is set up.
-func launch(path string, argv []string, root bool) (string, []string) {
+// launch returns the path and argv that start path with argv: through the
+// subreaper exec when it is set up.
+func launch(path string, argv []string) (string, []string) {
 	via := subreaperArgv
-	if !root && userSubreaperArgv != nil {
-		via = userSubreaperArgv
-	}
 	if via == nil {
 		return path, argv
 	}

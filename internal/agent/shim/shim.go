@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 )
 
 // shimCode is the machine code of the subreaper shim, per GOARCH: a few
@@ -80,14 +81,32 @@ var nprocPrefix = map[string]func(codeLen int) []byte{
 	},
 }
 
+// subreaperArg is the offset in shimCode of the prctl's second argument
+// (the immediate of "mov $1, %esi"): 1 makes the program a child
+// subreaper, 0 leaves it none (the prctl then changes nothing).
+const subreaperArg = 6
+
 // ELF returns the shim as a static ELF executable for this machine, or
 // nil when there is no shim for its architecture. With nproc > 0 the shim
 // first sets its RLIMIT_NPROC (soft and hard) to nproc, which the command
 // and all it starts inherit.
-func ELF(nproc uint64) []byte {
+func ELF(nproc uint64) []byte { return build(nproc, true) }
+
+// LimitELF is ELF without the subreaper: a program that only sets the
+// process limit (nproc > 0) and executes the command, for long-lived
+// commands that do not reap orphans (interpreter drivers): theirs go to the
+// agent, PID 1, as before.
+func LimitELF(nproc uint64) []byte { return build(nproc, false) }
+
+// build makes the shim's ELF (see ELF), a child subreaper or not.
+func build(nproc uint64, subreaper bool) []byte {
 	code, ok := shimCode[runtime.GOARCH]
 	if !ok {
 		return nil
+	}
+	if !subreaper {
+		code = slices.Clone(code)
+		code[subreaperArg] = 0
 	}
 	if nproc > 0 {
 		code = append(nprocPrefix[runtime.GOARCH](len(code)), code...)
@@ -114,12 +133,10 @@ func ELF(nproc uint64) []byte {
 	return b.Bytes()
 }
 
-// Install writes the shim (ELF) as dir/name, owned by the
+// Install writes a shim (ELF or LimitELF's b) as dir/name, owned by the
 // agent, mode 0755, replacing whatever was there, and returns its path.
-// With nproc > 0 the shim also sets RLIMIT_NPROC to nproc. Only for the
-// agent of a sandbox (dir is inside it).
-func Install(dir, name string, nproc uint64) (string, error) {
-	b := ELF(nproc)
+// Only for the agent of a sandbox (dir is inside it).
+func Install(dir, name string, b []byte) (string, error) {
 	if b == nil {
 		return "", fmt.Errorf("no subreaper shim for %s", runtime.GOARCH)
 	}

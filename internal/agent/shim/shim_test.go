@@ -57,3 +57,28 @@ func TestShimNproc(t *testing.T) {
 		t.Fatalf("%v: %q, want 77 77 arg0", err, out)
 	}
 }
+
+// TestLimitELF: the limiter shim gives the program its process limit
+// (soft and hard) and its argv, but does not make it a child subreaper: an
+// orphaned grandchild is re-parented elsewhere.
+func TestLimitELF(t *testing.T) {
+	b := LimitELF(77)
+	if b == nil {
+		t.Skip("no shim for this architecture")
+	}
+	shim := filepath.Join(t.TempDir(), "limit")
+	if err := os.WriteFile(shim, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := `sh -c 'sleep 1 >/dev/null 2>&1 & echo $!' > "$D/orphan"; sleep 0.2; echo "$(ulimit -u) $(ulimit -Hu) $0 $$ $(cut -d' ' -f4 /proc/$(cat "$D/orphan")/stat)"`
+	cmd := exec.Command(shim, "/bin/bash", "bash", "-c", script, "arg0")
+	cmd.Env = []string{"D=" + filepath.Dir(shim), "PATH=/usr/bin:/bin"}
+	out, err := cmd.CombinedOutput()
+	f := strings.Fields(string(out))
+	if err != nil || len(f) != 5 || f[0] != "77" || f[1] != "77" || f[2] != "arg0" {
+		t.Fatalf("%v: %q, want 77 77 arg0 <pid> <parent>", err, out)
+	}
+	if f[3] == f[4] {
+		t.Fatalf("orphan re-parented to the limiter's program %s: it must not be a subreaper", f[3])
+	}
+}
