@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/reqid"
@@ -95,16 +94,14 @@ func (s *Server) debugLogs(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusNotFound, "debug information is not enabled on this node")
 		return
 	}
-	n := 1000
-	if v := r.URL.Query().Get("lines"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 1 {
-			WriteError(w, http.StatusBadRequest, "lines must be a positive integer")
-			return
-		}
+	n, set, ok := queryInt(w, r.URL.Query(), "lines", 1, 1<<20)
+	if !ok {
+		return
+	} else if !set {
+		n = 1000
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	for _, l := range s.debug.RecentLogs(n) {
+	for _, l := range s.debug.RecentLogs(int(n)) {
 		_, _ = w.Write([]byte(l))
 	}
 }
@@ -117,15 +114,13 @@ func (s *Server) debugAudit(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusNotFound, "debug information is not enabled on this node")
 		return
 	}
-	n := 200
-	if v := r.URL.Query().Get("limit"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 1 || n > 5000 {
-			WriteError(w, http.StatusBadRequest, "limit must be an integer from 1 to 5000")
-			return
-		}
+	n, set, ok := queryInt(w, r.URL.Query(), "limit", 1, 5000)
+	if !ok {
+		return
+	} else if !set {
+		n = 200
 	}
-	out, err := s.debug.Audit(n)
+	out, err := s.debug.Audit(int(n))
 	if err != nil {
 		writeErr(w, err)
 		return
