@@ -122,7 +122,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := sandboxDetail{listedSandbox: listed(in), Domain: s.domain(), EnvdAccessToken: in.EnvdToken,
-		AllowInternetAccess: in.AllowNet, Network: in.Network, Lifecycle: lifecycleOf(in)}
+		AllowInternetAccess: in.AllowNet, Network: sandbox.RedactNetwork(in.Network), Lifecycle: lifecycleOf(in)}
 	writeJSON(w, http.StatusOK, d)
 }
 

@@ -43,13 +43,13 @@ func validateEnv(env map[string]string) error {
 }
 
 // validateNetwork accepts the network settings this node enforces: the
-// egress policy (allow_internet_access, allowOut, denyOut: bad rules are
-// 400) and allowPublicTraffic. Header rules are checked by checkRules. An
-// egress proxy is not enforced, so asking for one is refused (501) rather
-// than ignored.
+// egress policy (allow_internet_access, allowOut, denyOut, egressProxy:
+// bad ones are 400) and allowPublicTraffic. Header rules are checked by
+// checkRules. An egressProxy of null is the same as none (it is dropped
+// from n).
 func validateNetwork(allowNet *bool, n *networkConfig) error {
-	if n != nil && len(n.EgressProxy) > 0 {
-		return fmt.Errorf("%w: network.egressProxy is not supported yet", sandbox.ErrNotImpl)
+	if n != nil && !present(n.EgressProxy) {
+		n.EgressProxy = nil
 	}
 	var raw []byte
 	if n != nil {

@@ -214,6 +214,7 @@ func (d *Daemon) run(ctx context.Context) error {
 	}
 	d.eg.intercept = ic.Handle
 	go d.eg.serveGuard(dnsCtx, d.nw, d.aud, log)
+	go d.eg.serveTunnel(dnsCtx, d.nw, d.aud, log)
 	if f.reapAll {
 		n, err := mgr.ReapAll(ctx)
 		log.Info("reaped every sandbox", "reaped", n, "err", err)

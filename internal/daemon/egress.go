@@ -23,6 +23,7 @@ type egressFlags struct {
 	dnsUpstream, open, uplinks string
 	dnsPort, guardPort         uint
 	connRate, maxConns         uint
+	tunnel                     tunnelFlags // egress proxies (egress_tunnel.go)
 }
 
 func (e *egressFlags) register(fs *flag.FlagSet) {
@@ -33,6 +34,7 @@ func (e *egressFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&e.uplinks, "uplink", "auto", "links sandbox traffic is masqueraded out of, where IPv4 forwarding is turned on: comma list, \"auto\" (default-route links) or \"none\"")
 	fs.UintVar(&e.connRate, "egress-conn-rate", 100, "new outbound connections per second per sandbox")
 	fs.UintVar(&e.maxConns, "egress-max-conns", 1024, "concurrent outbound connections per sandbox")
+	e.tunnel.register(fs)
 }
 
 // egressSetup is what serve needs of the egress path before and after the
@@ -42,6 +44,7 @@ type egressSetup struct {
 	pc       net.PacketConn
 	ln       net.Listener // DNS over TCP
 	guardLn  net.Listener
+	tunnel   *tunnelSetup // egress proxies
 	upstream string
 	res      *egress.Resolutions // what the DNS filter answered, for the guard
 	obs      egressObserver      // metrics; nil: none
@@ -82,15 +85,23 @@ func openEgress(f *egressFlags, log *slog.Logger) (*egressSetup, error) {
 		ln.Close()
 		return nil, fmt.Errorf("--guard-port: %w", err)
 	}
-	return &egressSetup{pc: pc, ln: ln, guardLn: gl, upstream: up, res: &egress.Resolutions{},
+	tun, err := openTunnel(&f.tunnel, int(f.maxConns))
+	if err != nil {
+		pc.Close()
+		ln.Close()
+		gl.Close()
+		return nil, err
+	}
+	return &egressSetup{pc: pc, ln: ln, guardLn: gl, tunnel: tun, upstream: up, res: &egress.Resolutions{},
 		cfg: network.Egress{DNSPort: port, GuardPort: uint16(gl.Addr().(*net.TCPAddr).Port), Open: open,
-			ConnRate: uint32(f.connRate), MaxConns: uint32(f.maxConns)}}, nil
+			TunnelPort: tun.port(), ConnRate: uint32(f.connRate), MaxConns: uint32(f.maxConns)}}, nil
 }
 
 func (e *egressSetup) close() {
 	e.pc.Close()
 	e.ln.Close()
 	e.guardLn.Close()
+	e.tunnel.ln.Close()
 }
 
 // serveDNS runs the DNS filter for nw's sandboxes until ctx ends: it

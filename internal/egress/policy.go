@@ -47,6 +47,9 @@ type Policy struct {
 	AllowNets []netip.Prefix // allowOut IPs/CIDRs (override a deny-all for these)
 	AllowDoms []Domain       // allowOut domain names
 	DenyNets  []netip.Prefix // denyOut IPs/CIDRs
+	// Proxy, when set, tunnels the outbound TCP the rules above allow
+	// through a SOCKS5 proxy (network.egressProxy); nil: direct.
+	Proxy *Proxy
 }
 
 // Domain is an allowed name: exact ("example.com") or wildcard

@@ -18,6 +18,10 @@ type Egress struct {
 	// sandbox whose policy has domain rules, to an address its DNS
 	// resolved, is redirected there. 0: no redirect (addresses only).
 	GuardPort uint16
+	// TunnelPort is the host port of the egress proxy tunnel: TCP of a
+	// sandbox whose policy names a proxy is redirected there (nftproxy.go).
+	// 0: such a policy cannot be applied (SetPolicy fails, closed).
+	TunnelPort uint16
 	// Open lists ranges the operator removes from egress.AlwaysBlocked. The
 	// manager's own subnet stays blocked whatever Open says.
 	Open      []netip.Prefix

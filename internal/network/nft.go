@@ -17,6 +17,7 @@ import (
 //	  iifname "sbx*" iifname . ip saddr != @addrs drop    anti-spoofing
 //	nat-pre (nat, dstnat):
 //	  iifname @dnsredir udp/tcp dport 53 redirect to :DNSPort
+//	  iifname @proxied tcp, ip daddr != @blocked: redirect to :TunnelPort  (nftproxy.go)
 //	  iifname vmap @guarded                                jump guard-L
 //	input:
 //	  iifname "sbx*" ct state established,related accept  replies to the host
@@ -98,7 +99,7 @@ func (m *Manager) ensureTable() error {
 	addrs, vmap := m.sets()
 	blocked, redir := m.egressSets()
 	guard := m.guardMap()
-	for _, s := range []*nftables.Set{addrs, vmap, blocked, redir, guard, m.openSet()} {
+	for _, s := range []*nftables.Set{addrs, vmap, blocked, redir, guard, m.openSet(), m.proxiedSet()} {
 		if err := c.AddSet(s, nil); err != nil {
 			return fmt.Errorf("nftables set %s: %w", s.Name, err)
 		}

@@ -28,7 +28,7 @@ func (m *Manager) baseChains(t *nftables.Table, addrs, vmap, redir, guard *nftab
 			cat(in, nfproto(expr.CmpOpNeq), drop),
 			cat(in, nfproto(expr.CmpOpEq), notFromOwnAddr(addrs), drop),
 		}},
-		{nat("nat-pre", nftables.ChainHookPrerouting, nftables.ChainPriorityNATDest), append(m.dnsRedirect(redir), jumpByIif(guard))},
+		{nat("nat-pre", nftables.ChainHookPrerouting, nftables.ChainPriorityNATDest), append(append(m.dnsRedirect(redir), m.tunnelRedirect()...), jumpByIif(guard))},
 		{hook("input", nftables.ChainHookInput, nftables.ChainPriorityFilter), append([][]expr.Any{
 			cat(in, established(), acc),
 			cat(in, dnatted(), acc),

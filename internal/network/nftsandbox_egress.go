@@ -49,7 +49,7 @@ func (m *Manager) policyRules(ifname string) [][]expr.Any {
 	allow, deny, resolved := m.sandboxSets(ifname)
 	open := m.openSet()
 	drop, acc := verdict(expr.VerdictDrop), verdict(expr.VerdictAccept)
-	return [][]expr.Any{cat(daddrIn(allow), acc), cat(daddrIn(resolved), acc), cat(daddrIn(deny), drop),
+	return [][]expr.Any{m.proxiedDrop(), cat(daddrIn(allow), acc), cat(daddrIn(resolved), acc), cat(daddrIn(deny), drop),
 		cat(iifIn(open), acc)}
 }
 
@@ -89,6 +89,10 @@ func (m *Manager) batchSandbox(c *nftables.Conn, ifname string) {
 // (no policy ever applied: its sets are empty and it is in none) only
 // additions are queued: removals cost the kernel an RCU grace period.
 func (m *Manager) batchPolicy(c *nftables.Conn, ifname string, p egress.Policy, fresh bool) error {
+	proxied, err := m.proxied(p)
+	if err != nil {
+		return err
+	}
 	allow, deny, resolved := m.sandboxSets(ifname)
 	if !fresh {
 		for _, s := range []*nftables.Set{allow, deny, resolved} {
@@ -110,7 +114,8 @@ func (m *Manager) batchPolicy(c *nftables.Conn, ifname string, p egress.Policy, 
 	}{
 		{m.openSet(), el, !p.DenyAll},
 		{redir, el, wantsDNS(p) && m.cfg.Egress.DNSPort != 0},
-		{m.guardMap(), m.guardJump(ifname), guarded(p) && m.cfg.Egress.GuardPort != 0},
+		{m.guardMap(), m.guardJump(ifname), guarded(p) && !proxied && m.cfg.Egress.GuardPort != 0},
+		{m.proxiedSet(), el, proxied},
 	} {
 		if err := switchElement(c, x.set, x.el, x.want, fresh); err != nil {
 			return err
@@ -177,7 +182,7 @@ func (m *Manager) batchDelSandbox(c *nftables.Conn, ifname string) {
 	}
 	_, redir := m.egressSets()
 	el := []nftables.SetElement{{Key: ifKey(ifname)}}
-	for _, s := range []*nftables.Set{redir, m.openSet()} {
+	for _, s := range []*nftables.Set{redir, m.openSet(), m.proxiedSet()} {
 		_ = c.SetAddElements(s, el)
 		_ = c.SetDeleteElements(s, el)
 	}
@@ -209,8 +214,10 @@ func (m *Manager) filterPortsOnlyForSandboxes() [][]expr.Any {
 	if port := m.cfg.Egress.DNSPort; port != 0 {
 		rules = append(rules, cat(notIn, dport(unix.IPPROTO_UDP, port), drop), cat(notIn, dport(unix.IPPROTO_TCP, port), drop))
 	}
-	if port := m.cfg.Egress.GuardPort; port != 0 {
-		rules = append(rules, cat(notIn, dport(unix.IPPROTO_TCP, port), drop))
+	for _, port := range []uint16{m.cfg.Egress.GuardPort, m.cfg.Egress.TunnelPort} {
+		if port != 0 {
+			rules = append(rules, cat(notIn, dport(unix.IPPROTO_TCP, port), drop))
+		}
 	}
 	return rules
 }

@@ -53,7 +53,7 @@ func (m *Manager) batchDelDead(b *chunked, live map[string]bool) error {
 	c := b.c
 	addrs, vmap := m.sets()
 	_, redir := m.egressSets()
-	for _, s := range []*nftables.Set{vmap, m.guardMap(), addrs, redir, m.openSet()} {
+	for _, s := range []*nftables.Set{vmap, m.guardMap(), addrs, redir, m.openSet(), m.proxiedSet()} {
 		els, err := c.GetSetElements(s)
 		if err != nil {
 			return fmt.Errorf("nftables list %s: %w", s.Name, err)

@@ -51,6 +51,9 @@ func (m *Manager) Create(ctx context.Context, o CreateOpts) (Info, error) {
 }
 
 func (m *Manager) create(ctx context.Context, o CreateOpts) (_ Info, err error) {
+	if err := m.checkNetwork(ctx, o.AllowNet, o.Network); err != nil {
+		return Info{}, err
+	}
 	if snap, ok := m.snapshotFor(ctx, o.Team, o.Template); ok {
 		if len(o.Volumes) > 0 {
 			return Info{}, fmt.Errorf("%w: volume mounts cannot be used with snapshot %q", ErrInvalid, o.Template)

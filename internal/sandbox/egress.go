@@ -13,12 +13,14 @@ import (
 const maxNetRules = 1000
 
 // NetworkPolicy parses a sandbox's network settings, E2B's
-// allow_internet_access and SandboxNetworkConfig (only allowOut and denyOut
-// matter here), into its egress policy. Bad rules are ErrInvalid.
+// allow_internet_access and SandboxNetworkConfig (allowOut, denyOut and
+// egressProxy matter here), into its egress policy. Bad rules are
+// ErrInvalid.
 func NetworkPolicy(allowNet *bool, network json.RawMessage) (egress.Policy, error) {
 	var n struct {
-		AllowOut []string `json:"allowOut"`
-		DenyOut  []string `json:"denyOut"`
+		AllowOut    []string     `json:"allowOut"`
+		DenyOut     []string     `json:"denyOut"`
+		EgressProxy *egressProxy `json:"egressProxy"`
 	}
 	if len(network) > 0 {
 		if err := json.Unmarshal(network, &n); err != nil {
@@ -29,6 +31,9 @@ func NetworkPolicy(allowNet *bool, network json.RawMessage) (egress.Policy, erro
 		return egress.Policy{}, fmt.Errorf("%w: more than %d network rules", ErrInvalid, maxNetRules)
 	}
 	p, err := egress.Parse(allowNet, n.AllowOut, n.DenyOut)
+	if err == nil && n.EgressProxy != nil {
+		p.Proxy, err = n.EgressProxy.parse()
+	}
 	if err != nil {
 		return p, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
@@ -55,7 +60,7 @@ func (m *Manager) applyPolicy(ctx context.Context, id string, allowNet *bool, ne
 // it. The sandbox's operation lock serialises this with pause, resume and
 // other updates.
 func (m *Manager) UpdateNetwork(ctx context.Context, id string, allowNet *bool, network json.RawMessage) error {
-	if _, err := NetworkPolicy(allowNet, network); err != nil {
+	if err := m.checkNetwork(ctx, allowNet, network); err != nil {
 		return err
 	}
 	sb, unlock, err := m.lockOp(id)
@@ -78,7 +83,7 @@ func (m *Manager) UpdateNetwork(ctx context.Context, id string, allowNet *bool, 
 		}
 		return err
 	}
-	m.eventCtx(ctx, id, "network", "network", string(network))
+	m.eventCtx(ctx, id, "network", "network", string(RedactNetwork(network)))
 	return nil
 }
 

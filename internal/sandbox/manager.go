@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sbx-dev/sbx/internal/egress"
 	"github.com/sbx-dev/sbx/internal/runtime"
 	"github.com/sbx-dev/sbx/internal/store"
 )
@@ -50,6 +51,10 @@ type Config struct {
 	// the reason: creates asking for them get ErrUnavailable (503), and
 	// Health reports them.
 	Unavailable map[string]string
+	// ProxyCheck validates a create's or update's egress proxy (where it
+	// may be: see socks.Dialer.Check) before anything is built; nil: this
+	// node tunnels through no proxy, and asking for one is ErrNotImpl.
+	ProxyCheck func(ctx context.Context, p egress.Proxy) error
 }
 
 // Auditor records lifecycle events (implemented by *audit.Log).

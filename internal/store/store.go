@@ -59,6 +59,9 @@ func (s *Store) observe(op string, t0 time.Time, err error) {
 // Open opens (creating if needed) the SQLite database in dir, the
 // single-node default, and applies the schema migrations it lacks.
 func Open(dir string) (*Store, error) {
+	if err := privateFiles(filepath.Join(dir, "sbx.db")); err != nil {
+		return nil, err
+	}
 	dsn := "file:" + filepath.Join(dir, "sbx.db") +
 		"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_txlock=immediate"
 	sdb, err := sql.Open("sqlite", dsn)

@@ -1,0 +1,354 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sbx-dev/sbx/internal/egress/socks/socks5test"
+)
+
+// The egress proxy tests' SOCKS5 server listens on the host's loopback
+// (where only the daemon reaches it) and dials the internet from its own
+// address proxySrc, so the internet's servers tell a tunnelled connection
+// (peer proxySrc) from a direct one (peer 11.210.0.1, the masquerade).
+const (
+	proxyUser = "puser"
+	proxyPass = "ppass-s3cret-9f2c"
+	proxySrc  = "11.210.0.9"
+)
+
+// startProxy runs the test SOCKS5 server; it is closed when the test ends.
+func startProxy(t *testing.T) (*socks5test.Server, string) {
+	t.Helper()
+	if out, err := exec.Command("ip", "addr", "add", proxySrc+"/24", "dev", inetLink).CombinedOutput(); err != nil {
+		t.Fatalf("ip addr add: %v: %s", err, out)
+	}
+	// The proxy resolves names itself (remote DNS), with the internet's DNS.
+	res := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, inetA+":53")
+	}}
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(proxySrc)}, Timeout: 5 * time.Second, Resolver: res}
+	s := &socks5test.Server{Username: proxyUser, Password: proxyPass, Dial: d.DialContext}
+	addr, err := s.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, addr
+}
+
+// serveStreams serves, inside the internet at inetA:8080, /big (32 MiB)
+// and /slow (20 lines 100 ms apart, flushed each), recording peers, and a
+// UDP echo on inetA:9053 that records each datagram as "udp:PAYLOAD" among
+// the queries.
+func (in *internet) serveStreams(t *testing.T) {
+	var ln net.Listener
+	listen(t, func() (err error) { ln, err = net.Listen("tcp4", inetA+":8080"); return err })
+	chunk := []byte(strings.Repeat("x", 1<<20))
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, _ := net.SplitHostPort(r.RemoteAddr)
+		in.mu.Lock()
+		in.peers[host] = true
+		in.mu.Unlock()
+		if r.URL.Path == "/big" {
+			for i := 0; i < 32; i++ {
+				w.Write(chunk)
+			}
+			return
+		}
+		for i := 0; i < 20; i++ {
+			fmt.Fprintf(w, "tick %d\n", i)
+			w.(http.Flusher).Flush()
+			time.Sleep(100 * time.Millisecond)
+		}
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	var pc net.PacketConn
+	listen(t, func() (err error) { pc, err = net.ListenPacket("udp4", inetA+":9053"); return err })
+	t.Cleanup(func() { pc.Close() })
+	go func() {
+		b := make([]byte, 512)
+		for {
+			n, from, err := pc.ReadFrom(b)
+			if err != nil {
+				return
+			}
+			in.mu.Lock()
+			in.queries = append(in.queries, "udp:"+string(b[:n]))
+			in.mu.Unlock()
+			_, _ = pc.WriteTo(b[:n], from)
+		}
+	}()
+}
+
+// resetPeers forgets the peers the internet's HTTP servers saw.
+func (in *internet) resetPeers() {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.peers = map[string]bool{}
+}
+
+func (in *internet) sawAny() bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return len(in.peers) > 0
+}
+
+func asked(s *socks5test.Server, dst string) bool {
+	for _, r := range s.Requests() {
+		if r == dst {
+			return true
+		}
+	}
+	return false
+}
+
+func proxyCfg(addr, pass string) map[string]any {
+	return map[string]any{"address": addr, "username": proxyUser, "password": pass}
+}
+
+// udpLeak sends a datagram to the internet's UDP echo (serveStreams) and
+// waits for the echo.
+const udpLeak = `python3 -c "import socket;s=socket.socket(2,2);s.settimeout(2);s.sendto(b'udpleak',('` + inetA + `',9053));s.recv(512)"`
+
+// TestEgressProxy: a sandbox with network.egressProxy reaches the internet
+// only through the SOCKS5 proxy (the internet sees the proxy's address,
+// the proxy the destinations, names for domain-matched flows); streams
+// stay streams; UDP but DNS is dropped; allowOut/denyOut still decide
+// first; a wrong password or a dead proxy fail closed with the reason
+// logged and audited; updateNetwork switches the proxy on and off; the
+// password is never shown and the database holding it is 0600; nothing is
+// left after kill. On runsc it also holds across pause and resume.
+func TestEgressProxy(t *testing.T) {
+	for _, rt := range egressRuntimes {
+		t.Run(rt, func(t *testing.T) { egressProxy(t, rt) })
+	}
+}
+
+func egressProxy(t *testing.T, rt string) {
+	lockHost(t)
+	in := newInternet(t)
+	in.serveStreams(t)
+	proxy, paddr := startProxy(t)
+	t.Cleanup(func() { _ = exec.Command("nft", "delete", "table", "inet", "eg").Run() })
+	d := startDaemon(t, rt, "", "--net-prefix", "eg", "--subnet", "10.210.0.0/16",
+		"--uplink", inetLink, "--dns-upstream", inetA+":53", "--egress-proxy-open", "127.0.0.1/32")
+	_, pport, _ := net.SplitHostPort(paddr)
+	open := d.create(map[string]any{"network": map[string]any{"egressProxy": proxyCfg(paddr, proxyPass)}})
+	tunnelled(t, in, proxy, open, pport)
+	streams(t, open)
+	domainsViaProxy(t, d, proxy, paddr)
+	failsClosed(t, d, in, proxy, paddr)
+	updates(t, d, in, proxy, open, paddr)
+	if rt == "runsc" {
+		acrossPause(t, d, proxy, paddr)
+	}
+	notShown(t, d, open.ID)
+	if code := d.api("DELETE", "/sandboxes/"+open.ID, nil, nil); code != 204 {
+		t.Fatalf("delete = %d", code)
+	}
+	noResidue(t, d, open.ID)
+	noNftResidue(t, open.ID)
+}
+
+// tunnelled: the open-policy proxied sandbox's TCP goes through the proxy
+// (the proxy asked for the IP the rules judged), nothing goes out
+// directly, DNS still works through the filter, the proxy cannot be
+// reached from inside, and UDP does not leave.
+func tunnelled(t *testing.T, in *internet, proxy *socks5test.Server, sb *sandbox, pport string) {
+	gw := `$(awk '/^nameserver/{print $2; exit}' /etc/resolv.conf)`
+	in.resetPeers()
+	checks := map[string]string{
+		"ip":           curl("http://" + inetA + "/"),
+		"name":         "getent hosts allowed.test && " + curl("http://allowed.test/"),
+		"proxy-gw":     curl("http://" + gw + ":" + pport + "/"),
+		"proxy-lo":     curl("http://127.0.0.1:" + pport + "/"),
+		"metadata":     curl("http://169.254.169.254/"),
+		"udp":          udpLeak,
+		"smtp-private": curl("http://192.168.1.1:25/"),
+	}
+	expect(t, "proxied", probe(t, sb, checks), map[string]bool{"ip": true, "name": true,
+		"proxy-gw": false, "proxy-lo": false, "metadata": false, "udp": false, "smtp-private": false})
+	if !in.sawPeer(proxySrc) || in.sawPeer("11.210.0.1") {
+		t.Errorf("the internet saw %v, want only the proxy (%s)", in.peers, proxySrc)
+	}
+	if !asked(proxy, inetA+":80") {
+		t.Errorf("proxy asked for %v, want %s:80", proxy.Requests(), inetA)
+	}
+	if in.asked("udp:udpleak") {
+		t.Error("a UDP datagram left the proxied sandbox")
+	}
+}
+
+// streams: a 32 MiB download and a trickling response come through whole.
+func streams(t *testing.T, sb *sandbox) {
+	out := mustRun(t, sb, "curl -fsS -m 60 http://"+inetA+":8080/big | wc -c")
+	if strings.TrimSpace(out) != strconv.Itoa(32<<20) {
+		t.Errorf("big download: %q bytes, want %d", out, 32<<20)
+	}
+	t0 := time.Now()
+	out = mustRun(t, sb, "curl -fsSN -m 30 http://"+inetA+":8080/slow")
+	if !strings.Contains(out, "tick 0\n") || !strings.Contains(out, "tick 19\n") || time.Since(t0) < 2*time.Second {
+		t.Errorf("slow stream: %q in %v", out, time.Since(t0))
+	}
+}
+
+// domainsViaProxy: under a domain allow-list the proxy is asked for the
+// name (remote DNS); other names, spoofed names and other addresses are
+// refused before the proxy hears of them.
+func domainsViaProxy(t *testing.T, d *daemon, proxy *socks5test.Server, paddr string) {
+	sb := d.create(map[string]any{"network": map[string]any{"allowOut": []string{"allowed.test"}, "egressProxy": proxyCfg(paddr, proxyPass)}})
+	checks := map[string]string{
+		"allowed": "getent hosts allowed.test && " + curl("http://allowed.test/"),
+		"ip-b":    curl("http://" + inetB + "/"),
+		"other":   curl("http://other.test/"),
+		"spoofed": "getent hosts allowed.test && curl -fsS -m 3 --resolve other.test:80:" + inetA + " http://other.test/",
+	}
+	expect(t, "allow-list via proxy", probe(t, sb, checks), map[string]bool{"allowed": true, "ip-b": false, "other": false, "spoofed": false})
+	if !asked(proxy, "allowed.test:80") {
+		t.Errorf("proxy asked for %v, want the name allowed.test:80", proxy.Requests())
+	}
+	for _, r := range proxy.Requests() {
+		if strings.HasPrefix(r, inetB) || strings.HasPrefix(r, "other.test") {
+			t.Errorf("proxy was asked for %s, which the policy denies", r)
+		}
+	}
+	d.deleteQuiet(sb.ID)
+	noNftResidue(t, sb.ID)
+}
+
+// failsClosed: a wrong password and a dead proxy reset the sandbox's
+// connections, nothing goes out directly, and the log says why.
+func failsClosed(t *testing.T, d *daemon, in *internet, proxy *socks5test.Server, paddr string) {
+	dead, _ := net.Listen("tcp", "127.0.0.1:0")
+	deadAddr := dead.Addr().String()
+	dead.Close()
+	failures := proxy.AuthFailures()
+	for _, c := range []struct{ name, addr, pass, reason string }{
+		{"wrong password", paddr, "wrong-pw-77", "egress proxy authentication failed"},
+		{"dead proxy", deadAddr, proxyPass, "egress proxy unreachable"},
+	} {
+		in.resetPeers()
+		sb := d.create(map[string]any{"network": map[string]any{"egressProxy": proxyCfg(c.addr, c.pass)}})
+		out, code := sb.run("", "curl -sS -m 5 http://"+inetA+"/", 20*time.Second)
+		// The RST comes at once: before curl sees its connect done (exit 7)
+		// or after it sent the request (56, "reset by peer").
+		if code != 7 && code != 56 {
+			t.Errorf("%s: curl exit %d %q, want a reset (7 or 56)", c.name, code, out)
+		}
+		if in.sawAny() {
+			t.Errorf("%s: the internet saw a connection", c.name)
+		}
+		if !waitLog(d, c.reason) {
+			t.Errorf("%s: no log line %q", c.name, c.reason)
+		}
+		d.deleteQuiet(sb.ID)
+	}
+	if proxy.AuthFailures() == failures {
+		t.Error("the proxy saw no failed authentication")
+	}
+}
+
+func waitLog(d *daemon, s string) bool {
+	for i := 0; i < 50; i++ {
+		if strings.Contains(d.log.String(), s) {
+			return true
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return false
+}
+
+// updates: PUT …/network replaces the proxy with the rest: denyOut still
+// decides first; an update without egressProxy sends traffic directly.
+func updates(t *testing.T, d *daemon, in *internet, proxy *socks5test.Server, sb *sandbox, paddr string) {
+	put := func(body map[string]any) {
+		if code := d.api("PUT", "/sandboxes/"+sb.ID+"/network", body, nil); code != 204 {
+			t.Fatalf("PUT network %v = %d", body, code)
+		}
+	}
+	put(map[string]any{"denyOut": []string{inetB}, "egressProxy": proxyCfg(paddr, proxyPass)})
+	n := len(proxy.Requests())
+	expect(t, "denyOut via proxy", probe(t, sb, map[string]string{"a": curl("http://" + inetA + "/"), "b": curl("http://" + inetB + "/")}),
+		map[string]bool{"a": true, "b": false})
+	if asked(proxy, inetB+":80") || len(proxy.Requests()) != n+1 {
+		t.Errorf("proxy asked for %v after denyOut %s", proxy.Requests()[n:], inetB)
+	}
+	in.resetPeers()
+	put(map[string]any{})
+	n = len(proxy.Requests())
+	mustRun(t, sb, curl("http://"+inetB+"/"))
+	mustRun(t, sb, udpLeak) // the UDP probe does work once the sandbox is direct
+	if !in.sawPeer("11.210.0.1") || len(proxy.Requests()) != n {
+		t.Errorf("without egressProxy: internet saw %v, proxy %d new requests; want direct", in.peers, len(proxy.Requests())-n)
+	}
+	put(map[string]any{"egressProxy": proxyCfg(paddr, proxyPass)})
+}
+
+// acrossPause (runsc): a paused and resumed sandbox still goes through its
+// proxy, on its new link.
+func acrossPause(t *testing.T, d *daemon, proxy *socks5test.Server, paddr string) {
+	sb := d.create(map[string]any{"network": map[string]any{"allowOut": []string{"allowed.test"}, "egressProxy": proxyCfg(paddr, proxyPass)}})
+	if code := d.api("POST", "/sandboxes/"+sb.ID+"/pause", nil, nil); code != 204 {
+		t.Fatalf("pause: %d\n%s", code, tail(d.log.String(), 2000))
+	}
+	if code := d.api("POST", "/v2/sandboxes/"+sb.ID+"/connect", map[string]any{"timeout": 60}, nil); code != 201 {
+		t.Fatalf("resume: %d\n%s", code, tail(d.log.String(), 2000))
+	}
+	n := len(proxy.Requests())
+	mustRun(t, sb, "getent hosts allowed.test && "+curl("http://allowed.test/"))
+	if r := proxy.Requests(); len(r) != n+1 || r[n] != "allowed.test:80" {
+		t.Errorf("after resume the proxy was asked for %v, want allowed.test:80", r[n:])
+	}
+	d.deleteQuiet(sb.ID)
+	noNftResidue(t, sb.ID)
+}
+
+// notShown: getInfo shows the proxy without its password; no file of the
+// data dir but the 0600 database holds a password, nor does the log.
+func notShown(t *testing.T, d *daemon, id string) {
+	var info struct {
+		Network map[string]any `json:"network"`
+	}
+	if code := d.api("GET", "/sandboxes/"+id, nil, &info); code != 200 {
+		t.Fatalf("get = %d", code)
+	}
+	if p, _ := info.Network["egressProxy"].(map[string]any); p["username"] != proxyUser || p["address"] == nil || p["password"] != nil {
+		t.Errorf("getInfo egressProxy = %v, want address and username only", p)
+	}
+	for _, pw := range []string{proxyPass, "wrong-pw-77"} {
+		if strings.Contains(d.log.String(), pw) {
+			t.Errorf("the daemon's log holds a password")
+		}
+	}
+	_ = filepath.WalkDir(d.dataDir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() && e.Name() == "run" {
+			return fs.SkipDir
+		}
+		if !e.Type().IsRegular() {
+			return nil
+		}
+		if strings.HasPrefix(e.Name(), "sbx.db") {
+			if st, _ := os.Stat(p); st.Mode().Perm() != 0o600 {
+				t.Errorf("%s is %v, want 0600", p, st.Mode().Perm())
+			}
+			return nil
+		}
+		if b, _ := os.ReadFile(p); strings.Contains(string(b), proxyPass) {
+			t.Errorf("%s holds the proxy password", p)
+		}
+		return nil
+	})
+}

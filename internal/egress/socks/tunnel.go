@@ -1,0 +1,200 @@
+package socks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/sbx-dev/sbx/internal/egress"
+	"github.com/sbx-dev/sbx/internal/egress/guard"
+)
+
+// DefaultMaxConnsPerSandbox bounds a sandbox's open tunnelled connections
+// (the kernel's per-sandbox caps do not see redirected connections).
+const DefaultMaxConnsPerSandbox = 1024
+
+// Tunnel is the transparent listener a proxied sandbox's outbound TCP is
+// redirected to. For each connection: the sandbox and its policy by source
+// address (Lookup), the original destination, the policy's decision (see
+// admit), then a connection through the sandbox's proxy (Dial) that the
+// two are spliced over. A refusal or a failing proxy resets the sandbox's
+// connection (RST) and is reported to Blocked with a reason and detail.
+//
+// Lookup and Dial are required. Resolved nil resolves nothing (names never
+// pass under a domain allow-list); NameOf nil names nothing (the proxy is
+// asked for IPs); Blocked nil only logs; Log nil is slog.Default().
+type Tunnel struct {
+	Lookup   egress.Lookup
+	Resolved func(sandbox, name string, ip netip.Addr) bool
+	NameOf   func(sandbox string, ip netip.Addr, accept func(string) bool) (string, bool)
+	Dial     func(ctx context.Context, p egress.Proxy, host string, port uint16) (net.Conn, error)
+	Blocked  func(sandbox, dst, reason, detail string)
+	Log      *slog.Logger
+
+	HandshakeTimeout   time.Duration // SNI/Host peek (guard's default when 0)
+	MaxConnsPerSandbox int           // DefaultMaxConnsPerSandbox when 0
+
+	origDst func(net.Conn) (netip.AddrPort, error) // guard.OriginalDst unless a test sets it
+
+	mu    sync.Mutex     // guards conns
+	conns map[string]int // sandbox id → open connections
+}
+
+// Serve accepts connections on ln until ctx ends or ln fails, each in its
+// own goroutine. It closes ln, and when ctx ends every connection still
+// open, and returns after all its goroutines: nil once ctx ended, the
+// accept error otherwise.
+func (t *Tunnel) Serve(ctx context.Context, ln net.Listener) error {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() { cancel(); _ = ln.Close(); wg.Wait() }()
+	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
+	defer stop()
+	for backoff := time.Duration(0); ; {
+		c, err := ln.Accept()
+		switch {
+		case err == nil:
+			backoff = 0
+			wg.Add(1)
+			go func() { defer wg.Done(); t.handle(ctx, c) }()
+		case ctx.Err() != nil:
+			return nil
+		case errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) || errors.Is(err, syscall.ECONNABORTED):
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			t.log().Warn("egress tunnel: accept", "err", err, "retry", backoff)
+			time.Sleep(backoff)
+		default:
+			return fmt.Errorf("egress tunnel: accept: %w", err)
+		}
+	}
+}
+
+// handle serves one connection; c is closed when it returns (reset when
+// it was refused) or when ctx ends.
+func (t *Tunnel) handle(ctx context.Context, c net.Conn) {
+	stop := context.AfterFunc(ctx, func() { _ = c.Close() })
+	defer stop()
+	sb, dst, reason, detail := t.serve(ctx, c)
+	if reason == "" {
+		_ = c.Close()
+		return
+	}
+	reset(c)
+	if ctx.Err() == nil {
+		t.block(ctx, sb, dst.String(), reason, detail)
+	}
+}
+
+// serve identifies, admits, dials and splices c; it returns a Reason (and
+// a detail) when c was refused.
+func (t *Tunnel) serve(ctx context.Context, c net.Conn) (sb string, dst netip.AddrPort, reason, detail string) {
+	sb, pol, dst, reason := t.identify(c)
+	if reason != "" {
+		return sb, dst, reason, ""
+	}
+	if !t.acquire(sb) {
+		return sb, dst, guard.ReasonTooMany, ""
+	}
+	defer t.release(sb)
+	target, peeked, reason := t.admit(c, sb, pol, dst)
+	if reason != "" {
+		return sb, dst, reason, ""
+	}
+	up, err := t.Dial(ctx, *pol.Proxy, target, dst.Port())
+	if err != nil {
+		return sb, dst, dialReason(err), err.Error()
+	}
+	defer up.Close()
+	stopUp := context.AfterFunc(ctx, func() { _ = up.Close() })
+	defer stopUp()
+	t.log().Debug("egress tunnelled", "sandbox", sb, "dst", dst, "via", pol.Proxy.Address, "target", target)
+	if _, err := up.Write(peeked); err == nil {
+		guard.Splice(c, up)
+	}
+	return sb, dst, "", ""
+}
+
+// identify finds c's sandbox, its policy and c's original destination.
+func (t *Tunnel) identify(c net.Conn) (sb string, p egress.Policy, dst netip.AddrPort, reason string) {
+	dst, err := t.originalDst(c)
+	if err != nil {
+		t.log().Warn("egress tunnel: original destination", "err", err)
+		dst, _ = netip.ParseAddrPort(c.LocalAddr().String())
+		reason = guard.ReasonNoOrigDst
+	}
+	dst = netip.AddrPortFrom(dst.Addr().Unmap(), dst.Port())
+	src, _ := netip.ParseAddrPort(c.RemoteAddr().String())
+	sb, p, ok := t.Lookup(src.Addr().Unmap())
+	switch {
+	case !ok:
+		return "", p, dst, guard.ReasonUnknownSource
+	case p.Proxy == nil && reason == "":
+		reason = ReasonNotProxied
+	}
+	return sb, p, dst, reason
+}
+
+// reset closes c with an RST, so the sandbox's program sees "connection
+// reset by peer" rather than a clean end of stream.
+func reset(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = c.Close()
+}
+
+func (t *Tunnel) originalDst(c net.Conn) (netip.AddrPort, error) {
+	if t.origDst != nil {
+		return t.origDst(c)
+	}
+	return guard.OriginalDst(c)
+}
+
+// block reports a refused connection to Blocked and the log (debug when
+// Blocked is set, which logs itself).
+func (t *Tunnel) block(ctx context.Context, sb, dst, reason, detail string) {
+	level := slog.LevelInfo
+	if t.Blocked != nil {
+		level = slog.LevelDebug
+		t.Blocked(sb, dst, reason, detail)
+	}
+	t.log().Log(ctx, level, "egress tunnel: refused", "sandbox", sb, "dst", dst, "reason", reason, "detail", detail)
+}
+
+func (t *Tunnel) acquire(sb string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.conns == nil {
+		t.conns = make(map[string]int)
+	}
+	limit := t.MaxConnsPerSandbox
+	if limit <= 0 {
+		limit = DefaultMaxConnsPerSandbox
+	}
+	if t.conns[sb] >= limit {
+		return false
+	}
+	t.conns[sb]++
+	return true
+}
+
+func (t *Tunnel) release(sb string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.conns[sb]--; t.conns[sb] <= 0 {
+		delete(t.conns, sb)
+	}
+}
+
+func (t *Tunnel) log() *slog.Logger {
+	if t.Log != nil {
+		return t.Log
+	}
+	return slog.Default()
+}
