@@ -107,6 +107,12 @@ done
 log "cluster end-to-end on crun (official e2b SDK through the API front of two nodes on a throwaway PostgreSQL)"
 test/e2e/cluster/run.sh crun test/e2e/cluster.test.mjs test/e2e/bench-cluster.test.mjs # the latter: the front's overhead, printed
 
+for rt in runsc crun; do
+  log "egress proxy end-to-end on $rt (official e2b SDK network.egressProxy, a SOCKS5 server on the host's loopback)"
+  SBX_E2E_SERVE_FLAGS="${SBX_E2E_SERVE_FLAGS:-} --egress-proxy-open 127.0.0.1/32" \
+    test/e2e/daemon/run.sh "$rt" test/e2e/egressproxy.test.mjs
+done
+
 log "teams end-to-end on runsc (official e2b SDK and CLI with two teams' keys: isolation, snapshots, revocation)"
 test/e2e/daemon/run.sh runsc test/e2e/teams.test.mjs
 
