@@ -54,6 +54,12 @@ func (s *tunnelStub) saw(dst string) bool {
 	return false
 }
 
+func (s *tunnelStub) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.dsts)
+}
+
 // udpSink counts datagrams received on in.a:8053.
 func udpSink(t *testing.T, in *internet) func() int {
 	var pc net.PacketConn
@@ -112,8 +118,9 @@ func TestTunnelRedirect(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, dst := range []string{in.addr(in.a), netip.AddrPortFrom(in.b, 22).String()} {
-		if !reach(dst) || !stub.saw(dst) {
-			t.Errorf("proxied: %s did not reach the tunnel (saw %v)", dst, stub.dsts)
+		// a link just made may take a moment to pass its first packets
+		if err := retry(10, func() error { return dialFrom(t, a, dst) }); err != nil || !stub.saw(dst) {
+			t.Errorf("proxied: %s did not reach the tunnel: %v", dst, err)
 		}
 	}
 	for _, dst := range []string{"192.168.1.1:80", netip.AddrPortFrom(a.HostIP, hostPort).String()} {
@@ -127,8 +134,8 @@ func TestTunnelRedirect(t *testing.T) {
 	if err := m.SetPolicy(context.Background(), a.ID, mustPolicy(t, nil, nil, nil)); err != nil {
 		t.Fatal(err)
 	}
-	n := len(stub.dsts)
-	if !reach(in.addr(in.b)) || len(stub.dsts) != n {
+	n := stub.count()
+	if !reach(in.addr(in.b)) || stub.count() != n {
 		t.Errorf("direct again: %s not reached directly", in.addr(in.b))
 	}
 	if sendUDP(); udp() == 0 {
