@@ -50,7 +50,8 @@ log "fuzz (short)"
 for target in "FuzzParseMetadataFilter ./internal/api" "FuzzParseListQuery ./internal/api" \
   "FuzzDecodeCreate ./internal/api" "FuzzRouteHost ./internal/proxy" \
   "FuzzSignatureRouting ./internal/proxy" "FuzzParseDomain ./internal/egress" \
-  "FuzzParseClientHello ./internal/egress/guard" "FuzzParse ./internal/egress/rules"; do
+  "FuzzParseClientHello ./internal/egress/guard" "FuzzParse ./internal/egress/rules" \
+  "FuzzHandshake ./internal/egress/socks"; do
   set -- $target
   out=$(go test -run '^$' -fuzz "^$1\$" -fuzztime 5s "$2" 2>&1) || { echo "$out" >&2; exit 1; } # output only on failure
 done
