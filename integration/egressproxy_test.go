@@ -50,7 +50,8 @@ func startProxy(t *testing.T) (*socks5test.Server, string) {
 }
 
 // serveStreams serves, inside the internet at inetA:8080, /big (32 MiB)
-// and /slow (20 lines 100 ms apart, flushed each), recording peers, and a
+// /slow (20 lines 100 ms apart, flushed each) and /endless (600 of them),
+// recording peers, and a
 // UDP echo on inetA:9053 that records each datagram as "udp:PAYLOAD" among
 // the queries.
 func (in *internet) serveStreams(t *testing.T) {
@@ -68,7 +69,11 @@ func (in *internet) serveStreams(t *testing.T) {
 			}
 			return
 		}
-		for i := 0; i < 20; i++ {
+		n := 20
+		if r.URL.Path == "/endless" {
+			n = 600
+		}
+		for i := 0; i < n && r.Context().Err() == nil; i++ {
 			fmt.Fprintf(w, "tick %d\n", i)
 			w.(http.Flusher).Flush()
 			time.Sleep(100 * time.Millisecond)
@@ -159,9 +164,12 @@ func egressProxy(t *testing.T, rt string) {
 	}
 	d = restarted(t, d, open, proxy, func(dir string) *daemon { return startDaemon(t, rt, dir, args...) })
 	notShown(t, d, open.ID)
+	mustRun(t, open, "nohup curl -sN http://"+inetA+":8080/endless >/dev/null 2>&1 &")
+	waitFor(t, "a long-lived tunnel", func() bool { return proxy.Open() == 1 })
 	if code := d.api("DELETE", "/sandboxes/"+open.ID, nil, nil); code != 204 {
 		t.Fatalf("delete = %d", code)
 	}
+	waitFor(t, "the killed sandbox's tunnel closed at the proxy", func() bool { return proxy.Open() == 0 })
 	noResidue(t, d, open.ID)
 	noNftResidue(t, open.ID)
 }
@@ -265,6 +273,16 @@ func failsClosed(t *testing.T, d *daemon, in *internet, proxy *socks5test.Server
 	}
 }
 
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	for i := 0; !ok(); i++ {
+		if i == 50 {
+			t.Fatalf("%s: not within 5 s", what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 func waitLog(d *daemon, s string) bool {
 	for i := 0; i < 50; i++ {
 		if strings.Contains(d.log.String(), s) {
@@ -305,14 +323,18 @@ func updates(t *testing.T, d *daemon, in *internet, proxy *socks5test.Server, sb
 // proxy, on its new link.
 func acrossPause(t *testing.T, d *daemon, proxy *socks5test.Server, paddr string) {
 	sb := d.create(map[string]any{"network": map[string]any{"allowOut": []string{"allowed.test"}, "egressProxy": proxyCfg(paddr, proxyPass)}})
+	mustRun(t, sb, "nohup curl -sN http://allowed.test:8080/endless >/dev/null 2>&1 &")
+	waitFor(t, "a long-lived tunnel", func() bool { return proxy.Open() == 1 })
 	if code := d.api("POST", "/sandboxes/"+sb.ID+"/pause", nil, nil); code != 204 {
 		t.Fatalf("pause: %d\n%s", code, tail(d.log.String(), 2000))
 	}
+	// the paused sandbox's link is gone, and no FIN ever comes from it
+	waitFor(t, "the paused sandbox's tunnel closed at the proxy", func() bool { return proxy.Open() == 0 })
 	if code := d.api("POST", "/v2/sandboxes/"+sb.ID+"/connect", map[string]any{"timeout": 60}, nil); code != 201 {
 		t.Fatalf("resume: %d\n%s", code, tail(d.log.String(), 2000))
 	}
 	n := len(proxy.Requests())
-	mustRun(t, sb, "getent hosts allowed.test && "+curl("http://allowed.test/"))
+	mustRun(t, sb, "pkill curl; getent hosts allowed.test && "+curl("http://allowed.test/"))
 	if r := proxy.Requests(); len(r) != n+1 || r[n] != "allowed.test:80" {
 		t.Errorf("after resume the proxy was asked for %v, want allowed.test:80", r[n:])
 	}

@@ -97,6 +97,13 @@ func openEgress(f *egressFlags, log *slog.Logger) (*egressSetup, error) {
 			TunnelPort: tun.port(), ConnRate: uint32(f.connRate), MaxConns: uint32(f.maxConns)}}, nil
 }
 
+// forget drops what the egress path holds of a sandbox whose network went:
+// its resolutions and its tunnelled connections.
+func (e *egressSetup) forget(id string) {
+	e.res.Forget(id)
+	e.tunnel.forget(id)
+}
+
 func (e *egressSetup) close() {
 	e.pc.Close()
 	e.ln.Close()

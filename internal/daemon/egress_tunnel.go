@@ -24,11 +24,12 @@ func (t *tunnelFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.open, "egress-proxy-open", "", "CIDRs an egressProxy address may be in although always blocked (e.g. 127.0.0.1/32 for a proxy on this host), comma separated; never the sandbox subnet")
 }
 
-// tunnelSetup is the tunnel's listener and the dialer that reaches proxies.
+// tunnelSetup is the tunnel (served by serveTunnel), its listener and the
+// dialer that reaches proxies.
 type tunnelSetup struct {
-	ln       net.Listener
-	dialer   *socks.Dialer
-	maxConns int
+	ln     net.Listener
+	dialer *socks.Dialer
+	t      *socks.Tunnel
 }
 
 // openTunnel binds the tunnel's port (on the wildcard address; the
@@ -42,8 +43,12 @@ func openTunnel(f *tunnelFlags, maxConns int) (*tunnelSetup, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--tunnel-port: %w", err)
 	}
-	return &tunnelSetup{ln: ln, maxConns: maxConns, dialer: &socks.Dialer{Ranges: socks.Ranges{Open: open}}}, nil
+	d := &socks.Dialer{Ranges: socks.Ranges{Open: open}}
+	return &tunnelSetup{ln: ln, dialer: d, t: &socks.Tunnel{Dial: d.Dial, MaxConnsPerSandbox: maxConns}}, nil
 }
+
+// forget closes a sandbox's tunnelled connections when its network goes.
+func (t *tunnelSetup) forget(id string) { t.t.Forget(id) }
 
 func (t *tunnelSetup) port() uint16 { return uint16(t.ln.Addr().(*net.TCPAddr).Port) }
 
@@ -59,17 +64,17 @@ func (t *tunnelSetup) check(subnet netip.Prefix) func(context.Context, egress.Pr
 // their proxy; refusals and proxy failures are logged and audited with
 // the reason (never the credentials).
 func (e *egressSetup) serveTunnel(ctx context.Context, nw *network.Manager, aud auditor, log *slog.Logger) {
-	t := &socks.Tunnel{Lookup: nw.PolicyOf, Resolved: e.res.Has, NameOf: e.res.NameOf, Dial: e.tunnel.dialer.Dial,
-		Log: log, MaxConnsPerSandbox: e.tunnel.maxConns,
-		Blocked: func(sb, dst, reason, detail string) {
-			log.Info("egress blocked", "sandbox", sb, "dst", dst, "reason", reason, "detail", detail)
-			if e.obs != nil {
-				e.obs.EgressDenied(reason)
-			}
-			if aud != nil {
-				_ = aud.Append("egress", sb, "", map[string]string{"dst": dst, "verdict": "blocked", "reason": reason, "detail": detail})
-			}
-		}}
+	t := e.tunnel.t
+	t.Lookup, t.Resolved, t.NameOf, t.Log = nw.PolicyOf, e.res.Has, e.res.NameOf, log
+	t.Blocked = func(sb, dst, reason, detail string) {
+		log.Info("egress blocked", "sandbox", sb, "dst", dst, "reason", reason, "detail", detail)
+		if e.obs != nil {
+			e.obs.EgressDenied(reason)
+		}
+		if aud != nil {
+			_ = aud.Append("egress", sb, "", map[string]string{"dst": dst, "verdict": "blocked", "reason": reason, "detail": detail})
+		}
+	}
 	log.Info("egress tunnel", "port", e.cfg.TunnelPort)
 	if err := t.Serve(ctx, e.tunnel.ln); err != nil {
 		log.Error("egress tunnel stopped", "err", err)

@@ -67,7 +67,7 @@ func buildManager(_ context.Context, f *Config, st *store.Store, aud sandbox.Aud
 	if err != nil {
 		return nil, nil, err
 	}
-	mgr, err := sandbox.New(cfg, st, rts, netAdapter{nw, eg.res.Forget}, ly, newRegistry(f, st, owner), log)
+	mgr, err := sandbox.New(cfg, st, rts, netAdapter{nw, eg.forget}, ly, newRegistry(f, st, owner), log)
 	return mgr, nw, err
 }
 

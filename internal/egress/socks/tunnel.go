@@ -42,8 +42,8 @@ type Tunnel struct {
 
 	origDst func(net.Conn) (netip.AddrPort, error) // guard.OriginalDst unless a test sets it
 
-	mu    sync.Mutex     // guards conns
-	conns map[string]int // sandbox id → open connections
+	mu    sync.Mutex                       // guards conns
+	conns map[string]map[net.Conn]struct{} // sandbox id → its open connections (sandbox side)
 }
 
 // Serve accepts connections on ln until ctx ends or ln fails, each in its
@@ -98,10 +98,10 @@ func (t *Tunnel) serve(ctx context.Context, c net.Conn) (sb string, dst netip.Ad
 	if reason != "" {
 		return sb, dst, reason, ""
 	}
-	if !t.acquire(sb) {
+	if !t.acquire(sb, c) {
 		return sb, dst, guard.ReasonTooMany, ""
 	}
-	defer t.release(sb)
+	defer t.release(sb, c)
 	target, peeked, reason := t.admit(c, sb, pol, dst)
 	if reason != "" {
 		return sb, dst, reason, ""
@@ -167,29 +167,55 @@ func (t *Tunnel) block(ctx context.Context, sb, dst, reason, detail string) {
 	t.log().Log(ctx, level, "egress tunnel: refused", "sandbox", sb, "dst", dst, "reason", reason, "detail", detail)
 }
 
-func (t *Tunnel) acquire(sb string) bool {
+// acquire registers c as an open connection of sb, within
+// MaxConnsPerSandbox.
+func (t *Tunnel) acquire(sb string, c net.Conn) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.conns == nil {
-		t.conns = make(map[string]int)
+		t.conns = make(map[string]map[net.Conn]struct{})
 	}
 	limit := t.MaxConnsPerSandbox
 	if limit <= 0 {
 		limit = DefaultMaxConnsPerSandbox
 	}
-	if t.conns[sb] >= limit {
+	if len(t.conns[sb]) >= limit {
 		return false
 	}
-	t.conns[sb]++
+	if t.conns[sb] == nil {
+		t.conns[sb] = make(map[net.Conn]struct{})
+	}
+	t.conns[sb][c] = struct{}{}
 	return true
 }
 
-func (t *Tunnel) release(sb string) {
+func (t *Tunnel) release(sb string, c net.Conn) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.conns[sb]--; t.conns[sb] <= 0 {
+	if delete(t.conns[sb], c); len(t.conns[sb]) == 0 {
 		delete(t.conns, sb)
 	}
+}
+
+// Forget closes every open connection of sandbox sb (call it when its
+// network goes: a peer whose link vanished would otherwise hold its
+// connection through the proxy until TCP gives up). Connections it
+// accepts later are judged anew.
+func (t *Tunnel) Forget(sb string) {
+	t.mu.Lock()
+	conns := t.conns[sb]
+	delete(t.conns, sb)
+	t.mu.Unlock()
+	for c := range conns {
+		_ = c.Close() // splice sees the error and closes the proxy side
+	}
+}
+
+// Open returns the number of open connections of sandbox sb.
+func (t *Tunnel) Open(sb string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.conns[sb])
 }
 
 func (t *Tunnel) log() *slog.Logger {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -76,7 +77,7 @@ func (b *blockRec) get() ([]string, []string) {
 
 // startTunnel serves a Tunnel whose sandbox "sb" (any source) has pol and
 // whose every connection claims destination dst.
-func startTunnel(t *testing.T, pol *egress.Policy, dst netip.AddrPort, res *egress.Resolutions) (string, *blockRec) {
+func startTunnel(t *testing.T, pol *egress.Policy, dst netip.AddrPort, res *egress.Resolutions) (*Tunnel, string, *blockRec) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +103,7 @@ func startTunnel(t *testing.T, pol *egress.Policy, dst netip.AddrPort, res *egre
 			t.Errorf("Serve: %v", err)
 		}
 	})
-	return ln.Addr().String(), br
+	return tun, ln.Addr().String(), br
 }
 
 // exchange sends msg through the tunnel, half-closes and reads the answer.
@@ -159,7 +160,7 @@ func TestTunnel(t *testing.T) {
 			if tt.proxy {
 				pol.Proxy = &egress.Proxy{Address: paddr}
 			}
-			addr, br := startTunnel(t, &pol, netip.MustParseAddrPort(tt.dst), res)
+			_, addr, br := startTunnel(t, &pol, netip.MustParseAddrPort(tt.dst), res)
 			got, err := exchange(t, addr, tt.msg)
 			reasons, _ := br.get()
 			if tt.reason == "" {
@@ -217,7 +218,7 @@ func TestTunnelFailsClosed(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			pol := egress.Policy{Proxy: &egress.Proxy{Address: tt.addr, Username: tt.user, Password: egress.Secret(tt.pass)}}
-			addr, br := startTunnel(t, &pol, netip.MustParseAddrPort("11.0.0.1:80"), &egress.Resolutions{})
+			_, addr, br := startTunnel(t, &pol, netip.MustParseAddrPort("11.0.0.1:80"), &egress.Resolutions{})
 			got, err := exchange(t, addr, "hello")
 			if !errors.Is(err, syscall.ECONNRESET) || got != "" {
 				t.Errorf("client got %q, %v; want a reset", got, err)
@@ -256,7 +257,7 @@ func TestTunnelStreams(t *testing.T) {
 	up := echoServer(t)
 	_, paddr := proxyTo(t, up, "u", "p")
 	pol := egress.Policy{Proxy: &egress.Proxy{Address: paddr, Username: "u", Password: "p"}}
-	addr, _ := startTunnel(t, &pol, netip.MustParseAddrPort("11.0.0.1:9000"), &egress.Resolutions{})
+	_, addr, _ := startTunnel(t, &pol, netip.MustParseAddrPort("11.0.0.1:9000"), &egress.Resolutions{})
 	big := strings.Repeat("0123456789abcdef", 1<<20) // 16 MiB
 	if got, err := exchange(t, addr, big); err != nil || got != "echo:"+big {
 		t.Fatalf("16 MiB echo: %d bytes, %v", len(got), err)
@@ -310,5 +311,37 @@ func TestDialerCheck(t *testing.T) {
 		if (err == nil) != ok || err != nil && !errors.Is(err, ErrProxyAddress) {
 			t.Errorf("Check(%s) = %v, want ok=%v", addr, err, ok)
 		}
+	}
+}
+
+// TestTunnelForget: Forget closes a sandbox's open tunnelled connections
+// (its link is gone), the proxy side included.
+func TestTunnelForget(t *testing.T) {
+	up := echoServer(t)
+	_, paddr := proxyTo(t, up, "", "")
+	pol := egress.Policy{Proxy: &egress.Proxy{Address: paddr}}
+	tun, addr, _ := startTunnel(t, &pol, netip.MustParseAddrPort("11.0.0.1:9000"), &egress.Resolutions{})
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write([]byte("held open")); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; tun.Open("sb") != 1; i++ {
+		if i == 100 {
+			t.Fatal("connection not tracked")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	tun.Forget("sb")
+	_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	b, err := io.ReadAll(c)
+	if errors.Is(err, os.ErrDeadlineExceeded) || len(b) != 0 {
+		t.Fatalf("after Forget: read %q, %v; want the connection closed", b, err)
+	}
+	if n := tun.Open("sb"); n != 0 {
+		t.Errorf("%d connections left", n)
 	}
 }

@@ -26,6 +26,7 @@ type Server struct {
 	mu       sync.Mutex
 	requests []string // "host:port" as asked, in order
 	authFail int
+	open     int // tunnels being served
 	ln       net.Listener
 	wg       sync.WaitGroup
 }
@@ -67,6 +68,13 @@ func (s *Server) Requests() []string {
 	return append([]string(nil), s.requests...)
 }
 
+// Open returns the number of tunnels open now.
+func (s *Server) Open() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.open
+}
+
 // AuthFailures counts rejected credentials.
 func (s *Server) AuthFailures() int {
 	s.mu.Lock()
@@ -92,6 +100,10 @@ func (s *Server) serve(c net.Conn) {
 		return
 	}
 	defer up.Close()
+	s.mu.Lock()
+	s.open++
+	s.mu.Unlock()
+	defer func() { s.mu.Lock(); s.open--; s.mu.Unlock() }()
 	if _, err := c.Write([]byte{5, 0, 0, 1, 0, 0, 0, 0, 0, 0}); err != nil {
 		return
 	}
