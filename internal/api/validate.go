@@ -51,6 +51,11 @@ func validateNetwork(allowNet *bool, n *networkConfig) error {
 	if n != nil && !present(n.EgressProxy) {
 		n.EgressProxy = nil
 	}
+	if n != nil && present(n.Rules) && n.EgressProxy != nil {
+		// The tunnel takes a proxied sandbox's TCP before any interception:
+		// refused until the two are joined, never silently unapplied.
+		return fmt.Errorf("%w: network.rules together with egressProxy are not supported yet", sandbox.ErrNotImpl)
+	}
 	var raw []byte
 	if n != nil {
 		raw, _ = json.Marshal(n)
