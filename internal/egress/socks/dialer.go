@@ -63,8 +63,11 @@ type Dialer struct {
 }
 
 // Check validates p's address for a create or update: its host must
-// resolve, and to allowed addresses only (ErrProxyAddress otherwise).
+// resolve (within the dial timeout), and to allowed addresses only
+// (ErrProxyAddress otherwise).
 func (d *Dialer) Check(ctx context.Context, p egress.Proxy) error {
+	ctx, cancel := context.WithTimeout(ctx, orDefault(d.Timeout, DefaultDialTimeout))
+	defer cancel()
 	addrs, err := d.lookup(ctx, p.Address)
 	if err != nil {
 		return err
