@@ -189,14 +189,15 @@ func tunnelled(t *testing.T, in *internet, proxy *socks5test.Server, sb *sandbox
 		"metadata":     curl("http://169.254.169.254/"),
 		"udp":          udpLeak,
 		"smtp-private": curl("http://192.168.1.1:25/"),
+		"smtp":         curl("http://" + inetA + ":25/"),
 	}
 	expect(t, "proxied", probe(t, sb, checks), map[string]bool{"ip": true, "name": true,
-		"proxy-gw": false, "proxy-lo": false, "metadata": false, "udp": false, "smtp-private": false})
+		"proxy-gw": false, "proxy-lo": false, "metadata": false, "udp": false, "smtp-private": false, "smtp": false})
 	if !in.sawPeer(proxySrc) || in.sawPeer("11.210.0.1") {
 		t.Errorf("the internet saw %v, want only the proxy (%s)", in.peers, proxySrc)
 	}
-	if !asked(proxy, inetA+":80") {
-		t.Errorf("proxy asked for %v, want %s:80", proxy.Requests(), inetA)
+	if !asked(proxy, inetA+":80") || asked(proxy, inetA+":25") {
+		t.Errorf("proxy asked for %v, want %s:80 and never port 25", proxy.Requests(), inetA)
 	}
 	if in.asked("udp:udpleak") {
 		t.Error("a UDP datagram left the proxied sandbox")

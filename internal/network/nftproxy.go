@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/google/nftables"
+	"github.com/google/nftables/binaryutil"
 	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
 
@@ -16,13 +17,14 @@ import (
 // sandbox's SOCKS5 proxy, and everything else it sends is dropped but DNS
 // to the filter:
 //
-//	nat-pre:  iifname @proxied meta l4proto tcp ip daddr != @blocked redirect to :TunnelPort
+//	nat-pre:  iifname @proxied meta l4proto tcp ip daddr != @blocked tcp dport != 25 redirect to :TunnelPort
 //	policy-L: iifname @proxied drop                       (UDP, ICMP: not tunnelled)
 //
 // The nat-pre rule sits after the DNS redirect (udp/tcp 53 still reach the
 // filter) and before the guard's jump (a proxied link is never guarded:
-// the tunnel checks names itself). Always-blocked destinations are not
-// redirected: they meet the forward chain's drop, as for any sandbox.
+// the tunnel checks names itself). Always-blocked destinations and TCP 25
+// are not redirected: they meet the forward chain's drops, as for any
+// sandbox.
 const setProxied = "proxied"
 
 // idProxied is the proxied set's id (see the ids in nft.go).
@@ -40,7 +42,7 @@ func (m *Manager) tunnelRedirect() [][]expr.Any {
 		return nil
 	}
 	blocked, _ := m.egressSets()
-	return [][]expr.Any{cat(iifIn(m.proxiedSet()), l4proto(unix.IPPROTO_TCP), daddrNotIn(blocked), redirectTo(port))}
+	return [][]expr.Any{cat(iifIn(m.proxiedSet()), l4proto(unix.IPPROTO_TCP), daddrNotIn(blocked), dportNot(25), redirectTo(port))}
 }
 
 // proxiedDrop is policy-L's first rule: what a proxied link sends to the
@@ -66,6 +68,14 @@ func l4proto(proto byte) []expr.Any {
 	return []expr.Any{
 		&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1},
 		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{proto}},
+	}
+}
+
+// dportNot is "th dport != port" (after an l4proto match).
+func dportNot(port uint16) []expr.Any {
+	return []expr.Any{
+		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseTransportHeader, Offset: 2, Len: 2},
+		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: binaryutil.BigEndian.PutUint16(port)},
 	}
 }
 

@@ -123,7 +123,7 @@ func TestTunnelRedirect(t *testing.T) {
 			t.Errorf("proxied: %s did not reach the tunnel: %v", dst, err)
 		}
 	}
-	for _, dst := range []string{"192.168.1.1:80", netip.AddrPortFrom(a.HostIP, hostPort).String()} {
+	for _, dst := range []string{"192.168.1.1:80", netip.AddrPortFrom(a.HostIP, hostPort).String(), netip.AddrPortFrom(in.a, 25).String()} {
 		if reach(dst) || stub.saw(dst) {
 			t.Errorf("proxied: blocked %s reached something", dst)
 		}
