@@ -68,7 +68,10 @@ func (t *Tunnel) Serve(ctx context.Context, ln net.Listener) error {
 		case errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) || errors.Is(err, syscall.ECONNABORTED):
 			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
 			t.log().Warn("egress tunnel: accept", "err", err, "retry", backoff)
-			time.Sleep(backoff)
+			select {
+			case <-time.After(backoff):
+			case <-ctx.Done():
+			}
 		default:
 			return fmt.Errorf("egress tunnel: accept: %w", err)
 		}
