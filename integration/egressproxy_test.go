@@ -148,8 +148,9 @@ func egressProxy(t *testing.T, rt string) {
 	in := newInternet(t)
 	in.serveStreams(t)
 	proxy, paddr := startProxy(t)
+	caFile := serveUpstream(t, in) // api.test over HTTPS, for network.rules through the proxy
 	t.Cleanup(func() { _ = exec.Command("nft", "delete", "table", "inet", "eg").Run() })
-	args := []string{"--net-prefix", "eg", "--subnet", "10.210.0.0/16",
+	args := []string{"--net-prefix", "eg", "--subnet", "10.210.0.0/16", "--egress-upstream-ca", caFile,
 		"--uplink", inetLink, "--dns-upstream", inetA + ":53", "--egress-proxy-open", "127.0.0.1/32"}
 	d := startDaemon(t, rt, "", args...)
 	_, pport, _ := net.SplitHostPort(paddr)
@@ -157,6 +158,7 @@ func egressProxy(t *testing.T, rt string) {
 	tunnelled(t, in, proxy, open, pport)
 	streams(t, open)
 	domainsViaProxy(t, d, proxy, paddr)
+	rulesViaProxy(t, d, proxy, paddr)
 	failsClosed(t, d, in, proxy, paddr)
 	updates(t, d, in, proxy, open, paddr)
 	if rt == "runsc" {
@@ -239,6 +241,31 @@ func domainsViaProxy(t *testing.T, d *daemon, proxy *socks5test.Server, paddr st
 	}
 	d.deleteQuiet(sb.ID)
 	noNftResidue(t, sb.ID)
+}
+
+// rulesViaProxy: network.rules apply before the proxy: the header (a
+// Secret resolved by the daemon) reaches api.test, over HTTPS verified by
+// the daemon, through the proxy, which is asked for the name.
+func rulesViaProxy(t *testing.T, d *daemon, proxy *socks5test.Server, paddr string) {
+	if code := d.api("POST", "/secrets", map[string]any{"name": "proxy-key", "value": secretValue}, nil); code != 201 {
+		t.Fatalf("create secret: %d", code)
+	}
+	rules := map[string]any{"api.test": []any{map[string]any{"transform": map[string]any{"headers": map[string]string{
+		"Authorization": "Bearer ${e2b.secrets.proxy-key}"}}}}}
+	sb := d.create(map[string]any{"network": map[string]any{"allowOut": []string{"api.test"}, "rules": rules,
+		"egressProxy": proxyCfg(paddr, proxyPass)}})
+	n := len(proxy.Requests())
+	out := mustRun(t, sb, "curl -sS -m 10 https://api.test/echo")
+	if !strings.Contains(out, `"auth":"Bearer `+secretValue+`"`) {
+		t.Errorf("through the proxy with rules: %s", out)
+	}
+	if r := proxy.Requests(); len(r) != n+1 || r[n] != "api.test:443" {
+		t.Errorf("proxy asked for %v, want api.test:443", r[n:])
+	}
+	if strings.Contains(d.log.String(), secretValue) {
+		t.Error("the daemon's log holds the secret")
+	}
+	d.deleteQuiet(sb.ID)
 }
 
 // failsClosed: a wrong password and a dead proxy reset the sandbox's

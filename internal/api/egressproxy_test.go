@@ -108,9 +108,6 @@ func TestEgressProxyBadInput(t *testing.T) {
 	if code, e := do(t, srv, "POST", "/v2/sandboxes", `{"network":{"egressProxy":null}}`, nil); code != 201 || proxyOf(h, e["sandboxID"].(string)) != nil {
 		t.Errorf("egressProxy null: %d %v, want 201 and no proxy", code, e)
 	}
-	if code, e := do(t, srv, "POST", "/v2/sandboxes", `{"network":{"rules":{"a.com":[{}]},"egressProxy":{"address":"proxy.test:1"}}}`, nil); code != 501 || !strings.Contains(e["message"].(string), "together") {
-		t.Errorf("rules with egressProxy: %d %v, want 501", code, e)
-	}
 	plain, _ := newServer(t)
 	if code, e := do(t, plain, "POST", "/v2/sandboxes", `{"network":{"egressProxy":{"address":"1.2.3.4:1080"}}}`, nil); code != 501 {
 		t.Errorf("node without a tunnel: %d %v, want 501", code, e)

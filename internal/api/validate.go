@@ -51,11 +51,6 @@ func validateNetwork(allowNet *bool, n *networkConfig) error {
 	if n != nil && !present(n.EgressProxy) {
 		n.EgressProxy = nil
 	}
-	if n != nil && hasRules(n.Rules) && n.EgressProxy != nil {
-		// The tunnel takes a proxied sandbox's TCP before any interception:
-		// refused until the two are joined, never silently unapplied.
-		return fmt.Errorf("%w: network.rules together with egressProxy are not supported yet", sandbox.ErrNotImpl)
-	}
 	var raw []byte
 	if n != nil {
 		raw, _ = json.Marshal(n)
@@ -83,12 +78,6 @@ func unsupportedFields(req newSandbox) error {
 		}
 	}
 	return nil
-}
-
-// hasRules reports whether network.rules names at least one domain.
-func hasRules(raw json.RawMessage) bool {
-	var m map[string]json.RawMessage
-	return json.Unmarshal(raw, &m) == nil && len(m) > 0
 }
 
 // present reports whether an optional JSON value was sent (and is not null).

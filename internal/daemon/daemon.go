@@ -212,7 +212,7 @@ func (d *Daemon) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	d.eg.intercept = ic.Handle
+	d.eg.intercept, d.eg.interceptVia = ic.Handle, ic.HandleVia
 	go d.eg.serveGuard(dnsCtx, d.nw, d.aud, log)
 	go d.eg.serveTunnel(dnsCtx, d.nw, d.aud, log)
 	if f.reapAll {

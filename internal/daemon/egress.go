@@ -50,6 +50,9 @@ type egressSetup struct {
 	obs      egressObserver      // metrics; nil: none
 	// intercept serves connections to names with network.rules (guard.Guard.Intercept); nil: none
 	intercept func(ctx context.Context, c net.Conn, sb, name string, dst netip.AddrPort, peeked []byte) bool
+	// interceptVia is intercept for the egress proxy tunnel (upstream through the proxy); nil: none
+	interceptVia func(ctx context.Context, c net.Conn, sb, name string, dst netip.AddrPort, peeked []byte,
+		dial func(ctx context.Context, network, addr string) (net.Conn, error)) bool
 }
 
 // egressObserver counts DNS verdicts and guard refusals (metrics).

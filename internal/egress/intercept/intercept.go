@@ -50,6 +50,14 @@ const handshakeTimeout = 10 * time.Second
 // are the bytes the guard read (a ClientHello or an HTTP request head);
 // dst is the destination the guard admitted. The caller closes c.
 func (ic *Interceptor) Handle(ctx context.Context, c net.Conn, sb, name string, dst netip.AddrPort, peeked []byte) bool {
+	return ic.HandleVia(ctx, c, sb, name, dst, peeked, nil)
+}
+
+// HandleVia is Handle with the upstream connection opened by dial instead
+// of Dial (an egress proxy's tunnel: dial ignores its address and reaches
+// name through the sandbox's proxy); nil dial is Handle.
+func (ic *Interceptor) HandleVia(ctx context.Context, c net.Conn, sb, name string, dst netip.AddrPort, peeked []byte,
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)) bool {
 	set, _, ok := ic.Rules(sb)
 	if !ok || len(peeked) == 0 {
 		return false
@@ -70,7 +78,7 @@ func (ic *Interceptor) Handle(ctx context.Context, c net.Conn, sb, name string, 
 		}
 		conn = tc
 	}
-	ic.serveHTTP(ctx, conn, &session{ic: ic, sb: sb, name: name, dst: dst, tls: tlsOn})
+	ic.serveHTTP(ctx, conn, &session{ic: ic, sb: sb, name: name, dst: dst, tls: tlsOn, dial: dial})
 	return true
 }
 

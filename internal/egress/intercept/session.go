@@ -26,6 +26,7 @@ type session struct {
 	name string
 	dst  netip.AddrPort
 	tls  bool
+	dial func(ctx context.Context, network, addr string) (net.Conn, error) // nil: ic.Dial
 
 	mu      sync.Mutex
 	audited map[string]bool // secret name lists already reported to Used
@@ -36,6 +37,9 @@ type session struct {
 // to the client, so an injected header never follows it to another host).
 func (s *session) transport() *http.Transport {
 	dial := s.ic.Dial
+	if s.dial != nil {
+		dial = s.dial
+	}
 	if dial == nil {
 		var d net.Dialer
 		dial = d.DialContext

@@ -36,6 +36,12 @@ type Tunnel struct {
 	Dial     func(ctx context.Context, p egress.Proxy, host string, port uint16) (net.Conn, error)
 	Blocked  func(sandbox, dst, reason, detail string)
 	Log      *slog.Logger
+	// Intercept, when set, is offered every connection admitted by the name
+	// it stated (SNI/Host), with a dial that reaches that name through the
+	// sandbox's proxy (network.rules: intercept.Interceptor.HandleVia);
+	// false means it is tunnelled as is.
+	Intercept func(ctx context.Context, c net.Conn, sb, name string, dst netip.AddrPort, peeked []byte,
+		dial func(ctx context.Context, network, addr string) (net.Conn, error)) bool
 
 	HandshakeTimeout   time.Duration // SNI/Host peek (guard's default when 0)
 	MaxConnsPerSandbox int           // DefaultMaxConnsPerSandbox when 0
@@ -109,6 +115,9 @@ func (t *Tunnel) serve(ctx context.Context, c net.Conn) (sb string, dst netip.Ad
 	if reason != "" {
 		return sb, dst, reason, ""
 	}
+	if len(peeked) > 0 && t.Intercept != nil && t.Intercept(ctx, c, sb, target, dst, peeked, t.viaProxy(sb, pol, target, dst)) {
+		return sb, dst, "", ""
+	}
 	up, err := t.Dial(ctx, *pol.Proxy, target, dst.Port())
 	if err != nil {
 		return sb, dst, dialReason(err), err.Error()
@@ -121,6 +130,19 @@ func (t *Tunnel) serve(ctx context.Context, c net.Conn) (sb string, dst netip.Ad
 		guard.Splice(c, up)
 	}
 	return sb, dst, "", ""
+}
+
+// viaProxy is the interceptor's dial for a connection of sb admitted to
+// name: through the sandbox's proxy to name (remote DNS), a failure
+// reported as any other.
+func (t *Tunnel) viaProxy(sb string, pol egress.Policy, name string, dst netip.AddrPort) func(context.Context, string, string) (net.Conn, error) {
+	return func(ctx context.Context, _, _ string) (net.Conn, error) {
+		up, err := t.Dial(ctx, *pol.Proxy, name, dst.Port())
+		if err != nil && ctx.Err() == nil {
+			t.block(ctx, sb, dst.String(), dialReason(err), err.Error())
+		}
+		return up, err
+	}
 }
 
 // identify finds c's sandbox, its policy and c's original destination.

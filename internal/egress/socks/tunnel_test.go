@@ -345,3 +345,54 @@ func TestTunnelForget(t *testing.T) {
 		t.Errorf("%d connections left", n)
 	}
 }
+
+// TestTunnelIntercept: a connection admitted by its name is offered to
+// Intercept with that name, and the dial it is given reaches the name
+// through the sandbox's proxy (rules apply before the proxy); an
+// IP-admitted one is not offered.
+func TestTunnelIntercept(t *testing.T) {
+	up := echoServer(t)
+	srv, paddr := proxyTo(t, up, "", "")
+	res := &egress.Resolutions{}
+	res.Add("sb", "allowed.test", []netip.Addr{netip.MustParseAddr("11.0.0.2")}, time.Minute)
+	doms, _ := egress.Parse(nil, []string{"allowed.test", "12.0.0.0/8"}, nil)
+	doms.Proxy = &egress.Proxy{Address: paddr}
+	for _, tt := range []struct {
+		name, dst, msg, offered string
+	}{
+		{"by name", "11.0.0.2:80", "GET / HTTP/1.1\r\nHost: allowed.test\r\n\r\n", "allowed.test"},
+		{"by address", "12.0.0.1:80", "GET / HTTP/1.1\r\nHost: x\r\n\r\n", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tun, addr, _ := startTunnel(t, &doms, netip.MustParseAddrPort(tt.dst), res)
+			var mu sync.Mutex
+			offered := ""
+			tun.Intercept = func(ctx context.Context, c net.Conn, _, name string, _ netip.AddrPort, peeked []byte,
+				dial func(context.Context, string, string) (net.Conn, error)) bool {
+				mu.Lock()
+				offered = name
+				mu.Unlock()
+				u, err := dial(ctx, "tcp", "ignored:1")
+				if err != nil {
+					return false
+				}
+				defer u.Close()
+				_, _ = u.Write(append([]byte("intercepted:"), peeked...))
+				_ = u.(*net.TCPConn).CloseWrite()
+				b, _ := io.ReadAll(u)
+				_, _ = c.Write(b)
+				return true
+			}
+			n := len(srv.Requests())
+			got, err := exchange(t, addr, tt.msg)
+			mu.Lock()
+			defer mu.Unlock()
+			if offered != tt.offered || err != nil {
+				t.Fatalf("offered %q (err %v), want %q", offered, err, tt.offered)
+			}
+			if tt.offered != "" && (got != "echo:intercepted:"+tt.msg || srv.Requests()[n] != "allowed.test:80") {
+				t.Errorf("intercepted: got %q, proxy asked %v", got, srv.Requests()[n:])
+			}
+		})
+	}
+}
