@@ -392,7 +392,8 @@ func restarted(t *testing.T, d *daemon, sb *sandbox, proxy *socks5test.Server, s
 }
 
 // notShown: getInfo shows the proxy without its password; no file of the
-// data dir but the 0600 database holds a password, nor does the log.
+// data dir holds it (the record has it sealed with the secrets key, the
+// database is 0600 anyway), nor does the log.
 func notShown(t *testing.T, d *daemon, id string) {
 	var info struct {
 		Network map[string]any `json:"network"`
@@ -415,11 +416,8 @@ func notShown(t *testing.T, d *daemon, id string) {
 		if !e.Type().IsRegular() {
 			return nil
 		}
-		if strings.HasPrefix(e.Name(), "sbx.db") {
-			if st, _ := os.Stat(p); st.Mode().Perm() != 0o600 {
-				t.Errorf("%s is %v, want 0600", p, st.Mode().Perm())
-			}
-			return nil
+		if st, _ := os.Stat(p); strings.HasPrefix(e.Name(), "sbx.db") && st.Mode().Perm() != 0o600 {
+			t.Errorf("%s is %v, want 0600", p, st.Mode().Perm())
 		}
 		if b, _ := os.ReadFile(p); strings.Contains(string(b), proxyPass) {
 			t.Errorf("%s holds the proxy password", p)

@@ -12,13 +12,19 @@ import (
 	"github.com/sbx-dev/sbx/internal/egress"
 	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/sandbox/sandboxtest"
+	"github.com/sbx-dev/sbx/internal/secrets"
 )
 
 // proxyServer is an API whose node tunnels through proxies; a proxy at
 // "internal.test" is refused as the real check refuses internal ones.
 func proxyServer(t *testing.T) (*httptest.Server, *sandboxtest.Host, *memAudit) {
 	aud := &memAudit{}
+	seal, err := secrets.NewSealer(make([]byte, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
 	a, h := newAPIAudited(t, func(c *sandbox.Config) {
+		c.ProxySealer = seal
 		c.ProxyCheck = func(_ context.Context, p egress.Proxy) error {
 			if strings.HasPrefix(p.Address, "internal.test:") {
 				return errors.New("egress proxy address not allowed: internal.test resolves to 10.0.0.1")
@@ -54,7 +60,7 @@ func TestEgressProxyAPI(t *testing.T) {
 	}
 	code, info := do(t, srv, "GET", "/sandboxes/"+id, "", nil)
 	raw, _ := json.Marshal(info)
-	if code != 200 || !strings.Contains(string(raw), `"egressProxy":{"address":"proxy.test:1080","username":"u"}`) {
+	if code != 200 || !strings.Contains(string(raw), `"egressProxy":{"address":"proxy.test:1080","username":"u"}`) || strings.Contains(string(raw), "passwordSealed") {
 		t.Errorf("getInfo = %d %s", code, raw)
 	}
 	_, list := do(t, srv, "GET", "/v2/sandboxes", "", nil)

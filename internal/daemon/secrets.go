@@ -48,5 +48,6 @@ func openSecrets(f *Config, st *store.Store, log *slog.Logger) (*secrets.Manager
 	default:
 		log.Info("secrets sealed with the key file", "file", path)
 	}
+	f.sealer = seal
 	return secrets.New(st, seal), nil
 }

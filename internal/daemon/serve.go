@@ -60,6 +60,7 @@ type Config struct {
 	metrics   *metrics.Metrics // the daemon's metrics (set by serve)
 	teamQuota store.Quota      // per-team quota defaults (teams.go)
 	secrets   *secrets.Manager // the teams' secrets (set by New)
+	sealer    *secrets.Sealer  // the secrets' sealer, also for egress proxy passwords in records (set by New)
 
 	// MCP, if set, serves /mcp: MCP over the daemon's own API at apiURL
 	// (cmd/sbx's client-backed tools). nil: no /mcp.

@@ -59,6 +59,7 @@ func buildManager(_ context.Context, f *Config, st *store.Store, aud sandbox.Aud
 		MaxSandboxes: f.maxSandboxes, MaxCreating: f.maxCreating, MaxQueued: f.maxQueued, Domain: f.domain, Pools: pools, Audit: aud, Events: events,
 		ImagesDir: filepath.Join(f.dataDir, "images"), ImageQuota: f.imageQuotaMB << 20,
 		Unavailable: unavailable, ProxyCheck: eg.tunnel.check(subnet),
+		ProxySealer: f.sealer,
 	}
 	if f.egressCA != nil {
 		cfg.EgressCA = f.egressCA.CertPEM()

@@ -54,6 +54,7 @@ func (m *Manager) create(ctx context.Context, o CreateOpts) (_ Info, err error) 
 	if err := m.checkNetwork(ctx, o.AllowNet, o.Network); err != nil {
 		return Info{}, err
 	}
+	o.Network = m.sealNetwork(o.Network)
 	if snap, ok := m.snapshotFor(ctx, o.Team, o.Template); ok {
 		if len(o.Volumes) > 0 {
 			return Info{}, fmt.Errorf("%w: volume mounts cannot be used with snapshot %q", ErrInvalid, o.Template)

@@ -42,7 +42,7 @@ func NetworkPolicy(allowNet *bool, network json.RawMessage) (egress.Policy, erro
 
 // applyPolicy puts the policy recorded in sb's record into the kernel.
 func (m *Manager) applyPolicy(ctx context.Context, id string, allowNet *bool, network json.RawMessage) error {
-	p, err := NetworkPolicy(allowNet, network)
+	p, err := m.recordPolicy(allowNet, network)
 	if err != nil {
 		return err
 	}
@@ -63,6 +63,7 @@ func (m *Manager) UpdateNetwork(ctx context.Context, id string, allowNet *bool, 
 	if err := m.checkNetwork(ctx, allowNet, network); err != nil {
 		return err
 	}
+	network = m.sealNetwork(network)
 	sb, unlock, err := m.lockOp(id)
 	if err != nil {
 		return err

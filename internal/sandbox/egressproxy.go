@@ -9,11 +9,13 @@ import (
 )
 
 // egressProxy is E2B's SandboxEgressProxyConfig as stored in a record's
-// network settings.
+// network settings; with a Config.ProxySealer the record holds
+// PasswordSealed (base64 of the sealed password) instead of Password.
 type egressProxy struct {
-	Address  string `json:"address"`
-	Username string `json:"username,omitempty"`
-	Password string `json:"password,omitempty"`
+	Address        string `json:"address"`
+	Username       string `json:"username,omitempty"`
+	Password       string `json:"password,omitempty"`
+	PasswordSealed string `json:"passwordSealed,omitempty"`
 }
 
 func (e *egressProxy) parse() (*egress.Proxy, error) {
@@ -54,6 +56,7 @@ func RedactNetwork(network json.RawMessage) json.RawMessage {
 		return network
 	}
 	delete(p, "password")
+	delete(p, "passwordSealed")
 	n["egressProxy"], _ = json.Marshal(p)
 	out, err := json.Marshal(n)
 	if err != nil {

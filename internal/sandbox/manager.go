@@ -55,6 +55,9 @@ type Config struct {
 	// may be: see socks.Dialer.Check) before anything is built; nil: this
 	// node tunnels through no proxy, and asking for one is ErrNotImpl.
 	ProxyCheck func(ctx context.Context, p egress.Proxy) error
+	// ProxySealer, when set, seals egress proxy passwords in records
+	// (secrets.Sealer: the key is not in the database); nil: stored as sent.
+	ProxySealer Sealer
 }
 
 // Auditor records lifecycle events (implemented by *audit.Log).
