@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole sbx test suite on real runtimes, as root. `.ci/run` calls
 # exactly this. It sets up what is missing first (scripts/install.sh), then:
-#   1. gofmt, go vet, go mod tidy -diff (go.mod and go.sum are tidy)
+#   1. gofmt, go vet, go mod tidy -diff (go.mod and go.sum are tidy); deploy/:
+#      the Helm chart and Kubernetes manifests checked offline (scripts/deploy-validate.sh)
 #   2. go test -race ./... : unit tests, the runtime conformance suite on
 #      runsc/crun/runc, network, layers, templates, and integration tests
 #      against a real `sbx serve` on every runtime
@@ -39,6 +40,9 @@ unformatted=$(gofmt -l $(git ls-files '*.go'))
 go vet ./...
 log "go mod tidy changes nothing"
 go mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy (run: go mod tidy):" >&2; go mod tidy -diff >&2; exit 1; }
+
+log "deploy/: Helm chart and manifests rendered and decoded strictly against the Kubernetes API types (offline)"
+./scripts/deploy-validate.sh
 
 log "npm SDKs for the end-to-end tests"
 (cd test/e2e && npm ci --no-audit --no-fund --silent)
