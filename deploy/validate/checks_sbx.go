@@ -62,7 +62,7 @@ func checkAPI(d *appsv1.Deployment, svcs []*corev1.Service) []error {
 		if len(s.Spec.Selector) > 0 && labels.SelectorFromSet(s.Spec.Selector).Matches(podLabels) {
 			for _, p := range s.Spec.Ports {
 				if !slices.ContainsFunc(c.Ports, func(cp corev1.ContainerPort) bool { return cp.Name == p.TargetPort.String() }) {
-					errs = append(errs, fmt.Errorf("Service %s: targetPort %s is no port of the front", s.Name, p.TargetPort.String()))
+					errs = append(errs, fmt.Errorf("service %s: targetPort %s is no port of the front", s.Name, p.TargetPort.String()))
 				}
 			}
 			return errs
