@@ -41,14 +41,20 @@ go vet ./...
 log "go mod tidy changes nothing"
 go mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy (run: go mod tidy):" >&2; go mod tidy -diff >&2; exit 1; }
 
-log "deploy/: Helm chart and manifests rendered and decoded strictly against the Kubernetes API types (offline)"
-./scripts/deploy-validate.sh
+# deploy/ is checked beside go test (its first run builds helm, minutes of
+# mostly compiling); its output is shown if it fails, and the suite waits for it.
+log "deploy/: Helm chart and manifests rendered and decoded strictly against the Kubernetes API types (offline; in the background)"
+deploy_log=$(mktemp)
+./scripts/deploy-validate.sh >"$deploy_log" 2>&1 &
+deploy_pid=$!
 
 log "npm SDKs for the end-to-end tests"
 (cd test/e2e && npm ci --no-audit --no-fund --silent)
 
 log "go test -race ./..."
 SBX_AGENT_BIN="$PWD/bin/sbx-agent" go test -race -count=1 -p 1 -timeout 40m ./... # -p 1: packages share the host (nftables, netns)
+wait "$deploy_pid" || { cat "$deploy_log" >&2; echo "deploy/ validation failed" >&2; exit 1; }
+log "deploy/ validation passed"
 
 log "fuzz (short)"
 for target in "FuzzParseMetadataFilter ./internal/api" "FuzzParseListQuery ./internal/api" \
