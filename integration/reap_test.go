@@ -94,6 +94,9 @@ func TestReapAllAndExit(t *testing.T) {
 		t.Fatalf("after SIGTERM the sandbox's process and link should survive; inventory:\n%s", left)
 	}
 	d.reapAndCheck()
+	if mounts, _ := os.ReadFile("/proc/self/mounts"); strings.Contains(string(mounts), " "+d.dataDir+"/") {
+		t.Fatalf("after --reap-all-and-exit something is still mounted under %s (the data dir could not be removed)", d.dataDir)
+	}
 	var list []map[string]any
 	if code := startDaemon(t, "runsc", d.dataDir).api("GET", "/v2/sandboxes", nil, &list); code != 200 || len(list) != 0 {
 		t.Fatalf("after reaping, a restart lists %d %v", code, list)

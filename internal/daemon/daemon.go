@@ -218,6 +218,9 @@ func (d *Daemon) run(ctx context.Context) error {
 	if f.reapAll {
 		n, err := mgr.ReapAll(ctx)
 		log.Info("reaped every sandbox", "reaped", n, "err", err)
+		if err == nil {
+			err = unmountRunDir(f.dataDir)
+		}
 		return err
 	}
 	n, err := mgr.Recover(ctx)

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -80,4 +81,21 @@ func legacyLayout(dataDir string) bool {
 		}
 	}
 	return false
+}
+
+// unmountRunDir undoes mountRunDir once --reap-all-and-exit has emptied the
+// node: runsc's null netns pin and the run tmpfs are unmounted, so the data
+// dir can be removed. Only call it when no sandbox of this data dir is left.
+// The nftables table stays: it is the net prefix's, which other daemons may
+// share.
+func unmountRunDir(dataDir string) error {
+	run := filepath.Join(dataDir, runDirName)
+	var errs []error
+	for _, p := range []string{filepath.Join(run, "runtime", "runsc", "null-netns"), run} {
+		err := syscall.Unmount(p, syscall.MNT_DETACH)
+		if err != nil && err != syscall.EINVAL && err != syscall.ENOENT {
+			errs = append(errs, fmt.Errorf("unmount %s: %w", p, err))
+		}
+	}
+	return errors.Join(errs...)
 }
