@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"log"
 	"io/fs"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -45,9 +45,13 @@ func fillB(dir string) error {
 	etc := filepath.Join(dir, "etc")
 	steps := []func() error{
 		func() error { return os.MkdirAll(filepath.Join(etc, "old"), 0o755) },
-		func() error { return unix.Setxattr(filepath.Join(etc, "old"), "trusted.overlay.opaque", []byte("y"), 0) },
+		func() error {
+			return unix.Setxattr(filepath.Join(etc, "old"), "trusted.overlay.opaque", []byte("y"), 0)
+		},
 		func() error { return unix.Mknod(filepath.Join(etc, "gone"), unix.S_IFCHR, 0) },
-		func() error { return os.WriteFile(filepath.Join(dir, "app"), bytes.Repeat([]byte("sbx"), 10000), 0o755) },
+		func() error {
+			return os.WriteFile(filepath.Join(dir, "app"), bytes.Repeat([]byte("sbx"), 10000), 0o755)
+		},
 		func() error { return os.Chmod(filepath.Join(dir, "app"), 0o4755|fs.ModeSetuid) },
 		func() error { return os.Link(filepath.Join(dir, "app"), filepath.Join(dir, "app2")) },
 		func() error { return os.Symlink("/etc/passwd", filepath.Join(dir, "link")) },

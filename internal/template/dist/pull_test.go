@@ -34,7 +34,9 @@ func TestPushPullRoundTrip(t *testing.T) {
 			return st.Mode&unix.S_IFMT == unix.S_IFCHR && st.Rdev == 0
 		}},
 		{"opaque dir", func() bool { return opaque(filepath.Join(root, "etc/old")) }},
-		{"hardlink", func() bool { return stat(t, filepath.Join(root, "app")).Ino == stat(t, filepath.Join(root, "app2")).Ino }},
+		{"hardlink", func() bool {
+			return stat(t, filepath.Join(root, "app")).Ino == stat(t, filepath.Join(root, "app2")).Ino
+		}},
 		{"setuid", func() bool { return stat(t, filepath.Join(root, "app")).Mode&0o7777 == 0o4755 }},
 		{"content", func() bool {
 			got, _ := os.ReadFile(filepath.Join(root, "app"))

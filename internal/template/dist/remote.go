@@ -29,7 +29,7 @@ const (
 	LabelName     = "dev.sbx.template.name"
 	LabelLayers   = "dev.sbx.template.layers" // JSON list of layer ids, bottom first
 	LabelConfig   = "dev.sbx.template.config" // JSON of the build's config
-	AnnLayer      = "dev.sbx.layer.id"         // on each layer descriptor
+	AnnLayer      = "dev.sbx.layer.id"        // on each layer descriptor
 )
 
 // ErrMismatch is returned (wrapped) when the registry's image is not the
