@@ -33,8 +33,15 @@ type Registry struct {
 	Layers   *layers.Store
 	Store    *store.Store
 	UIDBase  uint32
+	// Remote, if set, receives every ready build and serves the layers a
+	// build made on another node lacks here (pulled on first use).
+	Remote Remote
+	// Shared: the store is shared with other nodes, whose templates a miss
+	// reloads the index for.
+	Shared bool
 
 	mu        sync.RWMutex
+	reloaded  time.Time // last reloadOnMiss
 	idx       index
 	transient map[string]sandbox.Template
 	spawns    map[string]spawn // not yet written to the store
@@ -194,6 +201,9 @@ func (r *Registry) Get(ref string) (sandbox.Template, error) {
 		return tt, nil
 	}
 	t, b, err := r.resolveBuild(ref)
+	if err != nil && r.reloadOnMiss(err) {
+		t, b, err = r.resolveBuild(ref)
+	}
 	if err == nil {
 		tt := r.fromBuild(t.ID, b)
 		if len(t.Names) > 0 {
@@ -234,7 +244,12 @@ func (r *Registry) stackTemplate(name, build string, ls []string, cfg store.Buil
 	return sandbox.Template{
 		Name: name, Build: build, Env: cfg.Env, Workdir: cfg.Workdir, User: cfg.User,
 		StartCmd: cfg.StartCmd, ReadyCmd: cfg.ReadyCmd, Snapshot: cfg.Snapshot,
-		Lower: func(ctx context.Context, userns bool) (string, error) { return r.lower(ctx, ls, userns) },
+		Lower: func(ctx context.Context, userns bool) (string, error) {
+			if err := r.fetch(ctx, name, build, ls); err != nil {
+				return "", err
+			}
+			return r.lower(ctx, ls, userns)
+		},
 	}
 }
 

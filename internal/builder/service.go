@@ -242,6 +242,9 @@ func (s *Service) run(ctx context.Context, b *store.BuildRec, spec Spec, lg *bui
 		st, err = s.execute(ctx, b, spec, lg)
 	}
 	if err == nil {
+		err = s.pushRemote(ctx, b, st, lg)
+	}
+	if err == nil {
 		lg.add("info", "finalize", "build finished in %s", time.Since(t0).Round(10*time.Millisecond))
 	}
 	if s.cfg.OnBuild != nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/sbx-dev/sbx/internal/secrets"
 	"github.com/sbx-dev/sbx/internal/store"
 	"github.com/sbx-dev/sbx/internal/telemetry"
+	"github.com/sbx-dev/sbx/internal/template/dist"
 	"github.com/sbx-dev/sbx/internal/volume"
 )
 
@@ -40,6 +41,8 @@ type Config struct {
 	imageQuotaMB                                                                              int64
 	egress                                                                                    egressFlags
 	insecureRegistries                                                                        stringList
+	templateRegistry                                                                          string
+	templateRegistryInsecure                                                                  bool
 	registryMirror                                                                            string
 	buildConcurrency                                                                          int
 	buildStepTimeout                                                                          time.Duration
@@ -102,6 +105,8 @@ func ParseFlags(args []string) (*Config, error) {
 	f.tls.register(fs)
 	fs.Var(&f.insecureRegistries, "insecure-registry", "registry host[:port] pulled over plain HTTP (repeatable; loopback always is)")
 	fs.StringVar(&f.registryMirror, "registry-mirror", "", "registry host[:port] that mirrors Docker Hub, used for its images")
+	fs.StringVar(&f.templateRegistry, "template-registry", "", "host[:port]/prefix of an OCI registry that ready template builds are pushed to and that a node pulls a build's missing layers from on first use (a cluster's nodes share templates through it; empty: none)")
+	fs.BoolVar(&f.templateRegistryInsecure, "template-registry-insecure", false, "reach --template-registry over plain HTTP (tests, a trusted network)")
 	fs.IntVar(&f.buildConcurrency, "build-concurrency", 2, "template builds at once; more wait")
 	fs.Int64Var(&f.templateQuotaMB, "template-quota-mb", 0, "disk bound in MiB for template layers (0: none); builds past it fail")
 	fs.Int64Var(&f.volumeMB, "volume-size-mb", 1024, "size (quota) of a volume whose create names none, in MiB")
@@ -129,6 +134,11 @@ func ParseFlags(args []string) (*Config, error) {
 	}
 	if err := f.checkRole(); err != nil {
 		return nil, err
+	}
+	if f.templateRegistry != "" {
+		if _, err := (&dist.Remote{Repo: f.templateRegistry}).Ref("t", "b"); err != nil {
+			return nil, fmt.Errorf("--template-registry: %w", err)
+		}
 	}
 	if f.templatesDir == "" {
 		f.templatesDir = filepath.Join(f.dataDir, "templates")

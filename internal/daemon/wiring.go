@@ -19,6 +19,7 @@ import (
 	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/store"
 	"github.com/sbx-dev/sbx/internal/template"
+	"github.com/sbx-dev/sbx/internal/template/dist"
 	"github.com/sbx-dev/sbx/internal/template/layers"
 	ocipull "github.com/sbx-dev/sbx/internal/template/oci"
 )
@@ -92,11 +93,15 @@ func nodeID(dataDir string) (string, error) {
 // templates dir, user templates' layers under it, records in st.
 func newRegistry(f *Config, st *store.Store, owner string) *builder.Registry {
 	base := uint32(f.uidBase)
-	return &builder.Registry{
+	r := &builder.Registry{
 		Builtins: &template.Store{Dir: f.templatesDir},
 		Layers:   LayerStore(f.templatesDir, owner, base),
-		Store:    st, UIDBase: base,
+		Store:    st, UIDBase: base, Shared: f.cluster.url != "",
 	}
+	if f.templateRegistry != "" {
+		r.Remote = &dist.Remote{Repo: f.templateRegistry, Insecure: f.templateRegistryInsecure, Layers: r.Layers}
+	}
+	return r
 }
 
 // LayerStore is the layer store of a templates dir, its uses marked as
