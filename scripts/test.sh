@@ -33,6 +33,9 @@ dpkg -s busybox-static >/dev/null 2>&1 || { apt-get update -qq && apt-get instal
 dpkg -s chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
 # test-only: PostgreSQL, the cluster store's back end; the tests start their own throwaway servers
 dpkg -s postgresql >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >/dev/null; }
+# test-only: Debian's docker-registry, the OCI registry a cluster's nodes share templates through
+# (integration/cluster_templates_test.go starts its own on a loopback port; the packaged service stays off)
+dpkg -s docker-registry >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker-registry >/dev/null; }
 
 log "gofmt, go vet"
 unformatted=$(gofmt -l $(git ls-files '*.go'))

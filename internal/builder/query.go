@@ -215,6 +215,11 @@ func (s *Service) Alias(alias string) (templateID string, public bool, err error
 	if t, ok := s.reg.lookup(alias); ok {
 		return t.ID, t.Public, nil
 	}
+	if s.reg.reloadOnMiss(sandbox.ErrNotFound) { // made through another node since the last reload
+		if t, ok := s.reg.lookup(alias); ok {
+			return t.ID, t.Public, nil
+		}
+	}
 	if bt, err := s.reg.Builtins.Get(alias); err == nil {
 		return bt.Name, true, nil
 	}

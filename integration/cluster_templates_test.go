@@ -1,0 +1,64 @@
+package integration
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sbx-dev/sbx/internal/store/pgtest"
+)
+
+// TestClusterTemplateRegistry: a template built on node 1 is pushed to a
+// real OCI registry (Debian's docker-registry); node 2, on the same
+// PostgreSQL but with an empty templates dir, pulls the build's layers on
+// the first create and runs it. With the registry down, that create is a
+// 503 naming the registry and leaves no partial layer; once pulled, creates
+// on node 2 no longer need the registry.
+func TestClusterTemplateRegistry(t *testing.T) {
+	requirements(t, "runsc")
+	reg := startRegistry(t)
+	url := pgtest.URL(t)
+	repo := reg.addr + "/sbx/templates"
+	flags := []string{"--template-registry", repo, "--template-registry-insecure"}
+	n1 := startClusterNode(t, "runsc", url, 1, "", flags...)
+	tdir2 := filepath.Join(t.TempDir(), "templates")
+	n2 := startClusterNode(t, "runsc", url, 2, "", append(flags, "--templates-dir", tdir2)...)
+
+	tid, bid := n1.startBuild(t, "it-dist", map[string]any{"fromTemplate": "base",
+		"steps": []map[string]any{{"type": "RUN", "args": []string{"echo pulled > /marker"}}}})
+	st := n1.waitStatus(t, tid, bid, 5*time.Minute, func(s buildStatus) bool { return s.Status != "building" && s.Status != "waiting" })
+	if st.Status != "ready" || !logHas(st, "pushed to the template registry") {
+		t.Fatalf("build: %+v", st)
+	}
+
+	reg.stop()
+	var e struct{ Message string }
+	if code := n2.api("POST", "/v2/sandboxes", map[string]any{"templateID": "it-dist"}, &e); code != 503 || !strings.Contains(e.Message, repo) {
+		t.Fatalf("create with the registry down: %d %q, want 503 naming %s", code, e.Message, repo)
+	}
+	if tmp, _ := filepath.Glob(filepath.Join(tdir2, "layers", ".tmp-*")); len(tmp) > 0 {
+		t.Fatalf("partial layers left: %v", tmp)
+	}
+
+	reg.restart()
+	t0 := time.Now()
+	sb := n2.create(map[string]any{"templateID": "it-dist", "timeout": 120})
+	t.Logf("first create on node 2 (pull of %s) took %v", tid, time.Since(t0).Round(time.Millisecond))
+	if out, code := sb.run("", "cat /marker", 20*time.Second); code != 0 || out != "pulled\n" {
+		t.Fatalf("run in the pulled template: %q %d", out, code)
+	}
+	ls, _ := os.ReadDir(filepath.Join(tdir2, "layers"))
+	if len(ls) < 2 {
+		t.Fatalf("node 2's layer store: %v", ls)
+	}
+
+	reg.stop()
+	t0 = time.Now()
+	sb2 := n2.create(map[string]any{"templateID": "it-dist", "timeout": 120})
+	t.Logf("second create on node 2 (local) took %v", time.Since(t0).Round(time.Millisecond))
+	if out, code := sb2.run("", "cat /marker", 20*time.Second); code != 0 || out != "pulled\n" {
+		t.Fatalf("second create: %q %d", out, code)
+	}
+}
