@@ -1,12 +1,14 @@
 package integration
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sbx-dev/sbx/internal/store"
 	"github.com/sbx-dev/sbx/internal/store/pgtest"
 )
 
@@ -31,6 +33,14 @@ func TestClusterTemplateRegistry(t *testing.T) {
 	st := n1.waitStatus(t, tid, bid, 5*time.Minute, func(s buildStatus) bool { return s.Status != "building" && s.Status != "waiting" })
 	if st.Status != "ready" || !logHas(st, "pushed to the template registry") {
 		t.Fatalf("build: %+v", st)
+	}
+	admin, err := store.OpenPostgres(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	if b, err := admin.Build(context.Background(), bid); err != nil || !strings.HasPrefix(b.Digest, "sha256:") {
+		t.Fatalf("build record: %+v %v, want the pushed digest (other nodes pull by it)", b, err)
 	}
 
 	reg.stop()

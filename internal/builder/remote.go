@@ -40,6 +40,7 @@ func (s *Service) pushRemote(ctx context.Context, b *store.BuildRec, st *state, 
 	if err != nil {
 		return &stepError{step: "push", err: err}
 	}
+	b.Digest = d
 	lg.add("info", "push", "pushed to the template registry as %s in %s", d, time.Since(t0).Round(10*time.Millisecond))
 	return nil
 }
@@ -58,7 +59,11 @@ func (r *Registry) fetch(ctx context.Context, name, build string, ls []string) e
 	if r.Remote == nil || build == "" {
 		return fmt.Errorf("%w: template %s: layers missing on this node (no template registry to pull them from)", sandbox.ErrUnavailable, name)
 	}
-	if _, err := r.Remote.Pull(ctx, dist.Meta{TemplateID: name, BuildID: build, Layers: ls}); err != nil {
+	m := dist.Meta{TemplateID: name, BuildID: build, Layers: ls}
+	if b, ok := r.build(build); ok {
+		m.Digest = b.Digest
+	}
+	if _, err := r.Remote.Pull(ctx, m); err != nil {
 		return fmt.Errorf("%w: %w", sandbox.ErrUnavailable, err)
 	}
 	return nil

@@ -35,11 +35,14 @@ type BuildRec struct {
 	DiskSizeMB int         `json:"diskSizeMB"`
 	Layers     []string    `json:"layers,omitempty"`
 	Config     BuildConfig `json:"config"`
-	Reason     string      `json:"reason,omitempty"`
-	ReasonStep string      `json:"reasonStep,omitempty"`
-	CreatedAt  time.Time   `json:"createdAt"`
-	UpdatedAt  time.Time   `json:"updatedAt"`
-	FinishedAt time.Time   `json:"finishedAt,omitzero"`
+	// Digest is the manifest digest of the build pushed to the template
+	// registry ("" if none): other nodes pull it by this digest.
+	Digest     string    `json:"digest,omitempty"`
+	Reason     string    `json:"reason,omitempty"`
+	ReasonStep string    `json:"reasonStep,omitempty"`
+	CreatedAt  time.Time `json:"createdAt"`
+	UpdatedAt  time.Time `json:"updatedAt"`
+	FinishedAt time.Time `json:"finishedAt,omitzero"`
 }
 
 // BuildConfig is what a finished build gives every sandbox of it.

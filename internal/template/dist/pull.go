@@ -17,7 +17,9 @@ import (
 
 // Pull makes every layer of build m present in the layer store (and used
 // by its Owner), fetching the missing ones from the registry. The image
-// must describe exactly m's stack; each layer's compressed bytes are
+// (by m.Digest when set: go-containerregistry checks the manifest against
+// it, so the chain manifest → config → layers is rooted in the shared
+// store, not in the registry) must describe exactly m's stack; each layer's compressed bytes are
 // checked against its manifest digest (go-containerregistry) and its
 // uncompressed bytes against its config diff id. A failed layer leaves
 // nothing in the store; layers pulled before it stay (they are complete
@@ -35,7 +37,7 @@ func (r *Remote) Pull(ctx context.Context, m Meta) (int, error) {
 }
 
 func (r *Remote) pull(ctx context.Context, m Meta) (int, error) {
-	ref, err := r.Ref(m.TemplateID, m.BuildID)
+	ref, err := r.pullRef(m)
 	if err != nil {
 		return 0, err
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -163,5 +164,35 @@ func TestPushMissingLayer(t *testing.T) {
 	m.Layers = append(m.Layers, "cccccccccccccccccccccccc")
 	if _, err := r.remote(built(t)).Push(context.Background(), m); err == nil {
 		t.Fatal("pushed a build with a missing layer")
+	}
+}
+
+// TestPullPinnedDigest: a pull pinned to the pushed digest gets that image
+// even after the tag was moved to another; unpinned, the moved tag's image
+// (another stack) is refused.
+func TestPullPinnedDigest(t *testing.T) {
+	requireRoot(t)
+	r := newReg(t)
+	a := built(t)
+	d, err := r.remote(a).Push(context.Background(), meta())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := meta()
+	other.Layers = []string{idA}
+	if _, err := r.remote(a).Push(context.Background(), other); err != nil { // same tag, another image
+		t.Fatal(err)
+	}
+	if _, err := r.remote(emptyStore(t)).Pull(context.Background(), meta()); !errors.Is(err, ErrMismatch) {
+		t.Fatalf("unpinned pull of a moved tag: %v, want ErrMismatch", err)
+	}
+	m := meta()
+	m.Digest = d
+	if n, err := r.remote(emptyStore(t)).Pull(context.Background(), m); err != nil || n != 2 {
+		t.Fatalf("pinned pull: n=%d err=%v", n, err)
+	}
+	m.Digest = "sha256:" + strings.Repeat("0", 64)
+	if _, err := r.remote(emptyStore(t)).Pull(context.Background(), m); err == nil {
+		t.Fatal("pull of an unknown digest succeeded")
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/sbx-dev/sbx/internal/template/layers"
@@ -53,9 +54,12 @@ type Remote struct {
 type Meta struct {
 	TemplateID string
 	BuildID    string
-	Name       string          // the template's alias, informational
-	Layers     []string        // layer ids, bottom first
-	Config     json.RawMessage // the build's config, informational
+	Name       string   // the template's alias, informational
+	Layers     []string // layer ids, bottom first
+	// Digest pins the manifest a pull accepts ("" trusts the tag): the
+	// digest Push returned, recorded with the build in the shared store.
+	Digest string
+	Config json.RawMessage // the build's config, informational
 }
 
 // Ref is the image reference of a build.
@@ -69,6 +73,18 @@ func (r *Remote) Ref(templateID, buildID string) (name.Reference, error) {
 		return nil, fmt.Errorf("template registry %s: %w", r.Repo, err)
 	}
 	return ref, nil
+}
+
+// pullRef is the reference a pull fetches: m's digest if set, else its tag.
+func (r *Remote) pullRef(m Meta) (name.Reference, error) {
+	tag, err := r.Ref(m.TemplateID, m.BuildID)
+	if err != nil || m.Digest == "" {
+		return tag, err
+	}
+	if _, err := v1.NewHash(m.Digest); err != nil {
+		return nil, fmt.Errorf("template %s build %s: bad digest: %w", m.TemplateID, m.BuildID, err)
+	}
+	return tag.Context().Digest(m.Digest), nil
 }
 
 func (r *Remote) options(ctx context.Context) []remote.Option {
