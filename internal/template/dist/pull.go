@@ -61,6 +61,7 @@ func (r *Remote) pull(ctx context.Context, m Meta) (int, error) {
 		}
 		if filled {
 			n++
+			r.saveDesc(ids[i], l)
 		}
 	}
 	return n, nil

@@ -24,12 +24,21 @@ func (r *Remote) Push(ctx context.Context, m Meta) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	img, err := r.image(m)
-	if err != nil {
-		return "", fmt.Errorf("push template %s build %s: %w", m.TemplateID, m.BuildID, err)
+	img, ls, err := r.image(m, true)
+	if err == nil {
+		err = remote.Write(ref, img, r.options(ctx)...)
+		if err != nil && ctx.Err() == nil { // a recorded digest may be stale: once more, computed
+			r.dropDescs(m.Layers)
+			if img, ls, err = r.image(m, false); err == nil {
+				err = remote.Write(ref, img, r.options(ctx)...)
+			}
+		}
 	}
-	if err := remote.Write(ref, img, r.options(ctx)...); err != nil {
+	if err != nil {
 		return "", fmt.Errorf("push template %s build %s to %s: %w", m.TemplateID, m.BuildID, r.Repo, err)
+	}
+	for i, id := range m.Layers {
+		r.saveDesc(id, ls[i])
 	}
 	d, err := img.Digest()
 	if err != nil {
@@ -38,28 +47,40 @@ func (r *Remote) Push(ctx context.Context, m Meta) (string, error) {
 	return d.String(), nil
 }
 
-// image is the OCI image of build m.
-func (r *Remote) image(m Meta) (v1.Image, error) {
+// image is the OCI image of build m and its layers; cached uses the
+// layers' recorded digests where there are some.
+func (r *Remote) image(m Meta, cached bool) (v1.Image, []v1.Layer, error) {
 	if len(m.Layers) == 0 {
-		return nil, fmt.Errorf("no layers")
+		return nil, nil, fmt.Errorf("no layers")
 	}
 	adds := make([]mutate.Addendum, 0, len(m.Layers))
+	ls := make([]v1.Layer, 0, len(m.Layers))
 	for _, id := range m.Layers {
-		if !r.Layers.Has(id) {
-			return nil, fmt.Errorf("layer %s is not in the layer store", id)
-		}
-		l, err := treeLayer(r.Layers.Path(id))
+		l, err := r.layer(id, cached)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		ls = append(ls, l)
 		adds = append(adds, mutate.Addendum{Layer: l, Annotations: map[string]string{AnnLayer: id}, MediaType: types.OCILayer})
 	}
 	img := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
 	img, err := mutate.Append(img, adds...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return r.configure(img, m)
+	img, err = r.configure(img, m)
+	return img, ls, err
+}
+
+// layer is the OCI layer of layer id.
+func (r *Remote) layer(id string, cached bool) (v1.Layer, error) {
+	if !r.Layers.Has(id) {
+		return nil, fmt.Errorf("layer %s is not in the layer store", id)
+	}
+	if l := r.cachedLayer(id); cached && l != nil {
+		return l, nil
+	}
+	return treeLayer(r.Layers.Path(id))
 }
 
 // configure puts m's description into img's config labels and manifest
