@@ -2,7 +2,9 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,7 +26,7 @@ func TestClusterTemplateRegistry(t *testing.T) {
 	url := pgtest.URL(t)
 	repo := reg.addr + "/sbx/templates"
 	flags := []string{"--template-registry", repo, "--template-registry-insecure"}
-	n1 := startClusterNode(t, "runsc", url, 1, "", flags...)
+	n1 := startClusterNode(t, "runsc", url, 1, "", append(flags, "--templates-dir", baseCopy(t))...)
 	tdir2 := filepath.Join(t.TempDir(), "templates")
 	n2 := startClusterNode(t, "runsc", url, 2, "", append(flags, "--templates-dir", tdir2)...)
 
@@ -71,4 +73,32 @@ func TestClusterTemplateRegistry(t *testing.T) {
 	if out, code := sb2.run("", "cat /marker", 20*time.Second); code != 0 || out != "pulled\n" {
 		t.Fatalf("second create: %q %d", out, code)
 	}
+}
+
+// baseCopy is a templates dir of its own holding the base template, its
+// layers hardlinked from the shared one (the builds and pushes of this
+// test write into it, never into the shared dir).
+func baseCopy(t *testing.T) string {
+	t.Helper()
+	_, src := requirements(t, "runsc")
+	b, err := os.ReadFile(filepath.Join(src, "base", "template.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bt struct{ Layers []string }
+	if err := json.Unmarshal(b, &bt); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), "templates")
+	cmds := [][]string{{"mkdir", "-p", filepath.Join(dst, "layers")}, {"cp", "-a", filepath.Join(src, "base"), dst}}
+	for _, id := range bt.Layers {
+		l, sl := filepath.Join(dst, "layers", id), filepath.Join(src, "layers", id)
+		cmds = append(cmds, []string{"mkdir", l}, []string{"cp", "-al", filepath.Join(sl, "r"), l}, []string{"cp", filepath.Join(sl, "size"), l})
+	}
+	for _, c := range cmds {
+		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v %s", c, err, out)
+		}
+	}
+	return dst
 }
