@@ -56,7 +56,10 @@ func (r *Registry) fetch(ctx context.Context, name, build string, ls []string) e
 	if !missing {
 		return nil
 	}
-	if r.Remote == nil || build == "" {
+	if build == "" { // a built-in: each node builds its own
+		return fmt.Errorf("%w: template %s: layers missing on this node (rebuild it: sbx template build %s)", sandbox.ErrUnavailable, name, name)
+	}
+	if r.Remote == nil {
 		return fmt.Errorf("%w: template %s: layers missing on this node (no template registry to pull them from)", sandbox.ErrUnavailable, name)
 	}
 	m := dist.Meta{TemplateID: name, BuildID: build, Layers: ls}

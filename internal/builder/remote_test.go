@@ -43,12 +43,14 @@ func TestRegistryFetch(t *testing.T) {
 	cases := []struct {
 		name      string
 		remote    bool
+		builtin   bool // no build: never pulled
 		err       error
 		wantPulls int
 		wantErr   string
 	}{
 		{name: "pulled on first use", remote: true, wantPulls: 1},
 		{name: "no registry", wantErr: "no template registry"},
+		{name: "built-in", remote: true, builtin: true, wantErr: "sbx template build tpl"},
 		{name: "pull fails", remote: true, err: errors.New("pull template t build b from reg:5000/x: boom"), wantPulls: 2, wantErr: "reg:5000/x"},
 	}
 	for _, c := range cases {
@@ -59,7 +61,11 @@ func TestRegistryFetch(t *testing.T) {
 			if c.remote {
 				r.Remote = f
 			}
-			tm := r.stackTemplate("tpl", "build1", ids, store.BuildConfig{})
+			build := "build1"
+			if c.builtin {
+				build = ""
+			}
+			tm := r.stackTemplate("tpl", build, ids, store.BuildConfig{})
 			for range 2 {
 				lower, err := tm.Lower(context.Background(), false)
 				if c.wantErr != "" {
