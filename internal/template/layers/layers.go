@@ -13,6 +13,8 @@
 //	<key24>/fs-userns   the same tree shifted into the user-namespace range
 //	                    (crun, runc), made on first use
 //	<key24>/size        bytes of the tree's regular files (written at commit)
+//	<key24>/oci.json    the layer's OCI digests once pushed to or pulled from a
+//	                    template registry (package dist)
 //	<key24>/users/<o>   one empty file per store owner (daemon) that uses the
 //	                    layer: daemons sharing Dir each release only their
 //	                    own use, and the last one removes the layer
