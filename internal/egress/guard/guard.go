@@ -2,13 +2,10 @@ package guard
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/netip"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/egress"
@@ -75,49 +72,7 @@ type Guard struct {
 // still open, and returns only after all its goroutines have: nil after
 // ctx ended, the accept error otherwise.
 func (g *Guard) Serve(ctx context.Context, ln net.Listener) error {
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	defer func() { cancel(); _ = ln.Close(); wg.Wait() }()
-	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
-	defer stop()
-	for backoff := time.Duration(0); ; {
-		c, err := ln.Accept()
-		switch {
-		case err == nil:
-			backoff = 0
-			wg.Add(1)
-			go func() { defer wg.Done(); g.handle(ctx, c) }()
-		case ctx.Err() != nil:
-			return nil
-		case retryableAccept(err):
-			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-			g.log().Warn("egress guard: accept", "err", err, "retry", backoff)
-			sleepCtx(ctx, backoff)
-		default:
-			return fmt.Errorf("egress guard: accept: %w", err)
-		}
-	}
-}
-
-// retryableAccept reports accept errors that pass: out of descriptors or
-// memory, or a connection aborted before it was accepted.
-func retryableAccept(err error) bool {
-	for _, e := range []error{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS,
-		syscall.ENOMEM, syscall.ECONNABORTED, syscall.ECONNRESET} {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	return false
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
+	return egress.ServeConns(ctx, ln, "egress guard", g.log(), g.handle)
 }
 
 // acquire counts a connection of sandbox against MaxConnsPerSandbox.

@@ -2,13 +2,10 @@ package socks
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/netip"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/egress"
@@ -57,31 +54,7 @@ type Tunnel struct {
 // open, and returns after all its goroutines: nil once ctx ended, the
 // accept error otherwise.
 func (t *Tunnel) Serve(ctx context.Context, ln net.Listener) error {
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	defer func() { cancel(); _ = ln.Close(); wg.Wait() }()
-	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
-	defer stop()
-	for backoff := time.Duration(0); ; {
-		c, err := ln.Accept()
-		switch {
-		case err == nil:
-			backoff = 0
-			wg.Add(1)
-			go func() { defer wg.Done(); t.handle(ctx, c) }()
-		case ctx.Err() != nil:
-			return nil
-		case errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) || errors.Is(err, syscall.ECONNABORTED):
-			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-			t.log().Warn("egress tunnel: accept", "err", err, "retry", backoff)
-			select {
-			case <-time.After(backoff):
-			case <-ctx.Done():
-			}
-		default:
-			return fmt.Errorf("egress tunnel: accept: %w", err)
-		}
-	}
+	return egress.ServeConns(ctx, ln, "egress tunnel", t.log(), t.handle)
 }
 
 // handle serves one connection; c is closed when it returns (reset when
