@@ -10,7 +10,9 @@ import (
 // through the manager into the record. Its JSON is the format records have
 // always stored (the api's request body re-marshalled), so older records
 // load unchanged. The fields sbx refuses (maskRequestHost, httpsPorts) are
-// never set and so have no field here.
+// never set and so have no field here. A Network in a record is never
+// changed in place, only replaced (copies of the record, e.g. from
+// sandbox.Manager.Get, share it): Clone before changing one.
 type Network struct {
 	AllowOut           []string        `json:"allowOut,omitempty"`
 	DenyOut            []string        `json:"denyOut,omitempty"`
