@@ -114,6 +114,11 @@ func TestEgressProxyBadInput(t *testing.T) {
 	if code, e := do(t, srv, "POST", "/v2/sandboxes", `{"network":{"egressProxy":null}}`, nil); code != 201 || proxyOf(h, e["sandboxID"].(string)) != nil {
 		t.Errorf("egressProxy null: %d %v, want 201 and no proxy", code, e)
 	}
+	// Only the manager seals: a client's passwordSealed is dropped at the edge, never opened.
+	code, e := do(t, srv, "POST", "/v2/sandboxes", `{"network":{"egressProxy":{"address":"proxy.test:1080","passwordSealed":"Zm9v"}}}`, nil)
+	if p := proxyOf(h, fmt.Sprint(e["sandboxID"])); code != 201 || p == nil || p.Password.Reveal() != "" {
+		t.Errorf("client passwordSealed: %d %v, proxy %+v; want 201, no password", code, e, p)
+	}
 	plain, _ := newServer(t)
 	if code, e := do(t, plain, "POST", "/v2/sandboxes", `{"network":{"egressProxy":{"address":"1.2.3.4:1080"}}}`, nil); code != 501 {
 		t.Errorf("node without a tunnel: %d %v, want 501", code, e)

@@ -1,8 +1,13 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+
+	"github.com/sbx-dev/sbx/internal/sandbox"
+	"github.com/sbx-dev/sbx/internal/store"
 )
 
 // networkUpdate is E2B's SandboxNetworkUpdateConfig. It replaces the egress
@@ -31,13 +36,9 @@ func (s *Server) updateNetwork(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	n := mergeNetwork(in.Network, req)
-	if err = validateNetwork(req.AllowInternetAccess, n); err == nil {
-		err = s.checkRules(r.Context(), teamOf(r), req.AllowInternetAccess, n)
-	}
+	n, err := s.parseNetwork(r.Context(), teamOf(r), req.AllowInternetAccess, mergeNetwork(in.Network, req))
 	if err == nil {
-		raw, _ := json.Marshal(n)
-		err = s.mgr.UpdateNetwork(r.Context(), id, req.AllowInternetAccess, raw)
+		err = s.mgr.UpdateNetwork(r.Context(), id, req.AllowInternetAccess, n)
 	}
 	if err != nil {
 		writeErr(w, err)
@@ -48,11 +49,51 @@ func (s *Server) updateNetwork(w http.ResponseWriter, r *http.Request) {
 
 // mergeNetwork is the stored SandboxNetworkConfig with its egress fields
 // replaced by the update's (the others, e.g. allowPublicTraffic, are kept).
-func mergeNetwork(stored json.RawMessage, u networkUpdate) *networkConfig {
-	n := &networkConfig{}
-	if len(stored) > 0 {
-		_ = json.Unmarshal(stored, n)
+func mergeNetwork(stored *store.Network, u networkUpdate) *networkConfig {
+	n := &networkConfig{AllowOut: u.AllowOut, DenyOut: u.DenyOut, Rules: u.Rules, EgressProxy: u.EgressProxy}
+	if stored != nil {
+		n.AllowPublicTraffic = stored.AllowPublicTraffic
 	}
-	n.AllowOut, n.DenyOut, n.Rules, n.EgressProxy = u.AllowOut, u.DenyOut, u.Rules, u.EgressProxy
 	return n
+}
+
+// parseNetwork is the one parse of a request's network settings (create's
+// allow_internet_access and network, or an update merged onto the stored
+// settings): every bad value is ErrInvalid here (400, errors.go), and the
+// typed result is what the manager enforces, the record keeps and getInfo
+// shows. The egress policy must parse (sandbox.NetworkPolicy: allowOut,
+// denyOut, egressProxy) and the header rules pass checkRules. nil n is no
+// settings (nil).
+func (s *Server) parseNetwork(ctx context.Context, team string, allowNet *bool, n *networkConfig) (*store.Network, error) {
+	spec, err := networkSpec(n)
+	if err != nil {
+		return nil, err
+	}
+	p, err := sandbox.NetworkPolicy(allowNet, spec)
+	if err != nil {
+		return nil, err
+	}
+	if spec != nil && present(spec.Rules) {
+		if spec.Rules, err = s.checkRules(ctx, team, p, spec.Rules); err != nil {
+			return nil, err
+		}
+	}
+	return spec, nil
+}
+
+// networkSpec is n in its typed form. An egressProxy of null is none; a
+// passwordSealed sent by a client is dropped (only the manager seals).
+func networkSpec(n *networkConfig) (*store.Network, error) {
+	if n == nil {
+		return nil, nil
+	}
+	spec := &store.Network{AllowOut: n.AllowOut, DenyOut: n.DenyOut, AllowPublicTraffic: n.AllowPublicTraffic, Rules: n.Rules}
+	if present(n.EgressProxy) {
+		spec.EgressProxy = &store.EgressProxy{}
+		if err := json.Unmarshal(n.EgressProxy, spec.EgressProxy); err != nil {
+			return nil, fmt.Errorf("%w: network: egressProxy: %w", sandbox.ErrInvalid, err)
+		}
+		spec.EgressProxy.PasswordSealed = ""
+	}
+	return spec, nil
 }

@@ -11,36 +11,30 @@ import (
 	"github.com/sbx-dev/sbx/internal/sandbox"
 )
 
-// checkRules validates network.rules for team (create and updateNetwork):
-// well-formed (rules.Parse: domains, header names and values, placeholders),
-// every rule's domain reachable through allowOut (a rule grants nothing,
-// and sbx applies rules only to connections its domain guard reads the
-// name of), and every secret a value names existing for team now (a
-// sandbox that silently sends no header is worse than a 400). A secret
-// deleted later fails the requests that need it closed.
-func (s *Server) checkRules(ctx context.Context, team string, allowNet *bool, n *networkConfig) error {
-	if n == nil || !present(n.Rules) {
-		return nil
-	}
-	set, err := rules.Parse(n.Rules)
+// checkRules validates network.rules raw for team under the egress policy
+// p (parseNetwork, for create and updateNetwork) and returns them with
+// their domain keys in lower case: well-formed (rules.Parse: domains,
+// header names and values, placeholders), every rule's domain reachable
+// through allowOut (a rule grants nothing, and sbx applies rules only to
+// connections its domain guard reads the name of), and every secret a
+// value names existing for team now (a sandbox that silently sends no
+// header is worse than a 400). A secret deleted later fails the requests
+// that need it closed.
+func (s *Server) checkRules(ctx context.Context, team string, p egress.Policy, raw json.RawMessage) (json.RawMessage, error) {
+	set, err := rules.Parse(raw)
 	if err != nil {
-		return fmt.Errorf("%w: %w", sandbox.ErrInvalid, err)
-	}
-	p, err := egress.Parse(allowNet, n.AllowOut, n.DenyOut)
-	if err != nil {
-		return fmt.Errorf("%w: %w", sandbox.ErrInvalid, err)
+		return nil, fmt.Errorf("%w: %w", sandbox.ErrInvalid, err)
 	}
 	for _, d := range set.Domains() {
 		if !allowedByName(p, d) {
-			return fmt.Errorf("%w: network.rules[%q]: the domain is not in allowOut (rules do not allow a domain; list it in allowOut too)",
+			return nil, fmt.Errorf("%w: network.rules[%q]: the domain is not in allowOut (rules do not allow a domain; list it in allowOut too)",
 				sandbox.ErrInvalid, ruleKey(d))
 		}
 	}
 	if err := s.checkRuleSecrets(ctx, team, set.SecretNames()); err != nil {
-		return err
+		return nil, err
 	}
-	n.Rules = lowerKeys(n.Rules)
-	return nil
+	return lowerKeys(raw), nil
 }
 
 // lowerKeys is rules with its domain keys in lower case, as E2B stores

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
@@ -66,15 +65,11 @@ func (s *Server) createOpts(team string, req newSandbox) (o sandbox.CreateOpts, 
 	if err := lifecycleOpts(req, &o); err != nil {
 		return o, err
 	}
-	if err := validateNetwork(req.AllowInternetAccess, req.Network); err != nil {
+	if o.Network, err = s.parseNetwork(context.Background(), team, req.AllowInternetAccess, req.Network); err != nil {
 		return o, err
 	}
-	if err := s.checkRules(context.Background(), team, req.AllowInternetAccess, req.Network); err != nil {
-		return o, err
-	}
-	if req.Network != nil {
-		o.Network, _ = json.Marshal(req.Network)
-		o.PrivateTraffic = req.Network.AllowPublicTraffic != nil && !*req.Network.AllowPublicTraffic
+	if o.Network != nil {
+		o.PrivateTraffic = o.Network.AllowPublicTraffic != nil && !*o.Network.AllowPublicTraffic
 	}
 	if err := validateStrings(o.Metadata, "metadata"); err != nil {
 		return o, err
@@ -122,7 +117,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := sandboxDetail{listedSandbox: listed(in), Domain: s.domain(), EnvdAccessToken: in.EnvdToken,
-		AllowInternetAccess: in.AllowNet, Network: sandbox.RedactNetwork(in.Network), Lifecycle: lifecycleOf(in)}
+		AllowInternetAccess: in.AllowNet, Network: in.Network.Redacted(), Lifecycle: lifecycleOf(in)}
 	writeJSON(w, http.StatusOK, d)
 }
 

@@ -3,6 +3,8 @@ package api
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/sbx-dev/sbx/internal/store"
 )
 
 // EnvdVersion is the envd version the agent is compatible with. The SDK gates
@@ -74,11 +76,11 @@ type listedSandbox struct {
 
 type sandboxDetail struct {
 	listedSandbox
-	Domain              *string         `json:"domain"`
-	EnvdAccessToken     string          `json:"envdAccessToken,omitempty"`
-	AllowInternetAccess *bool           `json:"allowInternetAccess"`
-	Network             json.RawMessage `json:"network,omitempty"`
-	Lifecycle           lifecycle       `json:"lifecycle"`
+	Domain              *string        `json:"domain"`
+	EnvdAccessToken     string         `json:"envdAccessToken,omitempty"`
+	AllowInternetAccess *bool          `json:"allowInternetAccess"`
+	Network             *store.Network `json:"network,omitempty"` // Redacted
+	Lifecycle           lifecycle      `json:"lifecycle"`
 }
 
 type lifecycle struct {

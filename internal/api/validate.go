@@ -42,23 +42,6 @@ func validateEnv(env map[string]string) error {
 	return nil
 }
 
-// validateNetwork accepts the network settings this node enforces: the
-// egress policy (allow_internet_access, allowOut, denyOut, egressProxy:
-// bad ones are 400) and allowPublicTraffic. Header rules are checked by
-// checkRules. An egressProxy of null is the same as none (it is dropped
-// from n).
-func validateNetwork(allowNet *bool, n *networkConfig) error {
-	if n != nil && !present(n.EgressProxy) {
-		n.EgressProxy = nil
-	}
-	var raw []byte
-	if n != nil {
-		raw, _ = json.Marshal(n)
-	}
-	_, err := sandbox.NetworkPolicy(allowNet, raw)
-	return err
-}
-
 // unsupportedFields refuses, naming it, the first create field E2B defines
 // that this server cannot honour: ignoring it would let the caller believe it
 // took effect. (Fields E2B does not define are ignored by decode.)

@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"crypto/x509"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -89,16 +88,10 @@ func newInterceptor(f *Config, ca *intercept.CA, mgr *sandbox.Manager, aud audit
 // sandboxRules are sb's current network.rules and team.
 func sandboxRules(mgr *sandbox.Manager, sb string) (rules.Set, string, bool) {
 	in, err := mgr.Get(sb)
-	if err != nil || len(in.Network) == 0 {
+	if err != nil || in.Network == nil {
 		return rules.Set{}, "", false
 	}
-	var n struct {
-		Rules json.RawMessage `json:"rules"`
-	}
-	if json.Unmarshal(in.Network, &n) != nil {
-		return rules.Set{}, "", false
-	}
-	set, err := rules.Parse(n.Rules)
+	set, err := rules.Parse(in.Network.Rules)
 	if err != nil || set.Empty() {
 		return rules.Set{}, "", false
 	}

@@ -28,7 +28,7 @@ type CreateOpts struct {
 	AutoPauseFilesOnly bool
 	AutoResume         bool // traffic to the paused sandbox resumes it
 	AllowNet           *bool
-	Network            []byte // raw SandboxNetworkConfig: its allowOut/denyOut are the egress policy (NetworkPolicy)
+	Network            *store.Network // validated at the API edge; its allowOut/denyOut/egressProxy are the egress policy (NetworkPolicy)
 	// PrivateTraffic (network.allowPublicTraffic: false) makes exposed ports
 	// require the sandbox's traffic token (e2b-traffic-access-token).
 	PrivateTraffic bool

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/sbx-dev/sbx/internal/egress"
@@ -12,27 +11,22 @@ import (
 // maxNetRules bounds allowOut + denyOut, so one policy stays small.
 const maxNetRules = 1000
 
-// NetworkPolicy parses a sandbox's network settings, E2B's
-// allow_internet_access and SandboxNetworkConfig (allowOut, denyOut and
-// egressProxy matter here), into its egress policy. Bad rules are
-// ErrInvalid.
-func NetworkPolicy(allowNet *bool, network json.RawMessage) (egress.Policy, error) {
-	var n struct {
-		AllowOut    []string     `json:"allowOut"`
-		DenyOut     []string     `json:"denyOut"`
-		EgressProxy *egressProxy `json:"egressProxy"`
-	}
-	if len(network) > 0 {
-		if err := json.Unmarshal(network, &n); err != nil {
-			return egress.Policy{}, fmt.Errorf("%w: network: %w", ErrInvalid, err)
-		}
+// NetworkPolicy is the egress policy of a sandbox's network settings:
+// E2B's allow_internet_access and the allowOut, denyOut and egressProxy of
+// n (nil: none). The api calls it once at the edge to validate a request
+// (bad rules are ErrInvalid); the manager derives the policy it enforces
+// from the same typed settings. A proxy password must be open (see
+// recordPolicy for a record's sealed one).
+func NetworkPolicy(allowNet *bool, n *store.Network) (egress.Policy, error) {
+	if n == nil {
+		n = &store.Network{}
 	}
 	if len(n.AllowOut)+len(n.DenyOut) > maxNetRules {
 		return egress.Policy{}, fmt.Errorf("%w: more than %d network rules", ErrInvalid, maxNetRules)
 	}
 	p, err := egress.Parse(allowNet, n.AllowOut, n.DenyOut)
 	if err == nil && n.EgressProxy != nil {
-		p.Proxy, err = n.EgressProxy.parse()
+		p.Proxy, err = parseProxy(n.EgressProxy)
 	}
 	if err != nil {
 		return p, fmt.Errorf("%w: %w", ErrInvalid, err)
@@ -41,7 +35,7 @@ func NetworkPolicy(allowNet *bool, network json.RawMessage) (egress.Policy, erro
 }
 
 // applyPolicy puts the policy recorded in sb's record into the kernel.
-func (m *Manager) applyPolicy(ctx context.Context, id string, allowNet *bool, network json.RawMessage) error {
+func (m *Manager) applyPolicy(ctx context.Context, id string, allowNet *bool, network *store.Network) error {
 	p, err := m.recordPolicy(allowNet, network)
 	if err != nil {
 		return err
@@ -59,7 +53,7 @@ func (m *Manager) applyPolicy(ctx context.Context, id string, allowNet *bool, ne
 // back. A paused one has no network: its record changes and resume applies
 // it. The sandbox's operation lock serialises this with pause, resume and
 // other updates.
-func (m *Manager) UpdateNetwork(ctx context.Context, id string, allowNet *bool, network json.RawMessage) error {
+func (m *Manager) UpdateNetwork(ctx context.Context, id string, allowNet *bool, network *store.Network) error {
 	if err := m.checkNetwork(ctx, allowNet, network); err != nil {
 		return err
 	}
@@ -84,14 +78,14 @@ func (m *Manager) UpdateNetwork(ctx context.Context, id string, allowNet *bool, 
 		}
 		return err
 	}
-	m.eventCtx(ctx, id, "network", "network", string(RedactNetwork(network)))
+	m.eventCtx(ctx, id, "network", "network", redactedJSON(network))
 	return nil
 }
 
 // updateRecord stores the new network settings in sb's record. The caller
 // holds sb.op; the record is written with Manager.mu released (Get and List
 // never wait for the database).
-func (m *Manager) updateRecord(ctx context.Context, sb *Sandbox, allowNet *bool, network json.RawMessage) error {
+func (m *Manager) updateRecord(ctx context.Context, sb *Sandbox, allowNet *bool, network *store.Network) error {
 	m.mu.Lock()
 	rec := sb.rec
 	m.mu.Unlock()

@@ -6,19 +6,11 @@ import (
 	"fmt"
 
 	"github.com/sbx-dev/sbx/internal/egress"
+	"github.com/sbx-dev/sbx/internal/store"
 )
 
-// egressProxy is E2B's SandboxEgressProxyConfig as stored in a record's
-// network settings; with a Config.ProxySealer the record holds
-// PasswordSealed (base64 of the sealed password) instead of Password.
-type egressProxy struct {
-	Address        string `json:"address"`
-	Username       string `json:"username,omitempty"`
-	Password       string `json:"password,omitempty"`
-	PasswordSealed string `json:"passwordSealed,omitempty"`
-}
-
-func (e *egressProxy) parse() (*egress.Proxy, error) {
+// parseProxy is the egress.Proxy of network.egressProxy (its password open).
+func parseProxy(e *store.EgressProxy) (*egress.Proxy, error) {
 	p, err := egress.ParseProxy(e.Address, e.Username, e.Password)
 	if err != nil {
 		return nil, err
@@ -29,7 +21,7 @@ func (e *egressProxy) parse() (*egress.Proxy, error) {
 // checkNetwork validates network settings for a create or an update: the
 // policy parses, and its proxy, if any, is one this node may dial
 // (Config.ProxyCheck; ErrInvalid when it is not, ErrNotImpl without one).
-func (m *Manager) checkNetwork(ctx context.Context, allowNet *bool, network json.RawMessage) error {
+func (m *Manager) checkNetwork(ctx context.Context, allowNet *bool, network *store.Network) error {
 	p, err := NetworkPolicy(allowNet, network)
 	if err != nil || p.Proxy == nil {
 		return err
@@ -43,24 +35,15 @@ func (m *Manager) checkNetwork(ctx context.Context, allowNet *bool, network json
 	return nil
 }
 
-// RedactNetwork returns network settings as they may be shown (getInfo, logs,
-// events, the audit log): egressProxy.password removed. Settings that do not
-// parse as an object are returned as they are (they hold no proxy).
-func RedactNetwork(network json.RawMessage) json.RawMessage {
-	var n map[string]json.RawMessage
-	if len(network) == 0 || json.Unmarshal(network, &n) != nil || len(n["egressProxy"]) == 0 {
-		return network
+// redactedJSON is network as events and logs show it: egressProxy's
+// password (open or sealed) removed.
+func redactedJSON(network *store.Network) string {
+	if network == nil {
+		return ""
 	}
-	var p map[string]json.RawMessage
-	if json.Unmarshal(n["egressProxy"], &p) != nil || p == nil {
-		return network
-	}
-	delete(p, "password")
-	delete(p, "passwordSealed")
-	n["egressProxy"], _ = json.Marshal(p)
-	out, err := json.Marshal(n)
+	b, err := json.Marshal(network.Redacted())
 	if err != nil {
-		return nil
+		return ""
 	}
-	return out
+	return string(b)
 }

@@ -100,7 +100,7 @@ func childRecord(src store.Sandbox) store.Sandbox {
 	rec := newRecord(Template{Name: src.TemplateID, Build: src.Build, Alias: src.Alias}, src.Runtime, Resources{CPUCount: src.CPUCount, MemoryMB: src.MemoryMB, DiskSizeMB: src.DiskSizeMB})
 	rec.InitSecret, rec.Team = src.InitSecret, src.Team
 	rec.Metadata, rec.EnvVars = maps.Clone(src.Metadata), maps.Clone(src.EnvVars)
-	rec.AutoPause, rec.AllowNet, rec.Network = src.AutoPause, src.AllowNet, src.Network
+	rec.AutoPause, rec.AllowNet, rec.Network = src.AutoPause, src.AllowNet, src.Network.Clone()
 	rec.Persist = store.Persistence{AutoResume: src.Persist.AutoResume, TimeoutSec: src.Persist.TimeoutSec, NoMemory: src.Persist.NoMemory}
 	if src.TrafficTok != "" {
 		rec.TrafficTok = newToken()

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sbx-dev/sbx/internal/secrets"
+	"github.com/sbx-dev/sbx/internal/store"
 )
 
 // TestProxySeal: a record's proxy password is sealed, opens to the same
@@ -16,16 +17,22 @@ func TestProxySeal(t *testing.T) {
 	seal, _ := secrets.NewSealer(key)
 	key[0] = 1
 	other, _ := secrets.NewSealer(key)
-	plain := json.RawMessage(`{"allowOut":["1.1.1.1"],"egressProxy":{"address":"p.test:1080","username":"u","password":"hunter2"}}`)
-	sealedBy := func(s Sealer) json.RawMessage { return (&Manager{cfg: Config{ProxySealer: s}}).sealNetwork(plain) }
+	var plain *store.Network
+	if err := json.Unmarshal([]byte(`{"allowOut":["1.1.1.1"],"egressProxy":{"address":"p.test:1080","username":"u","password":"hunter2"}}`), &plain); err != nil {
+		t.Fatal(err)
+	}
+	sealedBy := func(s Sealer) *store.Network { return (&Manager{cfg: Config{ProxySealer: s}}).sealNetwork(plain) }
 	sealed := sealedBy(seal)
-	if strings.Contains(string(sealed), "hunter2") || !strings.Contains(string(sealed), "passwordSealed") {
-		t.Fatalf("sealed record: %s", sealed)
+	if b, _ := json.Marshal(sealed); strings.Contains(string(b), "hunter2") || !strings.Contains(string(b), "passwordSealed") {
+		t.Fatalf("sealed record: %s", b)
+	}
+	if plain.EgressProxy.Password != "hunter2" || plain.EgressProxy.PasswordSealed != "" {
+		t.Fatalf("sealing changed its input: %+v", plain.EgressProxy)
 	}
 	for _, tt := range []struct {
 		name    string
 		sealer  Sealer
-		network json.RawMessage
+		network *store.Network
 		ok      bool
 	}{
 		{"sealed, same key", seal, sealed, true},
@@ -48,7 +55,7 @@ func TestProxySeal(t *testing.T) {
 			}
 		})
 	}
-	if r := RedactNetwork(sealed); strings.Contains(string(r), "password") {
+	if r := redactedJSON(sealed); strings.Contains(r, "password") {
 		t.Errorf("redacted: %s", r)
 	}
 }

@@ -205,7 +205,7 @@ type Sandbox struct {
 	SandboxIP   string            `json:"sandboxIP,omitempty"`
 	AutoPause   bool              `json:"autoPause,omitempty"`
 	AllowNet    *bool             `json:"allowInternetAccess,omitempty"`
-	Network     json.RawMessage   `json:"network,omitempty"`
+	Network     *Network          `json:"network,omitempty"` // see network.go
 	LifecycleID string            `json:"lifecycleID,omitempty"`
 	Persist     Persistence       `json:"persist,omitempty"` // pause/resume, see snapshot.go
 	Volumes     []VolumeMount     `json:"volumes,omitempty"` // see volumes.go
