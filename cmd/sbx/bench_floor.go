@@ -65,7 +65,7 @@ func runFloor(ctx context.Context, rt, rootfs string, n int) ([]int64, error) {
 	}
 	state := filepath.Join(dir, "state")
 	defer func() {
-		_ = syscall.Unmount(filepath.Join(state, "runsc/null-netns"), syscall.MNT_DETACH) // runsc pins one
+		_ = syscall.Unmount(filepath.Join(state, "null-netns"), syscall.MNT_DETACH) // runsc pins one in its --root
 		_ = os.RemoveAll(dir)
 	}()
 	if err := writeFloorBundle(dir, rootfs, n); err != nil {

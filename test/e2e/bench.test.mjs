@@ -32,3 +32,13 @@ test('SDK TTI script (short)', () => {
   assert.equal(res.errors, 0)
   assert.ok(res.runtime && res.floor_p50_ms > 0 && res.tti_p50_floor_ratio > 0, out)
 })
+
+test('the runsc floor leaves nothing mounted or behind', async () => {
+  const { readFileSync, readdirSync } = await import('node:fs')
+  const { tmpdir } = await import('node:os')
+  const before = readdirSync(tmpdir()).filter(n => n.startsWith('sbx-floor-')).length
+  const out = execFileSync('bin/sbx', ['bench', '--floor-only', '--runtime', 'runsc', '--floor', '2', '--floor-rootfs', rootfs, '--json'], { encoding: 'utf8' })
+  assert.ok(JSON.parse(out).floor.p50_ms > 0, out)
+  assert.ok(!readFileSync('/proc/self/mounts', 'utf8').includes('sbx-floor-'), 'a floor run left a mount (runsc pins a null netns in its --root)')
+  assert.equal(readdirSync(tmpdir()).filter(n => n.startsWith('sbx-floor-')).length, before, 'a floor run left its directory')
+})
