@@ -136,7 +136,8 @@ test/e2e/daemon/run.sh runsc test/e2e/dashboard.test.mjs
 for rt in runsc crun; do
   log "secrets and network.rules end-to-end on $rt (official e2b SDK Secret class, rules, updateNetwork; upstream in a netns)"
   command -v openssl >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends openssl >/dev/null; }
-  test/e2e/secrets/run.sh "$rt"
+  # with the interceptor's throughput benchmark in a short mode (2 runs), so it cannot rot
+  SBX_BENCH_RUNS=2 test/e2e/secrets/run.sh "$rt" test/e2e/secrets.test.mjs test/e2e/bench/intercept.test.mjs
 done
 
 log "benchmarks, short mode"

@@ -8,10 +8,12 @@
 #   - the upstream serves HTTP :80 and HTTPS :443 with a certificate of a CA
 #     made here (openssl), which the daemon trusts for upstreams only
 #     (--egress-upstream-ca); sandboxes do not trust it.
-#   test/e2e/secrets/run.sh [runtime]   (default runsc)
+#   test/e2e/secrets/run.sh [runtime [test files...]]   (default runsc, test/e2e/secrets.test.mjs)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 rt=${1:-runsc}
+files=("${@:2}")
+[ ${#files[@]} -gt 0 ] || files=(test/e2e/secrets.test.mjs)
 port=${SBX_E2E_PORT:-3900}
 pfx=${SBX_E2E_NET_PREFIX:-sbe}
 ns=${pfx}up link=x${pfx}up
@@ -47,4 +49,4 @@ for _ in $(seq 50); do [ -e "$dir/ready" ] && break; sleep 0.1; done
 
 export SBX_E2E_UPSTREAM_IP=$up_ip
 SBX_E2E_SERVE_FLAGS="${SBX_E2E_SERVE_FLAGS:-} --uplink $link --dns-upstream $up_ip:53 --egress-upstream-ca $dir/ca.pem" \
-  test/e2e/daemon/run.sh "$rt" test/e2e/secrets.test.mjs
+  test/e2e/daemon/run.sh "$rt" "${files[@]}"
