@@ -43,9 +43,10 @@ type Config struct {
 
 // Server is the dashboard's handler.
 type Server struct {
-	cfg  Config
-	sess *sessions
-	mux  *http.ServeMux
+	cfg   Config
+	sess  *sessions
+	limit *loginLimiter
+	mux   *http.ServeMux
 }
 
 // New returns the dashboard handler.
@@ -59,7 +60,7 @@ func New(cfg Config) *Server {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	s := &Server{cfg: cfg, sess: newSessions(cfg.TTL, cfg.Idle), mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, sess: newSessions(cfg.TTL, cfg.Idle), limit: newLoginLimiter(), mux: http.NewServeMux()}
 	s.routes()
 	return s
 }

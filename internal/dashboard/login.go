@@ -3,7 +3,9 @@ package dashboard
 import (
 	"html/template"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // loginPage is the sign-in form: one password field for the API key.
@@ -24,8 +26,17 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
 	key := strings.TrimSpace(r.PostFormValue("key"))
 	next := safeNext(r.PostFormValue("next"))
+	addr := remoteIP(r)
+	if wait := s.limit.wait(addr); wait > 0 {
+		secs := int(wait.Round(time.Second).Seconds())
+		w.Header().Set(loginRetryHeader, strconv.Itoa(max(secs, 1)))
+		s.render(w, http.StatusTooManyRequests, "login.html", loginData{Next: next,
+			Error: "Too many failed sign-ins from this address: try again in " + strconv.Itoa(max(secs, 1)) + " s."})
+		return
+	}
 	team, ok := s.cfg.Auth.Authenticate(key)
 	if !ok {
+		s.limit.failed(addr)
 		s.render(w, http.StatusUnauthorized, "login.html", loginData{Next: next, Error: "That API key is not valid."})
 		return
 	}
