@@ -51,11 +51,9 @@ func TestEgressPolicy(t *testing.T) {
 				t.Fatalf("%s: %v", c.name, err)
 			}
 		}
-		if got := reach(in.addr(in.a)); got != c.ra {
-			t.Errorf("%s: reach %s = %v", c.name, in.a, got)
-		}
-		if got := reach(in.addr(in.b)); got != c.rb {
-			t.Errorf("%s: reach %s = %v", c.name, in.b, got)
+		ga, gb := reach(in.addr(in.a)), reach(in.addr(in.b))
+		if ga != c.ra || gb != c.rb {
+			t.Errorf("%s: reach %s, %s = %v, %v; want %v, %v\n%s", c.name, in.a, in.b, ga, gb, c.ra, c.rb, hostState(m))
 		}
 		if c.p == nil || c.p.DenyAll {
 			continue

@@ -154,3 +154,20 @@ func residue(t testing.TB, m *Manager, l *Link) []string {
 	}
 	return left
 }
+
+// hostState is what a failed reachability check prints: the table, the
+// links and routes of the host, all of nftables' tables.
+func hostState(m *Manager) string {
+	var b strings.Builder
+	for _, args := range [][]string{
+		{"nft", "list", "table", "inet", m.cfg.Table},
+		{"nft", "list", "tables"},
+		{"ip", "-o", "-4", "addr"},
+		{"ip", "route"},
+		{"sysctl", "net.ipv4.ip_forward"},
+	} {
+		out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
+		fmt.Fprintf(&b, "$ %s (%v)\n%s\n", strings.Join(args, " "), err, out)
+	}
+	return b.String()
+}
