@@ -195,7 +195,10 @@ func (f *Front) forward(w http.ResponseWriter, r *http.Request, n *store.Node) {
 		f.proxies[n.Address] = rp
 	}
 	f.mu.Unlock()
-	rp.ServeHTTP(w, r)
+	_ = http.NewResponseController(w).EnableFullDuplex() // as the node's own proxy: streams both ways
+	out := r.Clone(r.Context())
+	defer proxy.DetachBody(w, r, out)()
+	rp.ServeHTTP(w, out)
 }
 
 // sign signs r for node n (with a signer), replacing any such header a

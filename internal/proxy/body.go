@@ -27,11 +27,12 @@ type cutBody struct {
 	r io.ReadCloser
 
 	mu     sync.Mutex // guards the fields below
-	cond   *sync.Cond // signalled when inRead turns false
+	cond   *sync.Cond // signalled when busy drops
 	n      int64      // bytes left when the length is known; -1 otherwise
-	inRead bool       // a Read of r is in flight
+	busy   int        // Reads and Closes of r in flight
 	eof    bool       // r reported its end: it reads the connection no more
 	cut    bool       // the handler returned: no more reads
+	closed bool       // Close ran (or runs): the underlying body is closed
 }
 
 func newCutBody(r io.ReadCloser, n int64) *cutBody {
@@ -44,7 +45,7 @@ func newCutBody(r io.ReadCloser, n int64) *cutBody {
 func (b *cutBody) Read(p []byte) (int, error) {
 	b.mu.Lock()
 	switch {
-	case b.cut:
+	case b.cut || b.closed:
 		b.mu.Unlock()
 		return 0, errBodyCut
 	case b.eof || b.n == 0:
@@ -53,14 +54,14 @@ func (b *cutBody) Read(p []byte) (int, error) {
 	case b.n > 0 && int64(len(p)) > b.n:
 		p = p[:b.n]
 	}
-	b.inRead = true
+	b.busy++
 	b.mu.Unlock()
 
 	n, err := b.r.Read(p)
 
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.inRead = false
+	b.busy--
 	b.cond.Broadcast()
 	if b.n > 0 {
 		b.n -= int64(n)
@@ -74,8 +75,31 @@ func (b *cutBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Close closes the underlying body.
-func (b *cutBody) Close() error { return b.r.Close() }
+// Close closes the underlying body unless the body was cut. The transport
+// calls it from its own goroutine, possibly after the handler returned; the
+// server's Close drains what the client still sends (a read of the
+// connection), which must never run beside the server's next read (the same
+// panic as above). So a Close counts as a read in flight, which Cut waits
+// for, and after Cut it does nothing: the server closes the body itself.
+func (b *cutBody) Close() error {
+	b.mu.Lock()
+	if b.cut || b.closed {
+		b.mu.Unlock()
+		return nil
+	}
+	b.closed = true
+	b.busy++
+	b.mu.Unlock()
+
+	err := b.r.Close()
+
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.busy--
+	b.eof = true
+	b.cond.Broadcast()
+	return err
+}
 
 // Cut stops all further reads. If a read is in flight and the body has not
 // reached its end, setDeadline (the connection's read deadline; nil when the
@@ -84,10 +108,10 @@ func (b *cutBody) Cut(setDeadline func(time.Time) error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.cut = true
-	if !b.inRead || b.eof || setDeadline == nil || setDeadline(time.Now()) != nil {
+	if b.busy == 0 || b.eof || setDeadline == nil || setDeadline(time.Now()) != nil {
 		return
 	}
-	for b.inRead {
+	for b.busy > 0 {
 		b.cond.Wait()
 	}
 	_ = setDeadline(time.Time{})

@@ -84,3 +84,56 @@ func TestCutBodyNoDeadlineSupport(t *testing.T) {
 	b.Cut(func(time.Time) error { return errors.New("not supported") }) // must not wait
 	close(bb.deadline)
 }
+
+// closingBody's Close drains like the server's request body: it blocks, a
+// read of the connection, until the deadline is set.
+type closingBody struct {
+	blockingBody
+	closes atomic.Int32
+}
+
+func (b *closingBody) Close() error {
+	b.closes.Add(1)
+	_, err := b.blockingBody.Read(nil)
+	return err
+}
+
+// TestCutBodyClose: the transport's Close, which may run on its own
+// goroutine after the handler returned, counts as a read in flight (Cut
+// interrupts and waits for it); after Cut it never reaches the server's body.
+func TestCutBodyClose(t *testing.T) {
+	t.Run("close in flight", func(t *testing.T) {
+		cb := &closingBody{blockingBody: blockingBody{started: make(chan struct{}), deadline: make(chan struct{})}}
+		b := newCutBody(cb, -1)
+		closed := make(chan error, 1)
+		go func() { closed <- b.Close() }()
+		<-cb.started
+		b.Cut(func(d time.Time) error {
+			if !d.IsZero() {
+				close(cb.deadline)
+			}
+			return nil
+		})
+		if !cb.returned.Load() {
+			t.Fatal("Cut returned while Close was still draining the body")
+		}
+		<-closed
+		if _, err := b.Read(make([]byte, 8)); !errors.Is(err, errBodyCut) {
+			t.Fatalf("read after Close = %v; want errBodyCut", err)
+		}
+	})
+	t.Run("close after cut", func(t *testing.T) {
+		cb := &closingBody{blockingBody: blockingBody{started: make(chan struct{}), deadline: make(chan struct{})}}
+		b := newCutBody(cb, -1)
+		b.Cut(func(time.Time) error { t.Fatal("deadline set with nothing in flight"); return nil })
+		if err := b.Close(); err != nil || cb.closes.Load() != 0 {
+			t.Fatalf("Close after Cut = %v, underlying closes %d; want nil, 0", err, cb.closes.Load())
+		}
+	})
+	t.Run("close twice", func(t *testing.T) {
+		b := newCutBody(io.NopCloser(strings.NewReader("x")), -1)
+		if b.Close() != nil || b.Close() != nil {
+			t.Fatal("Close failed")
+		}
+	})
+}

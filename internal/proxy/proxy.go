@@ -166,11 +166,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, in sandbox.Info,
 	w, report := p.observed(w, r)
 	defer report()
 	out := r.Clone(ctx)
-	if r.Body != nil && r.Body != http.NoBody {
-		body := newCutBody(r.Body, r.ContentLength)
-		defer body.Cut(readDeadline(w, r))
-		out.Body = body
-	}
+	defer DetachBody(w, r, out)()
 	out.URL.Scheme = "http"
 	out.URL.Host = net.JoinHostPort(host, strconv.Itoa(port))
 	out.Host = r.Host                  // servers in the sandbox see the host the client used
@@ -230,6 +226,18 @@ func (p *Proxy) bySignature(r *http.Request) (Target, sandbox.Info, error) {
 
 // readDeadline returns the function that sets r's connection read deadline,
 // or nil on HTTP/2, whose streams do not share a connection reader.
+// DetachBody gives out, the copy of r a handler hands to an
+// http.Transport, a body (see cutBody) that nothing reads or closes once the
+// returned cut has run; call cut before the handler returns (defer it).
+func DetachBody(w http.ResponseWriter, r, out *http.Request) (cut func()) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return func() {}
+	}
+	body := newCutBody(r.Body, r.ContentLength)
+	out.Body = body
+	return func() { body.Cut(readDeadline(w, r)) }
+}
+
 func readDeadline(w http.ResponseWriter, r *http.Request) func(time.Time) error {
 	if r.ProtoMajor != 1 {
 		return nil
