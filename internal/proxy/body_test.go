@@ -132,8 +132,10 @@ func TestCutBodyClose(t *testing.T) {
 	})
 	t.Run("close twice", func(t *testing.T) {
 		b := newCutBody(io.NopCloser(strings.NewReader("x")), -1)
-		if b.Close() != nil || b.Close() != nil {
-			t.Fatal("Close failed")
+		for i := range 2 {
+			if err := b.Close(); err != nil {
+				t.Fatalf("Close %d: %v", i+1, err)
+			}
 		}
 	})
 }
