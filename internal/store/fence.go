@@ -25,7 +25,7 @@ type fence struct {
 func (s *Store) SetStorage(id string) { s.shared = id }
 
 // storage is s's shared storage id; "" (none) matches no shared record,
-// as the queries also want storage<>''.
+// as the queries also want storage<>”.
 func (s *Store) storage() string { return s.shared }
 
 // Fence scopes s to l's node and guards its sandbox and snapshot writes

@@ -42,7 +42,7 @@ func classify(err error) error {
 // default) or PostgreSQL shared by the nodes of a cluster (OpenPostgres),
 // one type with the same methods and contracts on both. It is safe for concurrent use.
 type Store struct {
-	db    *db
+	db     *db
 	fence  *fence // nil: the single-node store (see Fence)
 	shared string // shared storage id (SetStorage); "" none
 	// OnWrite observes each sandbox record write (op: put, delete) for
