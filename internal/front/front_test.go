@@ -25,6 +25,22 @@ type fakeDir struct {
 	nodes   []*store.Node
 	owners  map[string][2]string // id -> node, state
 	lookups int                  // SandboxOwner calls
+	movable map[string]*store.Sandbox
+	snaps   map[string]*store.Snapshot
+}
+
+func (d *fakeDir) Movable(_ context.Context, id string) (*store.Sandbox, error) {
+	if r, ok := d.movable[id]; ok {
+		return r, nil
+	}
+	return nil, store.ErrNotFound
+}
+
+func (d *fakeDir) SharedSnapshot(_ context.Context, key string) (*store.Snapshot, error) {
+	if s, ok := d.snaps[key]; ok {
+		return s, nil
+	}
+	return nil, store.ErrNotFound
 }
 
 func (d *fakeDir) Nodes(context.Context) ([]*store.Node, error) { return d.nodes, nil }

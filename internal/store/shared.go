@@ -140,3 +140,11 @@ func (s *Store) ids(ctx context.Context, q string, args ...any) (map[string]bool
 	}
 	return out, rows.Err()
 }
+
+// SharedSnapshot returns the newest snapshot on any shared storage whose
+// id or name is key (any team's, any node's: the API front places creates
+// from it on nodes with that storage); else ErrNotFound.
+func (s *Store) SharedSnapshot(ctx context.Context, key string) (*Snapshot, error) {
+	return loadDoc[Snapshot](ctx, s.db, "snapshot", key,
+		`SELECT doc FROM snapshots WHERE storage<>'' AND (id=? OR (name<>'' AND name=?)) ORDER BY created_at DESC LIMIT 1`, key, key)
+}
