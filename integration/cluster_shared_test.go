@@ -140,3 +140,51 @@ func frozenOwner(t *testing.T, admin *store.Store, url string, fr, n2 *daemon, s
 		t.Fatalf("the sandbox is on %q, want node1", n)
 	}
 }
+
+// TestClusterFrontSnapshots (runsc): without shared storage, through the
+// front: pause and connect reach the sandbox's node; creates from a
+// snapshot land on the node that has its image; the snapshot list joins
+// the nodes; deleting the snapshot reaches its node.
+func TestClusterFrontSnapshots(t *testing.T) {
+	requirements(t, "runsc")
+	url := pgtest.URL(t)
+	admin, err := store.OpenPostgres(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	n1 := startClusterNode(t, "runsc", url, 1, "")
+	startClusterNode(t, "runsc", url, 2, "")
+	waitNodes(t, admin, map[string]string{"node1": "live", "node2": "live"})
+	time.Sleep(clusterTTL / 2)
+	fr := startFront(t, url)
+	sb := n1.create(map[string]any{"timeout": 300})
+	sb.d = fr
+	sb.run("", "echo local > /home/user/f", 20*time.Second)
+	if code := fr.api("POST", "/sandboxes/"+sb.ID+"/snapshots", map[string]any{"name": "local-snap"}, nil); code != 201 {
+		t.Fatalf("snapshot through the front: %d", code)
+	}
+	for range 4 {
+		from := fr.create(map[string]any{"templateID": "local-snap"})
+		if n, _, _ := admin.SandboxOwner(context.Background(), from.ID); n != "node1" {
+			t.Fatalf("create from node1's snapshot placed on %q", n)
+		}
+		fr.deleteQuiet(from.ID)
+	}
+	var list []struct{ SnapshotID string }
+	if code := fr.api("GET", "/snapshots", nil, &list); code != 200 || len(list) != 1 {
+		t.Fatalf("snapshots through the front: %d %+v", code, list)
+	}
+	if code := fr.api("DELETE", "/templates/local-snap", nil, nil); code != 204 {
+		t.Fatalf("delete of node1's snapshot through the front: %d", code)
+	}
+	if code := fr.api("POST", "/sandboxes/"+sb.ID+"/pause", nil, nil); code != 204 {
+		t.Fatalf("pause through the front: %d", code)
+	}
+	if code := fr.api("POST", "/v2/sandboxes/"+sb.ID+"/connect", map[string]any{"timeout": 60}, nil); code != 201 {
+		t.Fatalf("connect through the front: %d", code)
+	}
+	if out, _ := sb.run("", "cat /home/user/f", 20*time.Second); out != "local\n" {
+		t.Fatalf("after pause and connect through the front: %q", out)
+	}
+}

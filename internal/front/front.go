@@ -31,10 +31,10 @@ type Directory interface {
 	Nodes(ctx context.Context) ([]*store.Node, error)
 	SandboxOwner(ctx context.Context, id string) (node, state string, err error)
 	// Movable is the record of a paused sandbox on shared storage whose
-	// node holds no live lease (store.ErrNotFound otherwise); SharedSnapshot
-	// a snapshot on shared storage by id or name. See moved.go.
+	// node holds no live lease (store.ErrNotFound otherwise); SnapshotHome
+	// a snapshot by id or name and the node that made it. See moved.go.
 	Movable(ctx context.Context, id string) (*store.Sandbox, error)
-	SharedSnapshot(ctx context.Context, key string) (*store.Snapshot, error)
+	SnapshotHome(ctx context.Context, key string) (*store.Snapshot, string, error)
 }
 
 // ErrorWriter writes an error answer ({code, message}).
@@ -92,6 +92,10 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.create(w, r)
 	case r.Method == http.MethodGet && p == "/sandboxes":
 		f.list(w, r)
+	case r.Method == http.MethodGet && p == "/snapshots":
+		f.listSnapshots(w, r)
+	case r.Method == http.MethodDelete && strings.HasPrefix(p, "/templates/"):
+		f.toSnapshotHome(w, r, strings.TrimPrefix(p, "/templates/"))
 	case strings.HasPrefix(p, "/sandboxes/") && p != "/sandboxes/metrics":
 		id, _, _ := strings.Cut(strings.TrimPrefix(p, "/sandboxes/"), "/")
 		f.toOwner(w, r, id, false)

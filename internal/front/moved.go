@@ -2,8 +2,10 @@ package front
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"slices"
+	"sync"
 
 	"github.com/sbx-dev/sbx/internal/store"
 )
@@ -40,20 +42,81 @@ func (f *Front) toMoved(w http.ResponseWriter, r *http.Request, id string) bool 
 }
 
 // createCandidates are the nodes a create may go to: those that can run
-// req, and, when req names no template a node has but a snapshot on
-// shared storage, those with that storage, the snapshot's runtime and
-// template.
+// req; when req names no template a node has but a snapshot, those that
+// have the snapshot's image (its node, or any node with its shared
+// storage) with its runtime and template.
 func (f *Front) createCandidates(ctx context.Context, req createReq) []*store.Node {
 	ns := f.live(ctx, nil)
 	if req.TemplateID == "" || slices.ContainsFunc(ns, func(n *store.Node) bool { return slices.Contains(n.Templates, req.TemplateID) }) {
 		return candidates(ns, req)
 	}
-	snap, err := f.dir.SharedSnapshot(ctx, req.TemplateID)
+	snap, home, err := f.dir.SnapshotHome(ctx, req.TemplateID)
 	if err != nil {
 		return candidates(ns, req)
 	}
 	req.TemplateID, req.Runtime = snap.TemplateID, snap.Runtime
-	return onStorage(candidates(ns, req), snap.Storage)
+	return withImage(candidates(ns, req), snap, home)
+}
+
+// withImage keeps the nodes that have snap's image: on shared storage,
+// those that report it; else its home node.
+func withImage(ns []*store.Node, snap *store.Snapshot, home string) []*store.Node {
+	if snap.Storage != "" {
+		return onStorage(ns, snap.Storage)
+	}
+	return slices.DeleteFunc(ns, func(n *store.Node) bool { return n.ID != home })
+}
+
+// toSnapshotHome sends DELETE /templates/{key} naming a snapshot to a node
+// that has it (a node-local snapshot is its node's to delete); anything
+// else (a template, an unknown key) goes to any node, as before.
+func (f *Front) toSnapshotHome(w http.ResponseWriter, r *http.Request, key string) {
+	snap, home, err := f.dir.SnapshotHome(r.Context(), key)
+	if err != nil {
+		f.toAny(w, r)
+		return
+	}
+	ns := withImage(f.live(r.Context(), nil), snap, home)
+	if len(ns) == 0 {
+		f.fail(w, http.StatusBadGateway, "snapshot "+key+": no live node has it")
+		return
+	}
+	f.forward(w, r, ns[0])
+}
+
+// listSnapshots answers GET /snapshots with every live node's list, joined
+// (a snapshot on shared storage, listed by every node with it, once).
+func (f *Front) listSnapshots(w http.ResponseWriter, r *http.Request) {
+	ns := f.live(r.Context(), nil)
+	parts := make([][]json.RawMessage, len(ns))
+	errs := make([]*http.Response, len(ns))
+	var wg sync.WaitGroup
+	for i, n := range ns {
+		wg.Go(func() { parts[i], errs[i] = f.listOne(r, n) })
+	}
+	wg.Wait()
+	all, seen := []json.RawMessage{}, map[string]bool{}
+	for i := range ns {
+		if errs[i] != nil {
+			copyResponse(w, errs[i])
+			return
+		}
+		if parts[i] == nil {
+			f.fail(w, http.StatusBadGateway, "node "+ns[i].ID+" did not answer the list")
+			return
+		}
+		for _, raw := range parts[i] {
+			var s struct {
+				ID string `json:"snapshotID"`
+			}
+			if json.Unmarshal(raw, &s) == nil && !seen[s.ID] {
+				seen[s.ID] = true
+				all = append(all, raw)
+			}
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(all)
 }
 
 // onStorage keeps the nodes that report shared storage id.

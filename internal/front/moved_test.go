@@ -1,6 +1,7 @@
 package front
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -54,18 +55,35 @@ func TestFrontMovesPaused(t *testing.T) {
 	}
 }
 
-// TestFrontPlacesSnapshotCreates: a create from a snapshot on shared
-// storage goes to a node with that storage and the snapshot's runtime.
-func TestFrontPlacesSnapshotCreates(t *testing.T) {
-	a, b := fakeNode(t, "a"), fakeNode(t, "b")
-	na, nb := node("a", a.URL, 0), node("b", b.URL, 0)
+// TestFrontSnapshots: a create from a snapshot goes to a node that has its
+// image (on shared storage: any node with the storage and its runtime; on
+// a node's disk: that node), so does its deletion; the list joins every
+// node's, a shared snapshot once.
+func TestFrontSnapshots(t *testing.T) {
+	a, b, c := fakeNode(t, "a"), fakeNode(t, "b"), fakeNode(t, "c")
+	na, nb, nc := node("a", a.URL, 0), node("b", b.URL, 0), node("c", c.URL, 0)
 	nb.Storage, nb.Runtimes = "st", []string{"runsc", "crun"}
-	d := &fakeDir{nodes: []*store.Node{na, nb},
-		snaps: map[string]*store.Snapshot{"mysnap": {ID: "snap1", TemplateID: "base", Runtime: "runsc", Storage: "st"}}}
+	d := &fakeDir{nodes: []*store.Node{na, nb, nc}, snapHome: "c",
+		snaps: map[string]*store.Snapshot{"mysnap": {ID: "snap1", TemplateID: "base", Runtime: "runsc", Storage: "st"},
+			"local": {ID: "snap2", TemplateID: "base", Runtime: "crun"}}}
 	f := newFront(d)
 	for range 6 {
 		if code, body := do(t, f, "POST", "/sandboxes", `{"templateID":"mysnap"}`); code != 200 || !strings.HasPrefix(body, "b ") {
 			t.Fatalf("create from a shared snapshot: %d %q, want b", code, body)
 		}
+		if code, body := do(t, f, "POST", "/sandboxes", `{"templateID":"local"}`); code != 200 || !strings.HasPrefix(body, "c ") {
+			t.Fatalf("create from c's own snapshot: %d %q, want c", code, body)
+		}
+	}
+	if code, body := do(t, f, "DELETE", "/templates/local", ""); code != 200 || !strings.HasPrefix(body, "c /templates/local") {
+		t.Fatalf("delete of c's snapshot: %d %q", code, body)
+	}
+	if code, body := do(t, f, "DELETE", "/templates/mysnap", ""); code != 200 || !strings.HasPrefix(body, "b /templates/mysnap") {
+		t.Fatalf("delete of the shared snapshot: %d %q", code, body)
+	}
+	code, body := do(t, f, "GET", "/snapshots", "")
+	var got []map[string]string
+	if err := json.Unmarshal([]byte(body), &got); code != 200 || err != nil || len(got) != 4 {
+		t.Fatalf("snapshot list: %d %q, want shared once and each node's own", code, body)
 	}
 }

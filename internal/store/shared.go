@@ -141,10 +141,25 @@ func (s *Store) ids(ctx context.Context, q string, args ...any) (map[string]bool
 	return out, rows.Err()
 }
 
-// SharedSnapshot returns the newest snapshot on any shared storage whose
-// id or name is key (any team's, any node's: the API front places creates
-// from it on nodes with that storage); else ErrNotFound.
-func (s *Store) SharedSnapshot(ctx context.Context, key string) (*Snapshot, error) {
-	return loadDoc[Snapshot](ctx, s.db, "snapshot", key,
-		`SELECT doc FROM snapshots WHERE storage<>'' AND (id=? OR (name<>'' AND name=?)) ORDER BY created_at DESC LIMIT 1`, key, key)
+// SnapshotHome returns the newest snapshot, any team's and any node's,
+// whose id or name is key, and the node that made it (the API front
+// places creates from it, and routes its deletion: a snapshot on a node's
+// own disk is that node's, one on shared storage any node's with it);
+// else ErrNotFound.
+func (s *Store) SnapshotHome(ctx context.Context, key string) (*Snapshot, string, error) {
+	var node string
+	var doc []byte
+	err := s.db.QueryRowContext(ctx, `SELECT node, doc FROM snapshots WHERE id=? OR (name<>'' AND name=?)
+		ORDER BY created_at DESC LIMIT 1`, key, key).Scan(&node, &doc)
+	if isNoRows(err) {
+		return nil, "", fmt.Errorf("snapshot %s: %w", key, ErrNotFound)
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("load snapshot %s: %w", key, err)
+	}
+	var snap Snapshot
+	if err := json.Unmarshal(doc, &snap); err != nil {
+		return nil, "", fmt.Errorf("decode snapshot record: %w", err)
+	}
+	return &snap, node, nil
 }

@@ -138,6 +138,11 @@ func sharedSnapshots(t *testing.T, sa, sb, sc *Store) {
 	if _, err := sc.GetSnapshot(ctx, "s1"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("a node on another storage sees the shared snapshot: %v", err)
 	}
+	for key, id := range map[string]string{"local": "s2", "s1": "s1"} {
+		if s, home, err := sc.SnapshotHome(ctx, key); err != nil || s.ID != id || home != "a" {
+			t.Fatalf("SnapshotHome(%s) = %+v %q %v", key, s, home, err)
+		}
+	}
 	if l, _ := sb.ListSnapshots(ctx); len(l) != 1 || l[0].ID != "s1" {
 		t.Fatalf("b lists %+v", l)
 	}
