@@ -16,7 +16,8 @@ import (
 // the nodes sharing a --shared-dir. A sandbox paused on node1 (its memory
 // checkpoint written to the shared dir) survives kill -9 of node1: its
 // record stays paused, and a connect through the front resumes it on
-// node2 with its files and a running process's memory intact. A snapshot
+// node2 with its files and a running process's memory intact; another,
+// with autoResume, is resumed on node2 by its traffic alone. A snapshot
 // made on node1 starts sandboxes on node2 (node1 dead). node1, restarted, does not
 // have the sandbox. Then fencing: the sandbox paused on node2, node2
 // frozen past its lease, node1 resumes it; node2, thawed, is refused and
@@ -44,8 +45,13 @@ func TestClusterSharedPause(t *testing.T) {
 	sb.run("", "echo kept > /home/user/f", 20*time.Second)
 	before := startCounter(t, sb)
 	snapOnDeadNode(t, fr, sb)
-	if code := fr.api("POST", "/sandboxes/"+sb.ID+"/pause", nil, nil); code != 204 {
-		t.Fatalf("pause through the front: %d\n%s", code, tail(n1.log.String(), 2000))
+	auto := n1.create(map[string]any{"timeout": 300, "autoResume": map[string]bool{"enabled": true}})
+	auto.d = fr
+	auto.run("", "echo auto > /home/user/a", 20*time.Second)
+	for _, id := range []string{sb.ID, auto.ID} {
+		if code := fr.api("POST", "/sandboxes/"+id+"/pause", nil, nil); code != 204 {
+			t.Fatalf("pause through the front: %d\n%s", code, tail(n1.log.String(), 2000))
+		}
 	}
 	if _, err := os.Stat(filepath.Join(shared, "paused", sb.ID, "complete")); err != nil {
 		t.Fatalf("paused image not on the shared storage: %v", err)
@@ -66,6 +72,13 @@ func TestClusterSharedPause(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(shared, "paused", sb.ID)); !os.IsNotExist(err) {
 		t.Fatalf("paused image left after the resume: %v", err)
+	}
+	// Traffic alone (autoResume) moves and resumes the other one.
+	if out, _ := auto.run("", "cat /home/user/a", 30*time.Second); out != "auto\n" {
+		t.Fatalf("auto-resumed on node2 by traffic: %q", out)
+	}
+	if n, st, _ := admin.SandboxOwner(context.Background(), auto.ID); n != "node2" || st != string(store.StateRunning) {
+		t.Fatalf("after its traffic the autoResume sandbox is %s on %s", st, n)
 	}
 	from := fr.create(map[string]any{"templateID": "shared-snap"}) // made on node1, now dead
 	if n, _, _ := admin.SandboxOwner(context.Background(), from.ID); n != "node2" {

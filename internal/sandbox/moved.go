@@ -21,10 +21,22 @@ import (
 // node's paused sandbox, as if paused here. Anything else (no shared
 // storage, another team's, not paused, its node live) is ErrNotFound.
 func (m *Manager) AdoptMoved(ctx context.Context, team, id string) error {
+	return m.adoptMoved(ctx, id, func(r *store.Sandbox) bool { return r.Team == team })
+}
+
+// AdoptMovedTraffic is AdoptMoved for sandbox traffic, which names no
+// team: any paused sandbox moves (moving a paused record reveals and
+// changes nothing of it), and the traffic is then authorised, paused
+// answered or auto-resumed exactly as if the sandbox had been paused here.
+func (m *Manager) AdoptMovedTraffic(ctx context.Context, id string) error {
+	return m.adoptMoved(ctx, id, func(*store.Sandbox) bool { return true })
+}
+
+func (m *Manager) adoptMoved(ctx context.Context, id string, may func(*store.Sandbox) bool) error {
 	if m.cfg.SharedDir == "" || !ValidID(id) {
 		return fmt.Errorf("%s: %w", id, ErrNotFound)
 	}
-	rec, err := m.store.ClaimPaused(ctx, id, team)
+	rec, err := m.store.ClaimPaused(ctx, id, may)
 	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrOwnerLive) {
 		return fmt.Errorf("%s: %w", id, ErrNotFound)
 	}

@@ -46,12 +46,13 @@ func (s *Store) Movable(ctx context.Context, id string) (*Sandbox, error) {
 }
 
 // ClaimPaused makes sandbox id this node's (fenced): it must be paused on
-// this node's shared storage and belong to team, else ErrNotFound (one
-// answer for all of these); its node must hold no live lease, else
+// this node's shared storage and may (given its record) allow it, else
+// ErrNotFound (one answer for all of these); its node must hold no live
+// lease, else
 // ErrOwnerLive. The old node's row is locked meanwhile, so it cannot
 // register again in between and re-adopt the record. A record already this
 // node's is returned as is. Only a fenced store (a cluster node) claims.
-func (s *Store) ClaimPaused(ctx context.Context, id, team string) (*Sandbox, error) {
+func (s *Store) ClaimPaused(ctx context.Context, id string, may func(*Sandbox) bool) (*Sandbox, error) {
 	if s.fence == nil || s.shared == "" {
 		return nil, fmt.Errorf("claim sandbox %s: %w", id, ErrNotFound)
 	}
@@ -67,7 +68,7 @@ func (s *Store) ClaimPaused(ctx context.Context, id, team string) (*Sandbox, err
 		if err == nil {
 			rec, err = decode(doc)
 		}
-		if err != nil || rec.Team != team {
+		if err != nil || !may(rec) {
 			return nil, errors.Join(err, ErrNotFound)
 		}
 		if owner == s.node() {

@@ -38,7 +38,7 @@ func testSharedStorage(t *testing.T, b backend) {
 	put(sa, "q", StatePaused, "")
 	put(sa, "r", StateRunning, "")
 	sharedSnapshots(t, sa, sb, sc)
-	if _, err := sb.ClaimPaused(ctx, "p", "t1"); !errors.Is(err, ErrOwnerLive) {
+	if _, err := sb.ClaimPaused(ctx, "p", team("t1")); !errors.Is(err, ErrOwnerLive) {
 		t.Fatalf("claim while its node is live = %v, want ErrOwnerLive", err)
 	}
 	if _, err := admin.Movable(ctx, "p"); !errors.Is(err, ErrNotFound) {
@@ -59,19 +59,19 @@ func testSharedStorage(t *testing.T, b backend) {
 	if _, err := admin.Movable(ctx, "q"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("Movable of a lost node-local record = %v", err)
 	}
-	if _, err := sc.ClaimPaused(ctx, "p", "t1"); !errors.Is(err, ErrNotFound) {
+	if _, err := sc.ClaimPaused(ctx, "p", team("t1")); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("claim from another storage = %v, want ErrNotFound", err)
 	}
-	if _, err := sb.ClaimPaused(ctx, "p", "t2"); !errors.Is(err, ErrNotFound) {
+	if _, err := sb.ClaimPaused(ctx, "p", team("t2")); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("claim for another team = %v, want ErrNotFound", err)
 	}
-	if r, err := sb.ClaimPaused(ctx, "p", "t1"); err != nil || r.ID != "p" || r.State != StatePaused {
+	if r, err := sb.ClaimPaused(ctx, "p", team("t1")); err != nil || r.ID != "p" || r.State != StatePaused {
 		t.Fatalf("claim = %+v, %v", r, err)
 	}
 	if n, st, _ := admin.SandboxOwner(ctx, "p"); n != "b" || st != string(StatePaused) {
 		t.Fatalf("owner after the claim: %s %s", n, st)
 	}
-	if _, err := sc.ClaimPaused(ctx, "p", "t1"); !errors.Is(err, ErrNotFound) {
+	if _, err := sc.ClaimPaused(ctx, "p", team("t1")); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("second claim = %v", err)
 	}
 	sa2, _ := node("a", "st1", time.Minute) // a comes back: p is not its own any more
@@ -99,6 +99,9 @@ func testSharedStorage(t *testing.T, b backend) {
 	}
 	resumingLost(t, node)
 }
+
+// team allows a claim of team t's sandboxes.
+func team(t string) func(*Sandbox) bool { return func(r *Sandbox) bool { return r.Team == t } }
 
 // resumingLost: a node lost while resuming a sandbox loses it (it may be
 // running it).
