@@ -101,3 +101,26 @@ func (m *Manager) forget(sb *Sandbox) {
 	}
 	m.log.Warn("paused sandbox was taken over by another node; forgotten here", "sandbox", sb.rec.ID)
 }
+
+// settlePause is for a pause onto shared storage whose record write failed
+// with werr: a write the store refused (fenced, another node's) was not
+// made, but one whose answer was lost may have been, and a sandbox whose
+// record says paused must not run on (another node may resume its image).
+// It reads the record back: paused → rec and nil (the pause happened);
+// anything else → werr, to thaw as usual. settled is false when it cannot
+// tell: the caller must neither thaw the sandbox nor remove its image.
+func (m *Manager) settlePause(ctx context.Context, id string, werr error) (rec store.Sandbox, settled bool, err error) {
+	if errors.Is(werr, store.ErrFenced) || errors.Is(werr, store.ErrExists) || errors.Is(werr, store.ErrBadState) {
+		return rec, true, werr
+	}
+	cur, gerr := m.store.Get(context.WithoutCancel(ctx), id)
+	switch {
+	case gerr == nil && cur.State == store.StatePaused:
+		m.log.Warn("paused record was written after all", "sandbox", id, "err", werr)
+		return *cur, true, nil
+	case gerr == nil || errors.Is(gerr, store.ErrNotFound):
+		return rec, true, werr
+	}
+	m.log.Error("pause: cannot tell whether the paused record was written; sandbox left frozen", "sandbox", id, "err", werr, "read", gerr)
+	return rec, false, fmt.Errorf("%w: %w", ErrUnavailable, werr)
+}

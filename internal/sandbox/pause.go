@@ -49,6 +49,13 @@ func (m *Manager) pauseLocked(ctx context.Context, sb *Sandbox, memory bool, rea
 	}
 	if err == nil {
 		rec, err = m.recordPaused(ctx, sb, size, memory, storage)
+		if err != nil && storage != "" {
+			var settled bool
+			if rec, settled, err = m.settlePause(ctx, id, err); !settled {
+				m.setState(sb, store.StateRunning) // frozen, image kept: the next Recover settles it
+				return err
+			}
+		}
 	}
 	if err != nil {
 		_ = removeImage(dir)
