@@ -17,7 +17,8 @@ import (
 // checkpoint written to the shared dir) survives kill -9 of node1: its
 // record stays paused, and a connect through the front resumes it on
 // node2 with its files and a running process's memory intact; another,
-// with autoResume, is resumed on node2 by its traffic alone. A snapshot
+// with autoResume, is resumed on node2 by its traffic alone. Before that,
+// node2 takes both over by itself and the front lists them. A snapshot
 // made on node1 starts sandboxes on node2 (node1 dead). node1, restarted, does not
 // have the sandbox. Then fencing: the sandbox paused on node2, node2
 // frozen past its lease, node1 resumes it; node2, thawed, is refused and
@@ -58,9 +59,11 @@ func TestClusterSharedPause(t *testing.T) {
 	}
 	n1.stop(syscall.SIGKILL)
 	waitNodes(t, admin, map[string]string{"node1": "expired"})
-	if st := recordState(t, url, "node1", sb.ID); st != string(store.StatePaused) {
-		t.Fatalf("a dead node's paused sandbox on shared storage is %q, want still paused", st)
+	// node2 may have taken it over already (RunAdoptions): paused on either.
+	if _, st, err := admin.SandboxOwner(context.Background(), sb.ID); st != string(store.StatePaused) || err != nil {
+		t.Fatalf("a dead node's paused sandbox on shared storage is %q (%v), want still paused", st, err)
 	}
+	listedPaused(t, fr, sb.ID, auto.ID) // node2 took them over by itself: listed through the front
 	t0 := time.Now()
 	resumeVia(t, fr, sb, "node2", admin)
 	t.Logf("resumed on node2 in %v", time.Since(t0))
@@ -199,5 +202,29 @@ func TestClusterFrontSnapshots(t *testing.T) {
 	}
 	if out, _ := sb.run("", "cat /home/user/f", 20*time.Second); out != "local\n" {
 		t.Fatalf("after pause and connect through the front: %q", out)
+	}
+}
+
+// listedPaused waits (up to 3 lease periods) until the list through fr
+// shows every id as paused.
+func listedPaused(t *testing.T, fr *daemon, ids ...string) {
+	t.Helper()
+	for deadline := time.Now().Add(3 * clusterTTL); ; time.Sleep(100 * time.Millisecond) {
+		var list []struct{ SandboxID, State string }
+		fr.api("GET", "/v2/sandboxes?state=paused", nil, &list)
+		n := 0
+		for _, s := range list {
+			for _, id := range ids {
+				if s.SandboxID == id && s.State == "paused" {
+					n++
+				}
+			}
+		}
+		if n == len(ids) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("paused sandboxes of the dead node not listed through the front: %+v", list)
+		}
 	}
 }

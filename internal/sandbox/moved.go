@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/sbx-dev/sbx/internal/store"
 )
@@ -57,6 +58,36 @@ func (m *Manager) adoptMoved(ctx context.Context, id string, may func(*store.San
 	}
 	return nil
 }
+
+// RunAdoptions takes over, every period until ctx ends, the paused
+// sandboxes on this node's shared storage whose node is gone (dead or
+// stopped), so they are listed and served again without waiting for a
+// request about them to find them. Nodes racing for one get one winner
+// (ClaimPaused); a loser's attempt is a no-op.
+func (m *Manager) RunAdoptions(ctx context.Context, period time.Duration) {
+	if m.cfg.SharedDir == "" {
+		return
+	}
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		ids, err := m.store.MovableIDs(ctx, maxAdoptions)
+		if err != nil && ctx.Err() == nil {
+			m.log.Warn("list paused sandboxes of gone nodes", "err", err)
+		}
+		for _, id := range ids {
+			_ = m.AdoptMovedTraffic(ctx, id)
+		}
+	}
+}
+
+// maxAdoptions bounds one RunAdoptions round.
+const maxAdoptions = 100
 
 // beginResume moves sb's record (rec, paused on shared storage) to
 // resuming before anything is restored: refused if the record is no longer

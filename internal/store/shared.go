@@ -164,3 +164,19 @@ func (s *Store) SnapshotHome(ctx context.Context, key string) (*Snapshot, string
 	}
 	return &snap, node, nil
 }
+
+// MovableIDs lists (up to limit) the paused sandboxes on s's shared
+// storage whose node holds no live lease: those any node with the storage
+// may take over now (ClaimPaused).
+func (s *Store) MovableIDs(ctx context.Context, limit int) ([]string, error) {
+	if s.shared == "" {
+		return nil, nil
+	}
+	set, err := s.ids(ctx, `SELECT id FROM sandboxes WHERE state='paused' AND storage=? AND NOT `+
+		s.db.liveNode("sandboxes.node")+` ORDER BY id LIMIT ?`, s.shared, limit)
+	out := make([]string, 0, len(set))
+	for id := range set {
+		out = append(out, id)
+	}
+	return out, err
+}

@@ -56,6 +56,12 @@ func testSharedStorage(t *testing.T, b backend) {
 	if r, err := admin.Movable(ctx, "p"); err != nil || r.ID != "p" || r.Persist.Storage != "st1" {
 		t.Fatalf("Movable(p) = %+v, %v", r, err)
 	}
+	if ids, err := sb.MovableIDs(ctx, 10); err != nil || len(ids) != 1 || ids[0] != "p" {
+		t.Fatalf("MovableIDs = %v %v, want [p]", ids, err)
+	}
+	if ids, err := sc.MovableIDs(ctx, 10); err != nil || len(ids) != 0 {
+		t.Fatalf("MovableIDs on another storage = %v %v", ids, err)
+	}
 	if _, err := admin.Movable(ctx, "q"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("Movable of a lost node-local record = %v", err)
 	}

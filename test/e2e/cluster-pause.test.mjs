@@ -44,12 +44,13 @@ async function advances(sbx, from) {
   throw new Error(`counter stuck at or below ${from}`)
 }
 
-// nodeOf is the index of the node serving sandbox id (asked directly).
+// nodeOf is the index of the node serving sandbox id (asked directly; a
+// dead node is skipped).
 async function nodeOf(id) {
   for (const [i, url] of nodes.entries()) {
     const r = await fetch(`${url}/v2/sandboxes?metadata=${encodeURIComponent(`suite=${tag}`)}&state=running,paused`,
-      { headers: { 'X-API-Key': process.env.E2B_API_KEY } })
-    if (r.ok && (await r.json()).some((s) => s.sandboxID === id)) return i
+      { headers: { 'X-API-Key': process.env.E2B_API_KEY } }).catch(() => undefined)
+    if (r?.ok && (await r.json()).some((s) => s.sandboxID === id)) return i
   }
   return -1
 }
@@ -75,6 +76,13 @@ test(`${runtime}: paused on a node that dies, resumed on another; its snapshot s
     if (!info) await sleep(200)
   }
   assert.equal(info?.state, 'paused', 'paused, with its node dead')
+  // The other node takes it over by itself: listed as paused through the front.
+  let listed = []
+  for (let i = 0; i < 50 && !listed.some((s) => s.sandboxId === sbx.sandboxId); i++) {
+    listed = await Sandbox.list({ query: { state: ['paused'], metadata: { suite: tag } } }).nextItems()
+    if (!listed.some((s) => s.sandboxId === sbx.sandboxId)) await sleep(200)
+  }
+  assert.ok(listed.some((s) => s.sandboxId === sbx.sandboxId), 'listed as paused after its node died')
 
   const t0 = Date.now()
   const back = await Sandbox.connect(sbx.sandboxId)
