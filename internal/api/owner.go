@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -22,7 +23,7 @@ import (
 func (s *Server) owns(w http.ResponseWriter, r *http.Request) bool {
 	team := teamOf(r)
 	if id := r.PathValue("id"); id != "" && sandbox.ValidID(id) {
-		if _, err := s.mgr.Owned(team, id); err != nil && !s.historyOwned(team, id) {
+		if _, err := s.ownedHere(r.Context(), team, id); err != nil && !s.historyOwned(team, id) {
 			writeErr(w, err)
 			return false
 		}
@@ -38,6 +39,17 @@ func (s *Server) owns(w http.ResponseWriter, r *http.Request) bool {
 		}
 	}
 	return true
+}
+
+// ownedHere is Manager.Owned, after taking the sandbox over when it is
+// not on this node but paused on the cluster's shared storage by a node
+// that is gone (Manager.AdoptMoved: the API front sends its requests here).
+func (s *Server) ownedHere(ctx context.Context, team, id string) (sandbox.Info, error) {
+	in, err := s.mgr.Owned(team, id)
+	if errors.Is(err, sandbox.ErrNotFound) && s.mgr.AdoptMoved(ctx, team, id) == nil {
+		in, err = s.mgr.Owned(team, id)
+	}
+	return in, err
 }
 
 // historyOwned reports whether team owns the kept history (metrics, logs)

@@ -28,6 +28,7 @@ type clusterFlags struct {
 	url, nodeID, advertise, secretFile string
 	leaseTTL                           time.Duration
 	signer                             *cluster.Signer // from secretFile (resolve)
+	shared                             sharedStorage
 }
 
 func (c *clusterFlags) register(fs *flag.FlagSet) {
@@ -36,6 +37,7 @@ func (c *clusterFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.advertise, "advertise", "", "base URL other nodes reach this node at (default: http://<listen>)")
 	fs.StringVar(&c.secretFile, "cluster-secret-file", "", "file (0600, 32+ bytes) with the secret the API front signs forwarded requests with; a node given it answers only signed requests (clients must come through the front)")
 	fs.DurationVar(&c.leaseTTL, "lease-ttl", 10*time.Second, "node lease: renewed every third of it; a node silent this long is fenced and its sandboxes marked lost")
+	fs.StringVar(&c.shared.dir, "shared-dir", "", "directory every node of the cluster mounts (NFS ...): paused sandboxes and snapshots are kept there, so they resume on any node with it (needs --cluster)")
 }
 
 // resolve fills the defaults and checks the values.
@@ -44,6 +46,9 @@ func (c *clusterFlags) resolve(listen string) error {
 		c.url = os.Getenv("SBX_CLUSTER_URL")
 	}
 	if c.url == "" {
+		if c.shared.dir != "" {
+			return errors.New("--shared-dir needs --cluster (or $SBX_CLUSTER_URL)")
+		}
 		return nil
 	}
 	if !strings.HasPrefix(c.url, "postgres://") && !strings.HasPrefix(c.url, "postgresql://") {
@@ -119,6 +124,14 @@ func openStore(ctx context.Context, f *Config, rep *nodeReporter, log *slog.Logg
 	if err != nil {
 		return nil, nil, err
 	}
+	if f.cluster.shared.dir != "" && f.role == "node" {
+		if err := f.cluster.shared.open(); err != nil {
+			st.Close()
+			return nil, nil, err
+		}
+		rep.storage = f.cluster.shared.id
+		st.SetStorage(f.cluster.shared.id)
+	}
 	m, err := cluster.Join(ctx, st, f.cluster.leaseTTL, rep.report, log)
 	if err != nil {
 		st.Close()
@@ -131,14 +144,14 @@ func openStore(ctx context.Context, f *Config, rep *nodeReporter, log *slog.Logg
 // nodeReporter describes this node for its heartbeats; the manager is set
 // once it exists (before that: no runtimes, nothing used).
 type nodeReporter struct {
-	id, address, templatesDir string
-	maxSandboxes              int
-	mgr                       atomic.Pointer[sandbox.Manager]
+	id, address, templatesDir, storage string
+	maxSandboxes                       int
+	mgr                                atomic.Pointer[sandbox.Manager]
 }
 
 func (r *nodeReporter) report() *store.Node {
 	n := &store.Node{ID: r.id, Address: r.address, Templates: dirNames(r.templatesDir),
-		Capacity: store.Capacity{CPU: runtime.NumCPU(), MemoryMB: memTotalMB(), Sandboxes: r.maxSandboxes}}
+		Capacity: store.Capacity{CPU: runtime.NumCPU(), MemoryMB: memTotalMB(), Sandboxes: r.maxSandboxes}, Storage: r.storage}
 	if m := r.mgr.Load(); m != nil {
 		n.Runtimes = m.RuntimeNames()
 		for _, in := range m.List() {

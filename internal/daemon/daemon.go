@@ -240,6 +240,7 @@ func (d *Daemon) run(ctx context.Context) error {
 	poolsDone := make(chan struct{})
 	go func() { mgr.RunPools(ctx); close(poolsDone) }()
 	go mgr.RunWatchdog(ctx)
+	go mgr.RunAdoptions(ctx, f.cluster.leaseTTL) // --shared-dir only
 	go runTelemetry(ctx, d.tel, mgr, log)
 	if f.obs.metricsListen != "" {
 		if err := serveMetrics(ctx, f.obs.metricsListen, f.metrics, log); err != nil {

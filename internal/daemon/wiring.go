@@ -59,6 +59,7 @@ func buildManager(_ context.Context, f *Config, st *store.Store, aud sandbox.Aud
 		Max:          sandbox.Resources{CPUCount: 4 * f.cpu, MemoryMB: 8 * f.memMB, DiskSizeMB: 8 * f.diskMB},
 		MaxSandboxes: f.maxSandboxes, MaxCreating: f.maxCreating, MaxQueued: f.maxQueued, Domain: f.domain, Pools: pools, Audit: aud, Events: events,
 		ImagesDir: filepath.Join(f.dataDir, "images"), ImageQuota: f.imageQuotaMB << 20,
+		SharedDir: f.cluster.shared.dir, StorageID: f.cluster.shared.id,
 		Unavailable: unavailable, ProxyCheck: eg.tunnel.check(subnet),
 		ProxySealer: f.sealer,
 	}

@@ -30,6 +30,11 @@ import (
 type Directory interface {
 	Nodes(ctx context.Context) ([]*store.Node, error)
 	SandboxOwner(ctx context.Context, id string) (node, state string, err error)
+	// Movable is the record of a paused sandbox on shared storage whose
+	// node holds no live lease (store.ErrNotFound otherwise); SnapshotHome
+	// a snapshot by id or name and the node that made it. See moved.go.
+	Movable(ctx context.Context, id string) (*store.Sandbox, error)
+	SnapshotHome(ctx context.Context, key string) (*store.Snapshot, string, error)
 }
 
 // ErrorWriter writes an error answer ({code, message}).
@@ -54,7 +59,7 @@ type Front struct {
 	nodesAt time.Time
 	proxies map[string]*httputil.ReverseProxy // by node address
 	pending map[string]*pending               // by node id (place.go)
-	owners  map[string]string                 // sandbox id -> node id (toOwner)
+	owners  map[string]owner                  // sandbox id -> its node (toOwner)
 }
 
 // nodesTTL bounds how stale the front's view of the registry may be.
@@ -67,7 +72,7 @@ func New(dir Directory, domain string, fail ErrorWriter, log *slog.Logger) *Fron
 	once := http.DefaultTransport.(*http.Transport).Clone()
 	once.DisableKeepAlives = true
 	return &Front{dir: dir, domain: domain, fail: fail, log: log, tr: tr, once: once, proxies: map[string]*httputil.ReverseProxy{},
-		pending: map[string]*pending{}, owners: map[string]string{}}
+		pending: map[string]*pending{}, owners: map[string]owner{}}
 }
 
 // ServeHTTP routes r to a node.
@@ -87,6 +92,10 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.create(w, r)
 	case r.Method == http.MethodGet && p == "/sandboxes":
 		f.list(w, r)
+	case r.Method == http.MethodGet && p == "/snapshots":
+		f.listSnapshots(w, r)
+	case r.Method == http.MethodDelete && strings.HasPrefix(p, "/templates/"):
+		f.toSnapshotHome(w, r, strings.TrimPrefix(p, "/templates/"))
 	case strings.HasPrefix(p, "/sandboxes/") && p != "/sandboxes/metrics":
 		id, _, _ := strings.Cut(strings.TrimPrefix(p, "/sandboxes/"), "/")
 		f.toOwner(w, r, id, false)
@@ -119,41 +128,54 @@ func (f *Front) toOwner(w http.ResponseWriter, r *http.Request, id string, traff
 		return
 	}
 	n := f.live(r.Context(), func(n *store.Node) bool { return n.ID == node })
+	if len(n) == 0 && state == string(store.StatePaused) && f.toMoved(w, r, id) {
+		return
+	}
 	if len(n) == 0 {
 		f.fail(w, http.StatusBadGateway, fmt.Sprintf("sandbox %q: its node is not reachable", id))
 		return
 	}
-	f.remember(id, node)
+	f.remember(id, n[0])
 	f.forward(w, r, n[0])
+}
+
+// owner is a node a sandbox was routed to, with the node's fencing token
+// then: a sandbox moves (moved.go) only off a node whose lease is gone, so
+// while the node holds that same lease it still has the sandbox.
+type owner struct {
+	node  string
+	token int64
 }
 
 // maxOwners bounds the owner cache; past it the cache starts over.
 const maxOwners = 100_000
 
-// cachedOwner is the live node a sandbox was last routed to, if any. A
-// sandbox's node never changes; once it ends, that node answers for it
-// (404, or 502 to traffic) as it would directly. A node no longer live
-// is not returned, so the store decides (a lost sandbox is 404).
+// cachedOwner is the live node a sandbox was last routed to, if it still
+// holds the lease it had then. A sandbox stays on its node while that
+// lease lasts; once it ends, that node answers for it (404, or 502 to
+// traffic) as it would directly. A node no longer live, or live again
+// with a new lease (a paused sandbox may have moved meanwhile), is not
+// returned, so the store decides (a lost sandbox is 404).
 func (f *Front) cachedOwner(ctx context.Context, id string) *store.Node {
 	f.mu.Lock()
-	node, ok := f.owners[id]
+	o, ok := f.owners[id]
 	f.mu.Unlock()
 	if !ok {
 		return nil
 	}
-	if n := f.live(ctx, func(n *store.Node) bool { return n.ID == node }); len(n) > 0 {
+	if n := f.live(ctx, func(n *store.Node) bool { return n.ID == o.node && n.Token == o.token }); len(n) > 0 {
 		return n[0]
 	}
 	return nil
 }
 
-func (f *Front) remember(id, node string) {
+func (f *Front) remember(id string, n *store.Node) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if len(f.owners) >= maxOwners {
-		f.owners = map[string]string{}
+		f.owners = map[string]owner{}
 	}
-	f.owners[id] = node
+	f.owners[id] = owner{node: n.ID, token: n.Token}
 }
 
 // toAny forwards r (not about one sandbox: templates, teams, volumes ...)

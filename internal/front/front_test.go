@@ -22,9 +22,26 @@ import (
 // (conformance-tested) and the cluster integration test runs the front
 // against real nodes.
 type fakeDir struct {
-	nodes   []*store.Node
-	owners  map[string][2]string // id -> node, state
-	lookups int                  // SandboxOwner calls
+	nodes    []*store.Node
+	owners   map[string][2]string // id -> node, state
+	lookups  int                  // SandboxOwner calls
+	movable  map[string]*store.Sandbox
+	snaps    map[string]*store.Snapshot
+	snapHome string // the node of every snapshot in snaps
+}
+
+func (d *fakeDir) Movable(_ context.Context, id string) (*store.Sandbox, error) {
+	if r, ok := d.movable[id]; ok {
+		return r, nil
+	}
+	return nil, store.ErrNotFound
+}
+
+func (d *fakeDir) SnapshotHome(_ context.Context, key string) (*store.Snapshot, string, error) {
+	if s, ok := d.snaps[key]; ok {
+		return s, d.snapHome, nil
+	}
+	return nil, "", store.ErrNotFound
 }
 
 func (d *fakeDir) Nodes(context.Context) ([]*store.Node, error) { return d.nodes, nil }
@@ -44,6 +61,10 @@ func fakeNode(t *testing.T, name string) *httptest.Server {
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && r.URL.Path == "/sandboxes" {
 			fmt.Fprintf(w, `[{"sandboxID":"%s-sb"}]`, name)
+			return
+		}
+		if r.Method == http.MethodGet && r.URL.Path == "/snapshots" { // one shared, one its own
+			fmt.Fprintf(w, `[{"snapshotID":"shared"},{"snapshotID":"%s-own"}]`, name)
 			return
 		}
 		b, _ := io.ReadAll(r.Body)

@@ -33,6 +33,10 @@ type Sandboxes interface {
 	// and returns it running; it fails wrapping sandbox.ErrConflict if the
 	// sandbox is paused without autoResume.
 	AutoResume(ctx context.Context, id string) (sandbox.Info, error)
+	// AdoptMovedTraffic takes over paused sandbox id from a cluster node
+	// that is gone, when its image is on this node's shared storage
+	// (sandbox.Manager.AdoptMovedTraffic); else an error.
+	AdoptMovedTraffic(ctx context.Context, id string) error
 }
 
 // ErrorWriter writes a JSON {code, message} error (the API's format).
@@ -90,6 +94,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var in sandbox.Info
 	if ok {
 		in, err = p.sbx.Get(t.ID)
+		if err != nil && p.sbx.AdoptMovedTraffic(r.Context(), t.ID) == nil {
+			in, err = p.sbx.Get(t.ID)
+		}
 	} else {
 		t, in, err = p.bySignature(r)
 	}

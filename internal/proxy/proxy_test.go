@@ -43,6 +43,8 @@ func (f fakeSandboxes) List() (out []sandbox.Info) {
 func (f fakeSandboxes) Ended(id string) bool { return f.ended[id] }
 
 // AutoResume "resumes" a paused sandbox with autoResume: it becomes running.
+func (f fakeSandboxes) AdoptMovedTraffic(context.Context, string) error { return sandbox.ErrNotFound }
+
 func (f fakeSandboxes) AutoResume(_ context.Context, id string) (sandbox.Info, error) {
 	in, ok := f.byID[id]
 	switch {

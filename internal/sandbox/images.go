@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/sbx-dev/sbx/internal/runtime"
+	"github.com/sbx-dev/sbx/internal/store"
 )
 
 // Images live under Config.ImagesDir, one directory per image:
@@ -30,6 +31,41 @@ const (
 func (m *Manager) pausedDir(id string) string { return filepath.Join(m.cfg.ImagesDir, "paused", id) }
 func (m *Manager) snapshotDir(id string) string {
 	return filepath.Join(m.cfg.ImagesDir, "snapshots", id)
+}
+
+// With Config.SharedDir, paused images and snapshots live there instead
+// (paused/ and snapshots/ as above; fork scratch stays in ImagesDir), and
+// their records name the storage (Persistence.Storage, Snapshot.Storage).
+
+// pausedDirOf is where rec's paused image is: on the shared storage the
+// record names, else on this node's disk.
+func (m *Manager) pausedDirOf(rec *store.Sandbox) string {
+	if rec.Persist.Storage != "" {
+		return m.sharedPausedDir(rec.ID)
+	}
+	return m.pausedDir(rec.ID)
+}
+
+func (m *Manager) sharedPausedDir(id string) string {
+	return filepath.Join(m.cfg.SharedDir, "paused", id)
+}
+
+// snapshotDirOf is where snap's image is.
+func (m *Manager) snapshotDirOf(snap *store.Snapshot) string {
+	if snap.Storage != "" {
+		return filepath.Join(m.cfg.SharedDir, "snapshots", snap.ID)
+	}
+	return m.snapshotDir(snap.ID)
+}
+
+// imageStorage is the storage a new image of rec goes to: the shared one
+// if this node has it, unless rec mounts volumes (their contents stay on
+// this node, so it could not resume elsewhere).
+func (m *Manager) imageStorage(rec *store.Sandbox) string {
+	if m.cfg.SharedDir == "" || len(rec.Volumes) > 0 {
+		return ""
+	}
+	return m.cfg.StorageID
 }
 func (m *Manager) scratchDir() string { return filepath.Join(m.cfg.ImagesDir, "tmp", NewID()) }
 

@@ -44,6 +44,12 @@ type Config struct {
 	// ImagesDir holds paused sandboxes' images, snapshots and fork scratch
 	// (see images.go); "" disables pause, fork and snapshots.
 	ImagesDir string
+	// SharedDir, when set, holds paused images and snapshots instead of
+	// ImagesDir (same layout): storage every node of a cluster mounts (NFS
+	// in production), so a paused sandbox resumes, and a snapshot starts
+	// sandboxes, on any of them (see moved.go). StorageID is the id the
+	// storage holds (the same on every node), recorded with each image.
+	SharedDir, StorageID string
 	// ImageQuota bounds the disk used by paused images and snapshots in
 	// bytes; 0 means no bound. Past it, pause and snapshot get ErrQuota.
 	ImageQuota int64

@@ -36,7 +36,8 @@ func (m *Manager) pauseLocked(ctx context.Context, sb *Sandbox, memory bool, rea
 	}
 	m.drainEvents(ctx, sb) // a files-only pause restarts the agent: read what it logged
 	m.setState(sb, store.StatePausing)
-	dir := m.pausedDir(id)
+	storage := m.imageStorage(&sb.rec)
+	dir := m.pausedDirOf(&store.Sandbox{ID: id, Persist: store.Persistence{Storage: storage}})
 	_ = removeImage(dir)
 	size, err := m.capture(ctx, sb, dir, memory)
 	if err == nil {
@@ -47,7 +48,14 @@ func (m *Manager) pauseLocked(ctx context.Context, sb *Sandbox, memory bool, rea
 		err = failpoint.Hit("pause/before-record")
 	}
 	if err == nil {
-		rec, err = m.recordPaused(ctx, sb, size, memory)
+		rec, err = m.recordPaused(ctx, sb, size, memory, storage)
+		if err != nil && storage != "" {
+			var settled bool
+			if rec, settled, err = m.settlePause(ctx, id, err); !settled {
+				m.setState(sb, store.StateRunning) // frozen, image kept: the next Recover settles it
+				return err
+			}
+		}
 	}
 	if err != nil {
 		_ = removeImage(dir)
@@ -85,13 +93,15 @@ func (m *Manager) pausable(sb *Sandbox, memory bool) error {
 	return nil
 }
 
-// recordPaused writes sb's record as paused (the image at size bytes).
-func (m *Manager) recordPaused(ctx context.Context, sb *Sandbox, size int64, memory bool) (store.Sandbox, error) {
+// recordPaused writes sb's record as paused (the image at size bytes, on
+// storage: "" this node's disk).
+func (m *Manager) recordPaused(ctx context.Context, sb *Sandbox, size int64, memory bool, storage string) (store.Sandbox, error) {
 	m.mu.Lock()
 	rec := sb.rec
 	m.mu.Unlock()
 	rec.State, rec.SandboxIP = store.StatePaused, ""
 	rec.Persist.PausedAt, rec.Persist.ImageBytes, rec.Persist.SavedMemory = time.Now().UTC(), size, memory
+	rec.Persist.Storage = storage
 	if err := m.store.Put(ctx, &rec); err != nil {
 		return rec, fmt.Errorf("record paused sandbox %s: %w", rec.ID, err)
 	}

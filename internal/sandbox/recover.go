@@ -42,6 +42,9 @@ func (m *Manager) adopt(ctx context.Context, rec *store.Sandbox) error {
 	if rec.State == store.StatePaused {
 		return m.adoptPaused(ctx, rec)
 	}
+	if rec.State == store.StateResuming {
+		return m.adoptResuming(ctx, rec)
+	}
 	if rec.State != store.StateRunning {
 		return fmt.Errorf("state %q", rec.State)
 	}

@@ -74,5 +74,14 @@ func (m *Manager) reap(ctx context.Context, id, rtName string, rsb runtime.Sandb
 		}
 		return fmt.Errorf("release sandbox %s: %w", id, err)
 	}
-	return m.store.Delete(ctx, id)
+	mine, err := m.store.Remove(ctx, id)
+	if err == nil && mine && m.cfg.SharedDir != "" {
+		// Only once the record was this node's: a paused image on shared
+		// storage may be another node's by now (AdoptMoved). Left over on
+		// a failure, it is reaped as an orphan (reapShared).
+		if rerr := removeImage(m.sharedPausedDir(id)); rerr != nil {
+			m.log.Warn("remove shared paused image", "sandbox", id, "err", rerr)
+		}
+	}
+	return err
 }

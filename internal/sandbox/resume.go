@@ -27,7 +27,7 @@ func (m *Manager) Connect(ctx context.Context, id string, timeout time.Duration,
 	defer unlock()
 	if sb.rec.State == store.StatePaused {
 		if reboot {
-			if err := removeImage(filepath.Join(m.pausedDir(id), memDir)); err != nil {
+			if err := removeImage(filepath.Join(m.pausedDirOf(&sb.rec), memDir)); err != nil {
 				return Info{}, false, err
 			}
 		}
@@ -82,18 +82,25 @@ func (m *Manager) resumeLocked(ctx context.Context, sb *Sandbox, timeout time.Du
 	rec := sb.rec
 	m.mu.Unlock()
 	defer func() { m.observer().Lifecycle("resume", rec.Runtime, time.Since(t0), err) }()
-	dir := m.pausedDir(rec.ID)
+	dir := m.pausedDirOf(&rec)
+	if err := m.beginResume(ctx, sb, rec); err != nil {
+		return Info{}, err
+	}
+	paused := rec
 	built, err := m.restoreFrom(ctx, &rec, dir, false)
 	if err != nil {
+		m.abortResume(ctx, paused)
 		return Info{}, fmt.Errorf("resume sandbox %s: %w", rec.ID, err)
 	}
 	now := time.Now().UTC()
 	rec.State, rec.EndAt = store.StateRunning, now.Add(timeout)
 	rec.Persist.PausedAt, rec.Persist.ImageBytes, rec.Persist.SavedMemory = time.Time{}, 0, false
+	rec.Persist.Storage = ""
 	if err := m.store.Put(ctx, &rec); err != nil {
 		if rerr := m.releaseHost(context.WithoutCancel(ctx), rec.ID, rec.Runtime, built.rt); rerr != nil {
 			m.log.Error("release unrecorded resume's host resources", "sandbox", rec.ID, "err", rerr)
 		}
+		m.abortResume(ctx, paused)
 		return Info{}, fmt.Errorf("record resumed sandbox %s: %w", rec.ID, err)
 	}
 	_ = removeImage(dir)

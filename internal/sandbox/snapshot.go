@@ -28,7 +28,11 @@ func (m *Manager) Snapshot(ctx context.Context, id, name string) (store.Snapshot
 	}
 	sid := "snap" + NewID()[:16]
 	t0 := time.Now()
-	dir, src, err := m.captureRunning(ctx, id, m.snapshotDir(sid), true)
+	storage := ""
+	if m.cfg.SharedDir != "" {
+		storage = m.cfg.StorageID // volumes are refused above
+	}
+	dir, src, err := m.captureRunning(ctx, id, m.snapshotDirOf(&store.Snapshot{ID: sid, Storage: storage}), true)
 	if err != nil {
 		return store.Snapshot{}, err
 	}
@@ -36,7 +40,7 @@ func (m *Manager) Snapshot(ctx context.Context, id, name string) (store.Snapshot
 	snap := store.Snapshot{
 		ID: sid, Team: src.Team, Name: name, SandboxID: id, TemplateID: src.TemplateID, Build: src.Build, Runtime: src.Runtime,
 		CreatedAt: time.Now().UTC(), CPUCount: src.CPUCount, MemoryMB: src.MemoryMB, DiskSizeMB: src.DiskSizeMB,
-		InitSecret: src.InitSecret, EnvVars: src.EnvVars, Bytes: dirSize(dir),
+		InitSecret: src.InitSecret, EnvVars: src.EnvVars, Bytes: dirSize(dir), Storage: storage,
 	}
 	if err := m.store.PutSnapshot(ctx, &snap); err != nil {
 		_ = removeImage(dir)
@@ -85,10 +89,12 @@ func (m *Manager) DeleteSnapshot(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	if err := removeImage(m.snapshotDir(snap.ID)); err != nil {
+	// The record first: a record left without its image would make
+	// creates fail; an image left without its record is reaped.
+	if err := m.store.DeleteSnapshot(ctx, snap.ID); err != nil {
 		return err
 	}
-	return m.store.DeleteSnapshot(ctx, snap.ID)
+	return removeImage(m.snapshotDirOf(snap))
 }
 
 // createFromSnapshot starts a sandbox from a snapshot: resources and
@@ -111,7 +117,7 @@ func (m *Manager) createFromSnapshot(ctx context.Context, snap *store.Snapshot, 
 	}
 	applyLifecycle(&rec, o)
 	rec.Team = o.Team
-	return m.startChild(ctx, rec, m.snapshotDir(snap.ID), o.Timeout)
+	return m.startChild(ctx, rec, m.snapshotDirOf(snap), o.Timeout)
 }
 
 // snapshotFor finds the snapshot of team a create names, when no template

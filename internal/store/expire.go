@@ -47,14 +47,16 @@ func (s *Store) ExpireNodes(ctx context.Context) ([]string, error) {
 }
 
 // expireNode marks node id expired and its sandboxes lost (in their state
-// column and record), in t; it returns how many sandboxes it marked.
+// column and record), in t; it returns how many sandboxes it marked. A
+// paused sandbox whose image is on shared storage is not lost with its
+// node: it stays paused, for another node to take over (ClaimPaused).
 func (s *Store) expireNode(ctx context.Context, t *tx, id string) (int64, error) {
 	if _, err := t.ExecContext(ctx, `UPDATE nodes SET state='expired' WHERE id=?`, id); err != nil {
 		return 0, fmt.Errorf("expire node %s: %w", id, classify(err))
 	}
 	res, err := t.ExecContext(ctx, `UPDATE sandboxes SET state='lost', doc=`+
 		s.db.pick(`json_set(doc, '$.state', 'lost')`, `jsonb_set(doc::jsonb, '{state}', '"lost"')::text`)+
-		` WHERE node=? AND state<>'lost'`, id)
+		` WHERE node=? AND state<>'lost' AND NOT (state='paused' AND storage<>'')`, id)
 	if err != nil {
 		return 0, fmt.Errorf("mark node %s sandboxes lost: %w", id, classify(err))
 	}

@@ -17,6 +17,17 @@ type fence struct {
 	token int64
 }
 
+// SetStorage names the shared storage (an id the storage itself holds,
+// the same on every node that mounts it) this node keeps paused images and
+// snapshots on: snapshot records on it are seen by every such node, and
+// paused records on it may be taken over (ClaimPaused). Call it before s is
+// used; "" (the default) is none.
+func (s *Store) SetStorage(id string) { s.shared = id }
+
+// storage is s's shared storage id; "" (none) matches no shared record,
+// as the queries also want storage<>”.
+func (s *Store) storage() string { return s.shared }
+
 // Fence scopes s to l's node and guards its sandbox and snapshot writes
 // with l's fencing token; once l is lost they fail with ErrFenced. Call it
 // before s is used (it is not synchronised); a Store never fenced is the

@@ -58,6 +58,10 @@ CREATE TABLE sandbox_ends (id TEXT PRIMARY KEY, node TEXT NOT NULL, ended_at BIG
 	{4, "build nodes", `
 ALTER TABLE builds ADD COLUMN node TEXT NOT NULL DEFAULT '';
 `},
+	{5, "shared storage", `
+ALTER TABLE sandboxes ADD COLUMN storage TEXT NOT NULL DEFAULT '';
+ALTER TABLE snapshots ADD COLUMN storage TEXT NOT NULL DEFAULT '';
+`},
 }
 
 // forDialect adapts a migration's SQL: PostgreSQL compares TEXT in byte

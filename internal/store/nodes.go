@@ -26,6 +26,9 @@ type Node struct {
 	Templates []string `json:"templates"` // templates present on the node
 	Capacity  Capacity `json:"capacity"`
 	Used      Capacity `json:"used"`
+	// Storage is the id of the shared storage the node keeps paused images
+	// and snapshots on ("" none): a paused sandbox on it can resume there.
+	Storage string `json:"storage,omitempty"`
 
 	State       string    `json:"-"` // live, released (stopped cleanly), expired (lost)
 	Token       int64     `json:"-"` // fencing token of the current lease

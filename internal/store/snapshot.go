@@ -15,6 +15,11 @@ type Persistence struct {
 	// NoMemory makes the deadline's pause (autoPause) keep the files only
 	// (autoPauseMemory: false, or a runtime without checkpoints).
 	NoMemory bool `json:"noMemory,omitempty"`
+	// Storage is the shared storage (its id: see Store.SetStorage) that
+	// holds the paused image; "" is the node's own disk. A paused record
+	// on shared storage outlives its node (ExpireNodes keeps it) and may be
+	// taken over by another node with that storage (ClaimPaused).
+	Storage string `json:"storage,omitempty"`
 	// Set while paused: when, the image's size, and whether it holds memory
 	// (false: resume restarts the processes over the saved files).
 	PausedAt    time.Time `json:"pausedAt,omitempty"`
@@ -42,10 +47,14 @@ type Snapshot struct {
 	InitSecret string            `json:"initSecret"` // the agent's /init secret, kept in its memory
 	EnvVars    map[string]string `json:"envVars,omitempty"`
 	Bytes      int64             `json:"bytes"` // disk held by the image
+	// Storage is the shared storage holding the image ("" = the node's
+	// disk); such a snapshot is seen by every node with that storage.
+	Storage string `json:"storage,omitempty"`
 }
 
 // PutSnapshot inserts or replaces a snapshot record of s's node (fenced
-// like Put). Snapshot images are node-local, so are their records.
+// like Put). A snapshot whose image is node-local (Storage "") is seen by
+// its node only; one on shared storage by every node with that storage.
 func (s *Store) PutSnapshot(ctx context.Context, r *Snapshot) error {
 	doc, err := json.Marshal(r)
 	if err != nil {
@@ -53,10 +62,10 @@ func (s *Store) PutSnapshot(ctx context.Context, r *Snapshot) error {
 	}
 	_, err = s.write(ctx, func(q querier) (sql.Result, error) {
 		return q.ExecContext(ctx,
-			`INSERT INTO snapshots(id, name, created_at, doc, node) VALUES(?,?,?,?,?)
-			 ON CONFLICT(id) DO UPDATE SET name=excluded.name, created_at=excluded.created_at, doc=excluded.doc
-			 WHERE snapshots.node=excluded.node`,
-			r.ID, r.Name, r.CreatedAt.UnixNano(), doc, s.node())
+			`INSERT INTO snapshots(id, name, created_at, doc, node, storage) VALUES(?,?,?,?,?,?)
+			 ON CONFLICT(id) DO UPDATE SET name=excluded.name, created_at=excluded.created_at, doc=excluded.doc,
+			 storage=excluded.storage WHERE snapshots.node=excluded.node`,
+			r.ID, r.Name, r.CreatedAt.UnixNano(), doc, s.node(), r.Storage)
 	})
 	if err != nil {
 		return fmt.Errorf("store snapshot %s: %w", r.ID, err)
@@ -67,22 +76,28 @@ func (s *Store) PutSnapshot(ctx context.Context, r *Snapshot) error {
 // GetSnapshot returns the snapshot whose id or name is key.
 func (s *Store) GetSnapshot(ctx context.Context, key string) (*Snapshot, error) {
 	return loadDoc[Snapshot](ctx, s.db, "snapshot", key,
-		`SELECT doc FROM snapshots WHERE node=? AND (id=? OR (name<>'' AND name=?)) ORDER BY created_at DESC LIMIT 1`, s.node(), key, key)
+		`SELECT doc FROM snapshots WHERE `+snapSeen+` AND (id=? OR (name<>'' AND name=?)) ORDER BY created_at DESC LIMIT 1`,
+		s.node(), s.storage(), key, key)
 }
 
-// DeleteSnapshot removes a snapshot record; a missing one is not an error.
+// snapSeen is the condition (args: node, storage) for a snapshot record
+// s sees: its node's own, and those on its shared storage.
+const snapSeen = `(node=? OR (storage<>'' AND storage=?))`
+
+// DeleteSnapshot removes a snapshot record s sees; a missing one is not
+// an error.
 func (s *Store) DeleteSnapshot(ctx context.Context, id string) error {
 	if _, err := s.write(ctx, func(q querier) (sql.Result, error) {
-		return q.ExecContext(ctx, `DELETE FROM snapshots WHERE id=? AND node=?`, id, s.node())
+		return q.ExecContext(ctx, `DELETE FROM snapshots WHERE id=? AND `+snapSeen, id, s.node(), s.storage())
 	}); err != nil {
 		return fmt.Errorf("delete snapshot %s: %w", id, err)
 	}
 	return nil
 }
 
-// ListSnapshots returns every snapshot record, newest first.
+// ListSnapshots returns every snapshot record s sees, newest first.
 func (s *Store) ListSnapshots(ctx context.Context) ([]*Snapshot, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT doc FROM snapshots WHERE node=? ORDER BY created_at DESC, id`, s.node())
+	rows, err := s.db.QueryContext(ctx, `SELECT doc FROM snapshots WHERE `+snapSeen+` ORDER BY created_at DESC, id`, s.node(), s.storage())
 	if err != nil {
 		return nil, fmt.Errorf("list snapshots: %w", err)
 	}

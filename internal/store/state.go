@@ -26,6 +26,11 @@ const (
 	StatePausing State = "pausing"
 	// StatePaused has an image on disk and no host resources.
 	StatePaused State = "paused"
+	// StateResuming is a paused sandbox on shared storage that its node
+	// is restoring: taken (Transition from paused) before anything runs, so
+	// no other node can take the record over (ClaimPaused wants paused)
+	// while this one may be running it. A node lost meanwhile loses it.
+	StateResuming State = "resuming"
 	// StateReaping is a sandbox whose release failed part-way; the next
 	// Recover retries it.
 	StateReaping State = "reaping"
@@ -41,7 +46,7 @@ var ErrBadState = errors.New("store: unknown sandbox state")
 // ParseState returns the State named s, or an error wrapping ErrBadState.
 func ParseState(s string) (State, error) {
 	switch st := State(s); st {
-	case StateCreating, StatePooled, StateRunning, StatePausing, StatePaused, StateReaping, StateLost:
+	case StateCreating, StatePooled, StateRunning, StatePausing, StatePaused, StateResuming, StateReaping, StateLost:
 		return st, nil
 	}
 	return "", fmt.Errorf("%w %q", ErrBadState, s)

@@ -42,8 +42,9 @@ func classify(err error) error {
 // default) or PostgreSQL shared by the nodes of a cluster (OpenPostgres),
 // one type with the same methods and contracts on both. It is safe for concurrent use.
 type Store struct {
-	db    *db
-	fence *fence // nil: the single-node store (see Fence)
+	db     *db
+	fence  *fence // nil: the single-node store (see Fence)
+	shared string // shared storage id (SetStorage); "" none
 	// OnWrite observes each sandbox record write (op: put, delete) for
 	// metrics; set it before use, nil: none.
 	OnWrite func(op string, d time.Duration, err error)
@@ -100,11 +101,11 @@ func (s *Store) Put(ctx context.Context, r *Sandbox) (err error) {
 	defer func() { s.observe("put", t0, err) }()
 	res, err := s.write(ctx, func(q querier) (sql.Result, error) {
 		return q.ExecContext(ctx,
-			`INSERT INTO sandboxes(id, state, template, started_at, end_at, doc, node) VALUES(?,?,?,?,?,?,?)
+			`INSERT INTO sandboxes(id, state, template, started_at, end_at, doc, node, storage) VALUES(?,?,?,?,?,?,?,?)
 			 ON CONFLICT(id) DO UPDATE SET state=excluded.state, template=excluded.template,
-			 started_at=excluded.started_at, end_at=excluded.end_at, doc=excluded.doc
+			 started_at=excluded.started_at, end_at=excluded.end_at, doc=excluded.doc, storage=excluded.storage
 			 WHERE sandboxes.node=excluded.node`,
-			r.ID, r.State.String(), r.TemplateID, r.StartedAt.UnixNano(), r.EndAt.UnixNano(), doc, s.node())
+			r.ID, r.State.String(), r.TemplateID, r.StartedAt.UnixNano(), r.EndAt.UnixNano(), doc, s.node(), r.Persist.Storage)
 	})
 	if err != nil {
 		return fmt.Errorf("store sandbox %s: %w", r.ID, classify(err))
@@ -132,8 +133,16 @@ func (s *Store) Get(ctx context.Context, id string) (*Sandbox, error) {
 // error. On a cluster (fenced) store it leaves a tombstone, so the front
 // can tell an ended sandbox from an unknown one (SandboxOwner).
 func (s *Store) Delete(ctx context.Context, id string) error {
+	_, err := s.Remove(ctx, id)
+	return err
+}
+
+// Remove is Delete that also tells whether s's node had the record (a
+// caller about to delete what the record owns on shared storage must know
+// that the record was its own: another node may have taken it over).
+func (s *Store) Remove(ctx context.Context, id string) (bool, error) {
 	t0 := time.Now()
-	_, err := s.write(ctx, func(q querier) (sql.Result, error) {
+	res, err := s.write(ctx, func(q querier) (sql.Result, error) {
 		res, err := q.ExecContext(ctx, `DELETE FROM sandboxes WHERE id=? AND node=?`, id, s.node())
 		if n, _ := rowsOf(res); err == nil && n > 0 && s.fence != nil {
 			_, err = q.ExecContext(ctx, `INSERT INTO sandbox_ends(id, node, ended_at) VALUES(?,?,`+s.db.nowSQL()+`)
@@ -143,9 +152,10 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	})
 	s.observe("delete", t0, err)
 	if err != nil {
-		return fmt.Errorf("delete sandbox %s: %w", id, err)
+		return false, fmt.Errorf("delete sandbox %s: %w", id, err)
 	}
-	return nil
+	n, _ := rowsOf(res)
+	return n > 0, nil
 }
 
 // List returns every sandbox record of s's node, oldest first.

@@ -61,6 +61,7 @@ var conformance = []struct {
 	{"fencing and expiry", testFencing},
 	{"register over an expired lease", testRegisterExpires},
 	{"build owners", testBuildOwners},
+	{"shared storage", testSharedStorage},
 }
 
 func TestConformance(t *testing.T) {

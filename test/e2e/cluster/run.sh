@@ -6,7 +6,9 @@
 # end-to-end tests against the front, empties both nodes and removes it all.
 #   test/e2e/cluster/run.sh <runtime> [test files...]
 # Ports: SBX_E2E_PORT (front), +1 and +2 (nodes), SBX_E2E_PG_PORT (default
-# SBX_E2E_PORT+50000). SBX_E2E_SUBNET must be a /16.
+# SBX_E2E_PORT+50000). SBX_E2E_SUBNET must be a /16. SBX_E2E_SHARED=1 gives
+# the nodes one --shared-dir (paused sandboxes and snapshots move between
+# them); the tests get the nodes' pids in SBX_E2E_NODE_PIDS.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 rt=${1:?runtime}; shift
@@ -29,9 +31,10 @@ mkargs() {
   a=(serve --cluster "$url" --node-id "node$1" --lease-ttl 3s --listen "127.0.0.1:$((port + $1))"
     --data-dir "$top/node$1" --templates-dir "${SBX_DATA_DIR:-/var/lib/sbx}/templates" --runtime "$rt"
     --subnet "${half[$1]}" --net-prefix "$prefix$1" --uplink none --audit-anchor-dir "$top/node$1-anchor")
+  [ -z "${SBX_E2E_SHARED:-}" ] || a+=(--shared-dir "$top/shared")
 }
 
-mkdir "$top/pg" && chown postgres: "$top/pg"
+mkdir "$top/pg" "$top/shared" && chown postgres: "$top/pg"
 pg() { runuser -u postgres -- "$pgbin/$1" "${@:2}"; }
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -78,7 +81,7 @@ wait_health "$port" $! "$top/front.log"
 
 export E2B_API_URL=http://127.0.0.1:$port E2B_SANDBOX_URL=http://127.0.0.1:$port E2B_API_KEY=$key
 export SBX_E2E_NODE_URLS="http://127.0.0.1:$((port + 1)) http://127.0.0.1:$((port + 2))"
-export SBX_E2E_RUNTIME=$rt
+export SBX_E2E_RUNTIME=$rt SBX_E2E_NODE_PIDS="${pids[0]} ${pids[1]}"
 node --test --test-concurrency=1 "${files[@]}" || status=$?
 if [ $status -ne 0 ]; then
   for f in node1 node2 front; do echo "---- $f log ($rt) ----" >&2; tail -n 40 "$top/$f.log" >&2; done
