@@ -253,6 +253,11 @@ func (d *Daemon) run(ctx context.Context) error {
 	}
 	tenants.Defaults = f.teamQuota
 	go tenants.Run(ctx, 10*time.Second)
+	stopFront, err := d.startNodeFront()
+	if err != nil {
+		return err
+	}
+	defer stopFront()
 	err = listenAndServe(ctx, f, mgr, bs, d.vols, d.keys, tenants, d.aud, d.tel, log)
 	cancel()
 	select { // pooled sandboxes hold no tenant: release them on a clean stop

@@ -56,7 +56,7 @@ type Config struct {
 	intercept                                                                                 interceptFlags
 	egressCA                                                                                  *intercept.CA // loaded by New
 	cluster                                                                                   clusterFlags
-	role                                                                                      string
+	role, frontListen                                                                         string
 
 	fs        *flag.FlagSet    // the parsed flags (debug config)
 	ring      *logRing         // the daemon's recent log lines
@@ -118,6 +118,7 @@ func ParseFlags(args []string) (*Config, error) {
 	f.obs.register(fs)
 	f.cluster.register(fs)
 	fs.StringVar(&f.role, "role", "node", "node: run sandboxes (default); api: the stateless API front of a cluster (needs --cluster), placing creates and forwarding each sandbox's API calls and traffic to its node")
+	fs.StringVar(&f.frontListen, "front-listen", "", "a cluster node also serves the cluster's API front on this address (the node plays both roles: its own API stays on --listen)")
 	f.fs = fs
 	teamQuotaFlags(fs, &f.teamQuota)
 	if err := fs.Parse(args); err != nil {
