@@ -90,6 +90,8 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 	case r.Method == http.MethodPost && p == "/sandboxes":
 		f.create(w, r)
+	case r.Method == http.MethodGet && r.URL.Path == "/v2/sandboxes":
+		f.listV2(w, r)
 	case r.Method == http.MethodGet && p == "/sandboxes":
 		f.list(w, r)
 	case r.Method == http.MethodGet && p == "/snapshots":

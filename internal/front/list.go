@@ -9,50 +9,70 @@ import (
 	"github.com/sbx-dev/sbx/internal/store"
 )
 
-// list answers GET /sandboxes and /v2/sandboxes with the sandboxes of
-// every live node: the request (its key, filters) is made to each, the
+// list answers the deprecated GET /sandboxes (no pages) with the sandboxes
+// of every live node: the request (its key, filters) is made to each, the
 // arrays joined. A node that fails fails the list (a partial list would
-// read as sandboxes gone). Pagination across nodes is not supported: each
-// node's page is joined as is.
+// read as sandboxes gone). GET /v2/sandboxes is paged across nodes
+// (page.go).
 func (f *Front) list(w http.ResponseWriter, r *http.Request) {
 	ns := f.live(r.Context(), nil)
-	parts := make([][]json.RawMessage, len(ns))
-	errs := make([]*http.Response, len(ns))
-	var wg sync.WaitGroup
-	for i, n := range ns {
-		wg.Go(func() { parts[i], errs[i] = f.listOne(r, n) })
+	pages, ok := f.gather(w, r, ns, func(*store.Node) *http.Request { return r })
+	if !ok {
+		return
 	}
-	wg.Wait()
 	all := []json.RawMessage{}
-	for i := range ns {
-		if errs[i] != nil {
-			copyResponse(w, errs[i])
-			return
-		}
-		if parts[i] == nil {
-			f.fail(w, http.StatusBadGateway, "node "+ns[i].ID+" did not answer the list")
-			return
-		}
-		all = append(all, parts[i]...)
+	for _, p := range pages {
+		all = append(all, p.items...)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(all)
 }
 
-// listOne asks node n: its sandboxes, or its non-200 answer, or neither
-// (unreachable or garbled).
-func (f *Front) listOne(r *http.Request, n *store.Node) ([]json.RawMessage, *http.Response) {
+// nodePage is one node's answer to a list.
+type nodePage struct {
+	items []json.RawMessage
+	hdr   http.Header
+}
+
+// gather makes the request req(n) to every node of ns at once and returns
+// their pages in ns's order; on a node's failure it answers w (the node's
+// own non-200 answer, or 502) and returns false.
+func (f *Front) gather(w http.ResponseWriter, r *http.Request, ns []*store.Node, req func(*store.Node) *http.Request) ([]nodePage, bool) {
+	pages := make([]nodePage, len(ns))
+	errs := make([]*http.Response, len(ns))
+	oks := make([]bool, len(ns))
+	var wg sync.WaitGroup
+	for i, n := range ns {
+		wg.Go(func() { pages[i], errs[i], oks[i] = f.listOne(req(n), n) })
+	}
+	wg.Wait()
+	for i := range ns {
+		if errs[i] != nil {
+			copyResponse(w, errs[i])
+			return nil, false
+		}
+		if !oks[i] {
+			f.fail(w, http.StatusBadGateway, "node "+ns[i].ID+" did not answer the list")
+			return nil, false
+		}
+	}
+	return pages, true
+}
+
+// listOne asks node n: its page, or its non-200 answer, or neither
+// (unreachable or garbled: ok false).
+func (f *Front) listOne(r *http.Request, n *store.Node) (p nodePage, bad *http.Response, ok bool) {
 	resp, err := f.send(f.tr, r, n, nil)
 	if err != nil {
-		return nil, nil
+		return p, nil, false
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, resp
+		return p, resp, false
 	}
 	defer resp.Body.Close()
-	var out []json.RawMessage
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&out); err != nil {
-		return nil, nil
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&p.items); err != nil {
+		return p, nil, false
 	}
-	return out, nil
+	p.hdr = resp.Header
+	return p, nil, true
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
-	"sync"
 
 	"github.com/sbx-dev/sbx/internal/store"
 )
@@ -88,24 +87,13 @@ func (f *Front) toSnapshotHome(w http.ResponseWriter, r *http.Request, key strin
 // (a snapshot on shared storage, listed by every node with it, once).
 func (f *Front) listSnapshots(w http.ResponseWriter, r *http.Request) {
 	ns := f.live(r.Context(), nil)
-	parts := make([][]json.RawMessage, len(ns))
-	errs := make([]*http.Response, len(ns))
-	var wg sync.WaitGroup
-	for i, n := range ns {
-		wg.Go(func() { parts[i], errs[i] = f.listOne(r, n) })
+	pages, ok := f.gather(w, r, ns, func(*store.Node) *http.Request { return r })
+	if !ok {
+		return
 	}
-	wg.Wait()
 	all, seen := []json.RawMessage{}, map[string]bool{}
-	for i := range ns {
-		if errs[i] != nil {
-			copyResponse(w, errs[i])
-			return
-		}
-		if parts[i] == nil {
-			f.fail(w, http.StatusBadGateway, "node "+ns[i].ID+" did not answer the list")
-			return
-		}
-		for _, raw := range parts[i] {
+	for _, p := range pages {
+		for _, raw := range p.items {
 			var s struct {
 				ID string `json:"snapshotID"`
 			}
