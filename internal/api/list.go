@@ -109,7 +109,8 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	page, next := lq.page(s.listed(teamOf(r)))
+	all := s.listed(teamOf(r))
+	page, next := lq.page(all)
 	out := make([]listedSandbox, 0, len(page))
 	for _, in := range page {
 		out = append(out, listed(in))
@@ -117,7 +118,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	if next != "" {
 		w.Header().Set("X-Next-Token", next)
 	}
-	w.Header().Set("X-Total-Running", strconv.Itoa(running(s.listed(teamOf(r)))))
+	w.Header().Set("X-Total-Running", strconv.Itoa(running(all)))
 	writeJSON(w, http.StatusOK, out)
 }
 
