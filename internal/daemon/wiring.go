@@ -44,6 +44,11 @@ func buildManager(_ context.Context, f *Config, st *store.Store, aud sandbox.Aud
 	if err != nil {
 		return nil, nil, err
 	}
+	if changed, err := network.RaiseNeighbourTable(f.maxSandboxes); err != nil {
+		log.Warn("cannot fit --max-sandboxes in the kernel's neighbour table: past about 500 sandboxes on this host new ones may not be reachable; raise net.ipv4.neigh.default.gc_thresh3 on the host", "err", err)
+	} else if changed != "" {
+		log.Info("raised the kernel's neighbour table thresholds for --max-sandboxes", "changed", changed)
+	}
 	ly, err := layer.New(filepath.Join(run, "sandboxes"))
 	if err != nil {
 		return nil, nil, err
