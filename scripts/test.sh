@@ -14,7 +14,7 @@
 #      and the MCP tools with the official MCP TypeScript SDK (stdio and /mcp)
 #   6a. volumes end-to-end (the SDK's Volume class and volumeMounts) on runsc and crun
 #   6b. the web dashboard in headless Chromium (puppeteer-core), on runsc
-#   6c. cluster end-to-end: the SDK through an API front over two nodes on PostgreSQL
+#   6c. cluster end-to-end: the SDK through an API front over three nodes on PostgreSQL
 #   7. sbx bench, the SDK TTI script and the template benchmark in a short mode, so they cannot rot
 # With CI=true a missing runtime, template or tool is a failure, never a skip.
 set -euo pipefail
@@ -118,8 +118,9 @@ for rt in runsc crun; do
   test/e2e/daemon/run.sh "$rt" test/e2e/volume.test.mjs
 done
 
-log "cluster end-to-end on crun (official e2b SDK through the API front of two nodes on a throwaway PostgreSQL)"
-test/e2e/cluster/run.sh crun test/e2e/cluster.test.mjs test/e2e/bench-cluster.test.mjs # the latter: the front's overhead, printed
+log "cluster end-to-end on crun (official e2b SDK through the API front of three nodes on a throwaway PostgreSQL: node loss, restarts)"
+# the benches print the front's overhead and a list across the nodes (30 sandboxes here; SBX_BENCH_LIST_N=999 for the figure)
+test/e2e/cluster/run.sh crun test/e2e/cluster.test.mjs test/e2e/bench-cluster.test.mjs test/e2e/bench-cluster-list.test.mjs
 
 log "cluster pause/resume and snapshots across nodes on runsc (official e2b SDK through the front; nodes share a --shared-dir; one is killed)"
 SBX_E2E_SHARED=1 test/e2e/cluster/run.sh runsc test/e2e/cluster-pause.test.mjs

@@ -3,6 +3,7 @@ package front
 import (
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -68,18 +69,28 @@ func (f *Front) listV2(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	items, total := merge(pages, q.Get("order") == "asc")
-	items = items[:min(limit, len(items))]
+	items, total := merge(pages, q.Get("order") == "asc", limit)
 	if next := nextCursor(ns, pages, items, cur); next != nil {
 		w.Header().Set("X-Next-Token", next.encode())
 	}
 	w.Header().Set("X-Total-Running", strconv.Itoa(total))
 	w.Header().Set("Content-Type", "application/json")
-	out := make([]json.RawMessage, len(items))
+	writeArray(w, items)
+}
+
+// writeArray writes the items' JSON as an array, as the nodes sent them
+// (already valid: the page decoder checked them).
+func writeArray(w io.Writer, items []pagedItem) {
+	b := make([]byte, 0, 64<<10)
+	b = append(b, '[')
 	for i, it := range items {
-		out[i] = it.raw
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, it.raw...)
 	}
-	_ = json.NewEncoder(w).Encode(out)
+	b = append(b, "]\n"...)
+	_, _ = w.Write(b)
 }
 
 // nodeQuery is r with the node's own cursor as nextToken.
@@ -97,34 +108,57 @@ func nodeQuery(r *http.Request, q url.Values, after string) *http.Request {
 	return out
 }
 
-// merge orders every node's items by start time (newest first unless asc;
-// ties by id) and sums the nodes' X-Total-Running.
-func merge(pages []nodePage, asc bool) ([]pagedItem, int) {
-	var all []pagedItem
+// merge takes up to limit items from the nodes' pages, each already in
+// the order asked (newest first, or oldest with asc), by merging their
+// heads: each node's items are taken as a prefix of its page (so its
+// cursor is the last one taken), and only the heads are decoded. It also
+// sums the nodes' X-Total-Running.
+func merge(pages []nodePage, asc bool, limit int) ([]pagedItem, int) {
 	total := 0
-	for i, p := range pages {
+	heads := make([]*pagedItem, len(pages))
+	next := make([]int, len(pages))
+	for _, p := range pages {
 		n, _ := strconv.Atoi(p.hdr.Get("X-Total-Running"))
 		total += n
-		for _, raw := range p.items {
-			var v struct {
-				SandboxID string    `json:"sandboxID"`
-				StartedAt time.Time `json:"startedAt"`
-			}
-			_ = json.Unmarshal(raw, &v)
-			all = append(all, pagedItem{raw: raw, id: v.SandboxID, started: v.StartedAt, node: i})
-		}
 	}
-	slices.SortStableFunc(all, func(a, b pagedItem) int {
-		c := a.started.Compare(b.started)
-		if c == 0 {
-			c = strings.Compare(a.id, b.id)
+	var out []pagedItem
+	for len(out) < limit {
+		best := -1
+		for i, p := range pages {
+			if heads[i] == nil && next[i] < len(p.items) {
+				heads[i] = decodeItem(p.items[next[i]], i)
+			}
+			if heads[i] != nil && (best < 0 || before(heads[i], heads[best], asc)) {
+				best = i
+			}
 		}
-		if asc {
-			return c
+		if best < 0 {
+			break
 		}
-		return -c
-	})
-	return all, total
+		out = append(out, *heads[best])
+		heads[best] = nil
+		next[best]++
+	}
+	return out, total
+}
+
+func decodeItem(raw json.RawMessage, node int) *pagedItem {
+	var v struct {
+		SandboxID string    `json:"sandboxID"`
+		StartedAt time.Time `json:"startedAt"`
+	}
+	_ = json.Unmarshal(raw, &v)
+	return &pagedItem{raw: raw, id: v.SandboxID, started: v.StartedAt, node: node}
+}
+
+// before: a comes first (the newer, or the older with asc; ties by id).
+func before(a, b *pagedItem, asc bool) bool {
+	c := a.started.Compare(b.started)
+	if c == 0 {
+		c = strings.Compare(a.id, b.id)
+		return c < 0
+	}
+	return (c < 0) == asc
 }
 
 // nextCursor is the cursor after items (the page shown), or nil when every

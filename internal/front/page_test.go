@@ -16,6 +16,13 @@ import (
 // does: a page of limit after the nextToken's id, X-Next-Token when more
 // are left, X-Total-Running all of them.
 func listNode(t testing.TB, ids []string, started map[string]time.Time) *httptest.Server {
+	enc := map[string]json.RawMessage{} // each item as a node writes it, made once
+	for _, id := range ids {
+		enc[id], _ = json.Marshal(map[string]any{"sandboxID": id, "startedAt": started[id],
+			"templateID": "rki5dems9wqfm4r03t7g", "alias": "base", "clientID": "sbx", "cpuCount": 2, "memoryMB": 512,
+			"diskSizeMB": 1024, "envdVersion": "0.2.0", "endAt": started[id].Add(time.Hour), "state": "running",
+			"metadata": map[string]string{"suite": "list-1764121000000"}, "runtime": "crun", "volumeMounts": []any{}})
+	}
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		limit, _ := strconv.Atoi(q.Get("limit"))
@@ -36,9 +43,9 @@ func listNode(t testing.TB, ids []string, started map[string]time.Time) *httptes
 			w.Header().Set("X-Next-Token", base64.RawURLEncoding.EncodeToString([]byte(items[limit-1])))
 		}
 		w.Header().Set("X-Total-Running", strconv.Itoa(len(ids)))
-		out := []map[string]any{}
+		out := []json.RawMessage{}
 		for _, id := range items {
-			out = append(out, map[string]any{"sandboxID": id, "startedAt": started[id]})
+			out = append(out, enc[id])
 		}
 		_ = json.NewEncoder(w).Encode(out)
 	}))
