@@ -123,7 +123,7 @@ log "cluster end-to-end on crun (official e2b SDK through the API front of three
 test/e2e/cluster/run.sh crun test/e2e/cluster.test.mjs test/e2e/bench-cluster.test.mjs test/e2e/bench-cluster-list.test.mjs
 
 log "cluster pause/resume and snapshots across nodes on runsc (official e2b SDK through the front; nodes share a --shared-dir; one is killed)"
-SBX_E2E_SHARED=1 test/e2e/cluster/run.sh runsc test/e2e/cluster-pause.test.mjs
+SBX_E2E_SHARED=1 SBX_E2E_NODES=2 test/e2e/cluster/run.sh runsc test/e2e/cluster-pause.test.mjs
 
 for rt in runsc crun; do
   log "egress proxy end-to-end on $rt (official e2b SDK network.egressProxy, a SOCKS5 server on the host's loopback)"

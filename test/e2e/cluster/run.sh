@@ -8,6 +8,8 @@
 #   test/e2e/cluster/run.sh <runtime> [test files...]
 # Ports: SBX_E2E_PORT (front), +1..+3 (nodes), +4 (node 3's front),
 # SBX_E2E_PG_PORT (default SBX_E2E_PORT+50000). SBX_E2E_SUBNET must be a /16.
+# SBX_E2E_NODE_FLAGS / SBX_E2E_FRONT_FLAGS: more serve flags ({i} in the
+# former is the node's number: --metrics-listen 127.0.0.1:2552{i}).
 # SBX_E2E_NODES=2 starts two nodes (no node 3, so no second front).
 # SBX_E2E_SHARED=1 gives the nodes one --shared-dir (paused sandboxes and
 # snapshots move between them); the tests get the nodes' pids as started
@@ -25,9 +27,10 @@ mkargs() {
     a=(serve --role api --cluster "$url" --listen "127.0.0.1:$port" ${SBX_E2E_FRONT_FLAGS:-})
     return
   fi
+  local extra=${SBX_E2E_NODE_FLAGS:-}
   a=(serve --cluster "$url" --node-id "node$1" --lease-ttl "${lease}s" --listen "127.0.0.1:$((port + $1))"
     --data-dir "$top/node$1" --templates-dir "${SBX_DATA_DIR:-/var/lib/sbx}/templates" --runtime "$rt"
-    --subnet "$net.$((($1 - 1) * 64)).0/18" --net-prefix "$prefix$1" --uplink none --audit-anchor-dir "$top/node$1-anchor")
+    --subnet "$net.$((($1 - 1) * 64)).0/18" --net-prefix "$prefix$1" --uplink none --audit-anchor-dir "$top/node$1-anchor" ${extra//\{i\}/$1})
   [ "$1" != 3 ] || [ -n "${reap:-}" ] || a+=(--front-listen "127.0.0.1:$((port + 4))")
   [ -z "${SBX_E2E_SHARED:-}" ] || a+=(--shared-dir "$top/shared")
 }
@@ -88,7 +91,7 @@ chmod 0711 "$top"
 key="e2b_$(head -c 20 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 url="postgres://postgres@127.0.0.1:$pgport/postgres?sslmode=disable"
 declare -p rt port lease net prefix key url nodes >"$top/env"
-declare -p SBX_E2E_SHARED >>"$top/env" 2>/dev/null || true
+for v in SBX_E2E_SHARED SBX_E2E_NODE_FLAGS SBX_E2E_FRONT_FLAGS; do declare -p "$v" >>"$top/env" 2>/dev/null || true; done
 
 mkdir "$top/pg" "$top/shared" && chown postgres: "$top/pg"
 pg() { runuser -u postgres -- "$pgbin/$1" "${@:2}"; }
