@@ -42,7 +42,26 @@ func checkNode(ds *appsv1.DaemonSet) []error {
 	if !strings.Contains(adv, "$(POD_IP)") || !ok || ip.FieldRef == nil || ip.FieldRef.FieldPath != "status.podIP" {
 		errs = append(errs, fmt.Errorf("%s: --advertise %q is not the pod IP of the downward API", where, adv))
 	}
+	if dir := arg(c.Args, "--shared-dir"); dir != "" && !sharedVolumeAt(&ds.Spec.Template.Spec, c, dir) {
+		errs = append(errs, fmt.Errorf("%s: --shared-dir %s is not a PersistentVolumeClaim mounted there (every node must see the same storage)", where, dir))
+	}
 	return errs
+}
+
+// sharedVolumeAt reports whether c mounts, at path, a volume of the pod
+// backed by a PersistentVolumeClaim (not the node's own disk).
+func sharedVolumeAt(p *corev1.PodSpec, c *corev1.Container, path string) bool {
+	for _, m := range c.VolumeMounts {
+		if m.MountPath != path {
+			continue
+		}
+		for _, v := range p.Volumes {
+			if v.Name == m.Name && v.PersistentVolumeClaim != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // checkAPI: the front runs --role api, takes --cluster from a Secret, is

@@ -32,6 +32,7 @@ func TestChecksBite(t *testing.T) {
 		{"cluster URL in args", "- --log-format=json", "- --log-format=json\n            - --cluster=postgres://sbx:pw@db/sbx", "does not come from a Secret"},
 		{"advertise not the pod IP", "--advertise=http://$(POD_IP):3000", "--advertise=http://10.0.0.1:3000", "downward API"},
 		{"service port", "targetPort: http", "targetPort: web", "no port of the front"},
+		{"shared dir on the node's disk", "- --log-format=json", "- --log-format=json\n            - --shared-dir=/var/lib/sbx", "not a PersistentVolumeClaim"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if !strings.Contains(base, tc.old) {
