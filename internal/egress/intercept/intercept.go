@@ -65,10 +65,12 @@ func (ic *Interceptor) HandleVia(ctx context.Context, c net.Conn, sb, name strin
 	if _, match := set.Match(name); !match {
 		return false
 	}
-	var conn net.Conn = &prefixConn{Conn: c, prefix: peeked}
+	raw := newBatchConn(&prefixConn{Conn: c, prefix: peeked})
+	var conn net.Conn = raw
+	out := batchGates{raw}
 	tlsOn := peeked[0] == 0x16
 	if tlsOn {
-		tc := tls.Server(conn, ic.serverTLS(name))
+		tc := tls.Server(raw, ic.serverTLS(name))
 		hctx, cancel := context.WithTimeout(ctx, handshakeTimeout)
 		err := tc.HandshakeContext(hctx)
 		cancel()
@@ -76,9 +78,10 @@ func (ic *Interceptor) HandleVia(ctx context.Context, c net.Conn, sb, name strin
 			ic.log().Info("egress intercept: sandbox handshake", "sandbox", sb, "name", name, "err", err)
 			return true
 		}
-		conn = tc
+		top := newBatchConn(tc) // net/http then sees no *tls.Conn: it needs none
+		conn, out = top, batchGates{top, raw}
 	}
-	ic.serveHTTP(ctx, conn, &session{ic: ic, sb: sb, name: name, dst: dst, tls: tlsOn, dial: dial})
+	ic.serveHTTP(ctx, conn, &session{ic: ic, sb: sb, name: name, dst: dst, tls: tlsOn, dial: dial, out: out})
 	return true
 }
 

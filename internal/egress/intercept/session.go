@@ -27,6 +27,7 @@ type session struct {
 	dst  netip.AddrPort
 	tls  bool
 	dial func(ctx context.Context, network, addr string) (net.Conn, error) // nil: ic.Dial
+	out  batchGates                                                        // the sandbox side's batching, outermost first
 
 	mu      sync.Mutex
 	audited map[string]bool // secret name lists already reported to Used
@@ -145,13 +146,26 @@ func (s *session) proxy(tr *http.Transport) *httputil.ReverseProxy {
 			pr.Out.URL.Scheme, pr.Out.URL.Host = scheme, host
 			pr.Out.Host = pr.In.Host
 		},
-		Transport: tr,
-		ErrorLog:  discardLog,
+		Transport:      tr,
+		ModifyResponse: s.batchBody,
+		BufferPool:     copyBuffers,
+		ErrorLog:       discardLog,
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
 			s.ic.log().Info("egress intercept: upstream", "sandbox", s.sb, "name", s.name, "err", err)
 			http.Error(w, "sbx egress: upstream "+s.name+" failed: "+upstreamErr(err), http.StatusBadGateway)
 		},
 	}
+}
+
+// batchBody reads a response body ahead (see readahead) so that the proxy
+// copies it in batches of what has arrived, and the sandbox side gathers
+// each batch into full TLS records and large writes (batchConn); a 101's
+// body is the upgraded connection and stays as it is.
+func (s *session) batchBody(res *http.Response) error {
+	if res.StatusCode != http.StatusSwitchingProtocols && res.Body != nil && res.Body != http.NoBody {
+		res.Body = newReadahead(res.Body, s.out)
+	}
+	return nil
 }
 
 // upstreamErr names the class of an upstream failure without echoing
