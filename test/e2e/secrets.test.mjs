@@ -77,6 +77,10 @@ test('network.rules: the header reaches api.test with the secret, nothing leaks,
   }
   const sse = await sh('curl -sS -N -m 5 https://api.test/sse')
   assert.match(sse, /data: one\n\ndata: two/)
+  // and each event as it is sent (two is sent 500 ms after one): nothing holds one back
+  const stamped = await sh("curl -sS -N -m 5 https://api.test/sse | while IFS= read -r l; do [ -n \"$l\" ] && echo \"$(date +%s%3N) $l\"; done")
+  const at = Object.fromEntries(stamped.trim().split('\n').map((l) => l.split(' ')).map(([t, , ev]) => [ev, Number(t)]))
+  assert.ok(at.two - at.one >= 300, `events one and two arrived ${at.two - at.one} ms apart: ${stamped}`)
   assert.equal((await sh('curl -sS -m 10 https://api.test/big | wc -c')).trim(), String(8 << 20))
   // Wrong places: a lying Host, a name without rules, a redirect followed to it.
   const lies = await sh("curl -sS -m 5 -H 'Host: evil.test' https://api.test/echo")
