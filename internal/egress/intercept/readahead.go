@@ -35,8 +35,12 @@ type readahead struct {
 }
 
 const (
-	readaheadChunk  = 32 << 10 // one chunk: one Read of src
-	readaheadChunks = 4        // at most this much is read ahead
+	// readaheadChunk is one Read of src: 32 KiB less the framing net/http
+	// puts around it in a chunked response ("7ff8\r\n", "\r\n"), so that
+	// a chunk written alone fills two TLS records exactly, not two and a
+	// record of 8 bytes.
+	readaheadChunk  = 32<<10 - 8
+	readaheadChunks = 4 // at most this many chunks are read ahead
 )
 
 // gate is what a readahead holds while the proxy writes what it read
