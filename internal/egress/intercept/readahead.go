@@ -16,10 +16,10 @@ import (
 // Content-Length (chunked, SSE), and a Read of the upstream returns what
 // one or two TLS records held. Written that way, an 8 MiB download reached
 // a gVisor sandbox as ~1000 TLS records of 24 B to 16 KiB (four per 32 KiB
-// Read) in ~450 packets, where the spliced stream is 512 full records in
-// ~230 packets; the Sentry and curl spent 40 % more CPU on it. Batching
-// only what is already here keeps streaming prompt: a lone event is handed
-// on, and flushed, at once.
+// Read) in ~480 packets, where the spliced stream is 512 full records in
+// ~225 packets; the Sentry and curl spent a third more CPU on it (see
+// docs/BENCHMARKS.md). Batching only what is already here keeps streaming
+// prompt: a lone event is handed on, and flushed, at once.
 type readahead struct {
 	src  io.ReadCloser
 	out  gate          // held while Read has bytes for the proxy; nil: none
