@@ -79,3 +79,33 @@ func readWithin(t *testing.T, what string, read func() error) {
 		t.Fatalf("%s did not arrive while the upstream waited", what)
 	}
 }
+
+// TestAbortedDownloadEndsUpstream: a client that hangs up in the middle of
+// an endless chunked body makes the interceptor stop reading ahead and
+// close the upstream connection (the upstream's writes then fail).
+func TestAbortedDownloadEndsUpstream(t *testing.T) {
+	ended := make(chan struct{})
+	r := newRig(t, true, func(w http.ResponseWriter, _ *http.Request) {
+		defer close(ended)
+		chunk := []byte(strings.Repeat("z", 16<<10))
+		for {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+		}
+	})
+	resp, err := r.client(true).Get("https://example.com/endless")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(resp.Body, make([]byte, 1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upstream is still being read after the client left")
+	}
+}
