@@ -82,6 +82,10 @@ func (c *batchConn) hold() {
 func (c *batchConn) release() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.releaseLocked()
+}
+
+func (c *batchConn) releaseLocked() {
 	if !c.held {
 		return
 	}
@@ -91,15 +95,24 @@ func (c *batchConn) release() {
 	c.held, c.buf = false, nil
 }
 
-// Close writes what was gathered, then closes.
+// Close writes what was gathered, then closes. With a Write in flight (mu
+// held across it) it closes at once, which ends that Write, as
+// tls.Conn.Close does: a stalled sandbox cannot make Close hang.
 func (c *batchConn) Close() error {
-	c.release()
+	if c.mu.TryLock() {
+		c.releaseLocked()
+		c.mu.Unlock()
+	}
 	return c.Conn.Close()
 }
 
-// CloseWrite passes a half-close on.
+// CloseWrite passes a half-close on, after what was gathered (unless a
+// Write is in flight, as for Close).
 func (c *batchConn) CloseWrite() error {
-	c.release()
+	if c.mu.TryLock() {
+		c.releaseLocked()
+		c.mu.Unlock()
+	}
 	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
 		return cw.CloseWrite()
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"testing"
+	"time"
 )
 
 // writeLog is a conn that records each Write it is given.
@@ -98,5 +99,32 @@ func TestBatchConnCloseFlushes(t *testing.T) {
 	c.Close()
 	if len(wl.writes) != 1 || string(wl.writes[0]) != "last words" {
 		t.Fatalf("Close: writes %q", wl.writes)
+	}
+}
+
+// TestBatchConnCloseBreaksWrite: Close during a Write the peer does not
+// read (held or not) returns at once and the Write fails, as with a bare
+// tls.Conn: a stalled sandbox cannot hang the interceptor's Close.
+func TestBatchConnCloseBreaksWrite(t *testing.T) {
+	for _, held := range []bool{false, true} {
+		a, b := net.Pipe() // unbuffered: a Write blocks until b reads
+		c := newBatchConn(a)
+		if held {
+			c.hold()
+		}
+		done := make(chan error, 1)
+		go func() { _, err := c.Write(make([]byte, 2*batchMax)); done <- err }()
+		time.Sleep(20 * time.Millisecond) // the Write is blocked in the pipe
+		closed := make(chan struct{})
+		go func() { c.Close(); close(closed) }()
+		select {
+		case <-closed:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("held=%v: Close hangs behind a blocked Write", held)
+		}
+		if err := <-done; err == nil {
+			t.Errorf("held=%v: the blocked Write returned no error", held)
+		}
+		b.Close()
 	}
 }
