@@ -33,6 +33,10 @@ type session struct {
 	audited map[string]bool // secret name lists already reported to Used
 }
 
+// upstreamDialTimeout bounds reaching the upstream (a dead one answers 502
+// instead of holding the sandbox's request for the kernel's SYN retries).
+const upstreamDialTimeout = 10 * time.Second
+
 // transport dials only s.dst and verifies the upstream certificate for
 // s.name; it speaks HTTP/1.1 only and follows no redirects (a 3xx goes back
 // to the client, so an injected header never follows it to another host).
@@ -47,6 +51,8 @@ func (s *session) transport() *http.Transport {
 	}
 	return &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			ctx, cancel := context.WithTimeout(ctx, upstreamDialTimeout)
+			defer cancel()
 			return dial(ctx, "tcp", s.dst.String())
 		},
 		TLSClientConfig: &tls.Config{ServerName: s.name, RootCAs: s.ic.RootCAs,
