@@ -121,7 +121,13 @@ func checkCgroupLimits(t *testing.T, sb runtime.Sandbox, lim runtime.Limits) {
 		want[filepath.Join(p, "pids.max")] = fmt.Sprint(lim.Pids)
 		want[filepath.Join(p, "cpu.max")] = fmt.Sprintf("%d 100000", lim.CPUMillis*100)
 	} else {
-		want[filepath.Join(paths["memory"], "memory.limit_in_bytes")] = fmt.Sprint(lim.MemoryBytes)
+		mem := paths["memory"]
+		if _, err := os.Stat(filepath.Join(mem, "guest")); err == nil {
+			// runsc's guest memory cgroup holds the sandbox's processes; the
+			// parent adds the Sentry's headroom (oci guestmem.go).
+			mem = filepath.Join(mem, "guest")
+		}
+		want[filepath.Join(mem, "memory.limit_in_bytes")] = fmt.Sprint(lim.MemoryBytes)
 		want[filepath.Join(paths["pids"], "pids.max")] = fmt.Sprint(lim.Pids)
 		want[filepath.Join(paths["cpu"], "cpu.cfs_quota_us")] = fmt.Sprint(lim.CPUMillis * 100)
 	}
