@@ -58,21 +58,24 @@ func watchGuest(dir string, limit int64, log *slog.Logger) (*guestWatch, error) 
 		oc.Close() // the kernel holds its own reference
 	}
 	if err != nil {
-		w.close()
+		unix.Close(efd)
+		unix.Close(stop)
 		return nil, fmt.Errorf("oci: OOM notifications of %s: %w", dir, err)
 	}
 	go w.run()
 	return w, nil
 }
 
-// stop ends the watch and waits for it.
+// stop ends the watch, waits for it and releases its descriptors; stopW
+// stays open until then, so a watch that ended by itself (cgroup removed,
+// gave up) is never written through a reused descriptor.
 func (w *guestWatch) stop() {
-	_, _ = unix.Write(w.stopW, []byte{1, 0, 0, 0, 0, 0, 0, 0})
-	<-w.done
-}
-
-func (w *guestWatch) close() {
-	unix.Close(w.efd)
+	select {
+	case <-w.done:
+	default:
+		_, _ = unix.Write(w.stopW, []byte{1, 0, 0, 0, 0, 0, 0, 0})
+		<-w.done
+	}
 	unix.Close(w.stopW)
 }
 
@@ -80,7 +83,7 @@ func (w *guestWatch) close() {
 // is raised.
 func (w *guestWatch) run() {
 	defer close(w.done)
-	defer w.close()
+	defer unix.Close(w.efd)
 	fds := []unix.PollFd{{Fd: int32(w.efd), Events: unix.POLLIN}, {Fd: int32(w.stopW), Events: unix.POLLIN}}
 	for {
 		timeout := -1

@@ -4,8 +4,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -125,5 +127,64 @@ func TestAgentStub(t *testing.T) {
 	defer unix.MunmapPtr(p, 3*4096)
 	if !agentStub(os.Getpid()) {
 		t.Fatal("marker mapping not found in /proc/self/maps")
+	}
+}
+
+// TestGuestWatchKernel runs the watch on a real v1 memory cgroup of 32 MiB
+// with the OOM killer off: a process committing 40 MiB waits at the limit
+// and gets through by the watch's raises; one committing 96 MiB waits at
+// the top of the raises, alive, never OOM-killed, until it is killed; then
+// the limit comes back to 32 MiB.
+func TestGuestWatchKernel(t *testing.T) {
+	root := "/sys/fs/cgroup/memory"
+	if _, err := os.Stat(filepath.Join(root, "memory.oom_control")); err != nil || os.Geteuid() != 0 {
+		t.Skip("needs root and a cgroup v1 memory controller")
+	}
+	dir := filepath.Join(root, "sbx-guestwatch-test-"+strconv.Itoa(os.Getpid()))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(dir) })
+	const limit = 32 << 20
+	if err := setMemoryLimit(dir, limit); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeCgroup(dir, "memory.oom_control", "1"); err != nil {
+		t.Fatal(err)
+	}
+	w, err := watchGuest(dir, limit, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.stop()
+	balloon := func(mib int) *exec.Cmd {
+		cmd := exec.Command("sh", "-c", "echo $$ > "+dir+"/cgroup.procs && exec python3 -c 'b = b\"x\" * ("+strconv.Itoa(mib)+" << 20)'")
+		if err := cmd.Start(); err != nil {
+			t.Skip(err)
+		}
+		return cmd
+	}
+	if err := balloon(40).Wait(); err != nil {
+		t.Fatalf("40 MiB through the raises: %v", err)
+	}
+	cmd := balloon(96)
+	deadline := time.Now().Add(10 * time.Second)
+	for mem, _ := readLimits(t, dir); mem < limit+guestMaxRaise || !underOOM(dir); mem, _ = readLimits(t, dir) {
+		if time.Now().After(deadline) {
+			t.Fatalf("never at the top of the raises: limit %d", mem)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // waiting, not killed
+	if b, _ := os.ReadFile(filepath.Join(dir, "memory.oom_control")); !strings.Contains(string(b), "oom_kill 0") {
+		t.Fatalf("the kernel killed: %s", b)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	for mem, _ := readLimits(t, dir); mem != limit; mem, _ = readLimits(t, dir) {
+		if time.Now().After(deadline) {
+			t.Fatalf("limit %d never restored to %d", mem, limit)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
