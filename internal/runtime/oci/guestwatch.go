@@ -29,7 +29,7 @@ const (
 // guestmem.go). It runs until stop is called or the cgroup is removed.
 type guestWatch struct {
 	dir    string // the guest cgroup
-	parent string
+	parent string // the sandbox's memory cgroup: the agent's stub goes back there
 	limit  int64
 	log    *slog.Logger
 	efd    int // OOM notifications (cgroup.event_control)
