@@ -85,6 +85,9 @@ func New(kind string, cfg Config) (*Runtime, error) {
 	if err := r.probe(); err != nil {
 		return nil, err
 	}
+	if kind == "runsc" && !r.guestSplit() {
+		cfg.Log.Warn("runsc: no cgroup v1 memory controller: sandboxes get no guest memory cgroup, a balloon may cost the whole sandbox (docs/SECURITY.md)")
+	}
 	for _, d := range []string{r.root, r.bundles()} {
 		if err := os.MkdirAll(d, 0o711); err != nil {
 			return nil, err
