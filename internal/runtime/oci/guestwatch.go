@@ -12,17 +12,19 @@ import (
 )
 
 // Raises of a guest cgroup's limit while it is out of memory: guestStep
-// every guestPoll, at most guestMaxRaise above the limit (inside
-// sentryHeadroom). Each raise wakes every stub waiting in the OOM: one the
-// OOM guard has killed meanwhile goes back to the Sentry and dies, a
-// balloon gets at most about a step more. A guest stuck at the top for
-// guestGiveUp gets the host OOM killer back, i.e. what a runsc sandbox had
-// without the guest cgroup.
+// every guestPoll up to guestMaxRaise above the limit (inside
+// sentryHeadroom), then guestStep every guestSlowPoll. Each raise wakes
+// every stub waiting in the OOM: one the OOM guard (or the API) has killed
+// meanwhile goes back to the Sentry and dies, a balloon gets at most about
+// a step more. The slow raises keep kills getting through when the guard
+// finds no victim (its processes are all small); a guest that creeps on
+// to the parent's limit gets the whole Sentry OOM-killed by the host, what
+// a runsc sandbox had without the guest cgroup.
 const (
 	guestStep     = 512 << 10
 	guestMaxRaise = 32 << 20
 	guestPoll     = 10 * time.Millisecond
-	guestGiveUp   = 10 * time.Second
+	guestSlowPoll = time.Second
 )
 
 // guestWatch rescues one sandbox's guest cgroup from its OOM waits (see
@@ -35,7 +37,7 @@ type guestWatch struct {
 	efd    int // OOM notifications (cgroup.event_control)
 	stopW  int // eventfd: stop
 	done   chan struct{}
-	top    time.Time // when the raise reached guestMaxRaise under OOM
+	warned bool      // the slow raises were logged
 	last   time.Time // the last raise
 	freed  time.Time // the last freeAgent
 }
@@ -67,8 +69,8 @@ func watchGuest(dir string, limit int64, log *slog.Logger) (*guestWatch, error) 
 }
 
 // stop ends the watch, waits for it and releases its descriptors; stopW
-// stays open until then, so a watch that ended by itself (cgroup removed,
-// gave up) is never written through a reused descriptor.
+// stays open until then, so a watch that ended by itself (its cgroup was
+// removed) is never written through a reused descriptor.
 func (w *guestWatch) stop() {
 	select {
 	case <-w.done:
@@ -102,9 +104,7 @@ func (w *guestWatch) run() {
 		if _, err := os.Stat(w.dir); err != nil {
 			return // removed (the kernel notifies that too)
 		}
-		if !w.step() {
-			return
-		}
+		w.step()
 	}
 }
 
@@ -114,43 +114,39 @@ func (w *guestWatch) raised() bool {
 }
 
 // step handles the cgroup's state once: under OOM it raises the limit by
-// guestStep (at most once per guestPoll, up to guestMaxRaise), so the stubs
-// waiting in their page faults return to the Sentry, which can then
-// deliver the OOM guard's SIGKILL; with usage back under the limit it
-// restores the limit. It returns false once it gave up (the host OOM
-// killer is back).
-func (w *guestWatch) step() bool {
+// guestStep (see guestPoll, guestSlowPoll), so the stubs waiting in their
+// page faults return to the Sentry, which can then deliver the OOM guard's
+// SIGKILL, and moves the agent's stub out if it is in; with usage back
+// under the limit it restores the limit.
+func (w *guestWatch) step() {
 	cur, err1 := readInt(filepath.Join(w.dir, "memory.limit_in_bytes"))
 	use, err2 := readInt(filepath.Join(w.dir, "memory.usage_in_bytes"))
 	if err1 != nil || err2 != nil {
-		return true
+		return
 	}
 	if underOOM(w.dir) {
 		if time.Since(w.freed) > 100*time.Millisecond {
 			freeAgent(w.dir, w.parent) // the OOM guard must run
 			w.freed = time.Now()
 		}
-		if next := min(cur+guestStep, w.limit+guestMaxRaise); next > cur {
-			if time.Since(w.last) >= guestPoll {
-				_ = setMemoryLimit(w.dir, next)
-				w.last = time.Now()
+		every := guestPoll
+		if cur >= w.limit+guestMaxRaise {
+			every = guestSlowPoll
+			if !w.warned {
+				w.log.Warn("guest memory stays exhausted: raising slowly up to the sandbox's limit", "cgroup", w.dir, "usageMiB", use>>20)
+				w.warned = true
 			}
-			return true
 		}
-		if w.top.IsZero() {
-			w.top = time.Now()
-		} else if time.Since(w.top) > guestGiveUp {
-			w.log.Warn("guest memory stays exhausted: host OOM killer enabled", "cgroup", w.dir, "usageMiB", use>>20)
-			_ = writeCgroup(w.dir, "memory.oom_control", "0")
-			return false
+		if time.Since(w.last) >= every {
+			_ = setMemoryLimit(w.dir, cur+guestStep)
+			w.last = time.Now()
 		}
-		return true
+		return
 	}
-	w.top = time.Time{}
 	if cur > w.limit && use < w.limit {
 		_ = setMemoryLimit(w.dir, w.limit)
+		w.warned = false
 	}
-	return true
 }
 
 // underOOM reads memory.oom_control's under_oom.
