@@ -70,12 +70,15 @@ func (r *Runtime) splitGuest(id string, sentry int) (limit int64, err error) {
 	}
 	parent := r.memoryCgroup(id)
 	guest := filepath.Join(parent, guestDir)
-	if err := os.Mkdir(guest, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+	err = os.Mkdir(guest, 0o755)
+	switch {
+	case err == nil:
+		if err := setMemoryLimit(guest, limit); err != nil {
+			return 0, err
+		}
+	case !errors.Is(err, fs.ErrExist):
 		return 0, fmt.Errorf("oci: guest cgroup: %w", err)
-	}
-	if err := setMemoryLimit(guest, limit); err != nil {
-		return 0, err
-	}
+	} // re-adopted: a raised limit stays until the watch restores it
 	if err := writeCgroup(guest, "memory.oom_control", "1"); err != nil {
 		return 0, err
 	}

@@ -186,3 +186,58 @@ func TestGuestWatchKernel(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestSplitGuest on a real v1 memory cgroup, with this process as the
+// "Sentry" and a child as its stub: the split moves the child into guest
+// with the spec's limit and raises the parent by sentryHeadroom; a second
+// split (a re-adopting daemon) keeps a raised guest limit; releaseGuest
+// moves the child back and removes guest.
+func TestSplitGuest(t *testing.T) {
+	if _, err := os.Stat("/sys/fs/cgroup/memory/memory.oom_control"); err != nil || os.Geteuid() != 0 {
+		t.Skip("needs root and a cgroup v1 memory controller")
+	}
+	r := &Runtime{kind: "runsc", cfg: Config{StateDir: t.TempDir(), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}}
+	id := "splittest" + strconv.Itoa(os.Getpid())
+	parent := r.memoryCgroup(id)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(filepath.Join(parent, guestDir)); os.Remove(parent) })
+	os.MkdirAll(r.bundle(id), 0o700)
+	os.WriteFile(filepath.Join(r.bundle(id), "config.json"), []byte(`{"linux":{"resources":{"memory":{"limit":67108864}}}}`), 0o600)
+	child := exec.Command("sh", "-c", "echo $$ > "+parent+"/cgroup.procs && exec sleep 60")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { child.Process.Kill(); child.Wait() }()
+	for len(cgroupProcs(parent)) == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	guest := filepath.Join(parent, guestDir)
+	if _, err := r.splitGuest(id, os.Getpid()); err != nil {
+		t.Fatal(err)
+	}
+	if procs := cgroupProcs(guest); len(procs) != 1 || procs[0] != child.Process.Pid {
+		t.Fatalf("guest holds %v, want the child %d", procs, child.Process.Pid)
+	}
+	if mem, _ := readLimits(t, guest); mem != 64<<20 {
+		t.Fatalf("guest limit %d", mem)
+	}
+	if mem, _ := readLimits(t, parent); mem != 64<<20+sentryHeadroom(64<<20) {
+		t.Fatalf("parent limit %d", mem)
+	}
+	setMemoryLimit(guest, 70<<20) // raised when the daemon died
+	if _, err := r.splitGuest(id, os.Getpid()); err != nil {
+		t.Fatal(err)
+	}
+	if mem, _ := readLimits(t, guest); mem != 70<<20 {
+		t.Fatalf("re-adoption reset the raised guest limit to %d", mem)
+	}
+	r.releaseGuest(id)
+	if _, err := os.Stat(guest); err == nil {
+		t.Fatal("guest cgroup left")
+	}
+	if procs := cgroupProcs(parent); len(procs) != 1 {
+		t.Fatalf("parent holds %v after release", procs)
+	}
+}
