@@ -89,7 +89,8 @@ func (s *sandbox) usableAfter(t *testing.T) {
 // TestContainedExhaustionInKernel: a fork bomb started from code-interpreter
 // code is contained inside too: on runsc the interpreter's drivers start with the
 // same process limit as commands (/.sbx/nproc), on crun the pids cgroup
-// bounds them.
+// bounds them. So is a memory balloon in a cell: the kernel dies, the next
+// cell gets a fresh one.
 func TestContainedExhaustionInKernel(t *testing.T) {
 	for _, rt := range []string{"runsc", "crun"} {
 		t.Run(rt, func(t *testing.T) {
@@ -101,6 +102,18 @@ func TestContainedExhaustionInKernel(t *testing.T) {
 			out := sb.runCode(t, "import subprocess\nsubprocess.run('bomb() { [ $SECONDS -lt 5 ] && { bomb | bomb & }; }; bomb; sleep 7', shell=True, executable='/bin/bash', timeout=10)")
 			if !strings.Contains(out, "CompletedProcess") && !strings.Contains(out, "TimeoutExpired") {
 				t.Errorf("the bombing cell did not finish: %q", tail(out, 300))
+			}
+			sb.siblingAlive(t, sibling)
+			sb.usableAfter(t)
+			// A balloon of 1.5 GiB in the interpreter (1 GiB sandbox): on
+			// runsc the kernel is a process restored from the template's
+			// memory snapshot, contained by the guest memory cgroup too.
+			out = sb.runCode(t, "b = bytearray(1536 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\nprint(len(b))")
+			if !strings.Contains(out, "DeadKernelError") {
+				t.Errorf("the balloon cell did not end with a dead kernel: %q", tail(out, 300))
+			}
+			if out := sb.runCode(t, "print(6 * 7)"); !strings.Contains(out, `"42\n"`) {
+				t.Errorf("a fresh kernel does not answer after the balloon: %q", tail(out, 300))
 			}
 			sb.siblingAlive(t, sibling)
 			sb.usableAfter(t)

@@ -69,7 +69,8 @@ func (d *daemon) inventoryOf(ids map[string]bool) inventory {
 	add := func(kind, name string) { inv[kind+": "+name] = true }
 	for id := range ids {
 		cg, _ := filepath.Glob("/sys/fs/cgroup/*/sbx/" + id)
-		for _, c := range cg {
+		guest, _ := filepath.Glob("/sys/fs/cgroup/*/sbx/" + id + "/guest") // runsc's guest memory cgroup
+		for _, c := range append(cg, guest...) {
 			add("cgroup", c)
 		}
 	}

@@ -45,12 +45,17 @@ const (
 func Run(ctx context.Context, log *slog.Logger) {
 	t := time.NewTimer(Interval)
 	defer t.Stop()
+	m := marker()
+	if m == nil {
+		log.Warn("out-of-memory guard: no marker page: the host cannot tell the agent from the guest's processes")
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		touch(m)
 		total, avail, ok := meminfo()
 		if !ok || avail > total/2 {
 			t.Reset(IdleInterval)

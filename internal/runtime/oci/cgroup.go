@@ -45,11 +45,13 @@ func (r *Runtime) cgroupPaths(id string) map[string]string {
 	return out
 }
 
-// allCgroups lists every existing cgroup directory of id, in any hierarchy.
+// allCgroups lists every existing cgroup directory of id, in any hierarchy,
+// children (the runsc guest cgroup) before their parents.
 func (r *Runtime) allCgroups(id string) []string {
 	pats := []string{filepath.Join(cgroupRoot, "sbx", id)}
 	if !r.v2 {
-		pats = append(pats, filepath.Join(cgroupRoot, "*", "sbx", id))
+		pats = append([]string{filepath.Join(cgroupRoot, "memory", "sbx", id, guestDir)},
+			append(pats, filepath.Join(cgroupRoot, "*", "sbx", id))...)
 	}
 	var out []string
 	for _, p := range pats {

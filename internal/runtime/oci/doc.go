@@ -53,8 +53,11 @@
 // DefaultCPU (1 core: quota 100000 per period 100000), DefaultPids (512) and
 // DefaultNoFile (4096, soft = hard). crun and runc enforce them per process
 // (an OOM kills the offender inside the sandbox). Under runsc the host
-// cgroups bound the Sentry and its systrap stubs as a whole: a balloon past
-// the memory limit gets the whole sandbox OOM-killed (State then reports
+// cgroups bound the Sentry and its systrap stubs as a whole, except that on
+// a cgroup v1 memory controller the stubs get a guest memory cgroup of
+// their own (guestmem.go) so that a balloon waits there until the agent's
+// OOM guard kills it; what the Sentry commits itself past the parent's
+// limit still gets the whole sandbox OOM-killed (State then reports
 // stopped), and so does a fork bomb past the pids limit (the Sentry's own
 // threads count too: give runsc sandboxes >= 128 pids).
 //

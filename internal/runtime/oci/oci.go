@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,13 +28,17 @@ type Config struct {
 	// OnCommand observes every runtime command (metrics); nil: none. err
 	// wraps runtime.ErrTimeout when the command hit Timeout.
 	OnCommand func(runtime, command string, d time.Duration, err error)
+	// Log receives what the guest memory watches report; nil: slog.Default().
+	Log *slog.Logger
 }
 
 var _ runtime.Runtime = (*Runtime)(nil)
 
-// Runtime is one OCI backend. It holds no mutable state of its own: the
-// runtime binary's --root and the bundle directories are the truth, so any
-// number of instances over one StateDir (a restarted daemon) agree.
+// Runtime is one OCI backend. Apart from the guest memory watches of its
+// runsc sandboxes (guests, rebuilt by Load) it holds no mutable state of
+// its own: the runtime binary's --root and the bundle directories are the
+// truth, so any number of instances over one StateDir (a restarted daemon)
+// agree.
 type Runtime struct {
 	kind   string
 	cfg    Config
@@ -45,6 +50,7 @@ type Runtime struct {
 	starter *nsStarter
 	sealed  *sealedBinary // crun, runc: what commands execute (sealed.go)
 	filters bpfCache      // crun: compiled seccomp filters by profile
+	guests  guestWatches  // runsc on cgroup v1: by sandbox id (guestmem.go)
 }
 
 // New returns the backend kind ("runsc", "crun", "runc").
@@ -68,6 +74,9 @@ func New(kind string, cfg Config) (*Runtime, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 30 * time.Second
 	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
 	r := &Runtime{kind: kind, cfg: cfg, root: filepath.Join(cfg.StateDir, kind)}
 	r.v2, r.hybrid = cgroupMode()
 	if kind != "runsc" {
@@ -75,6 +84,9 @@ func New(kind string, cfg Config) (*Runtime, error) {
 	}
 	if err := r.probe(); err != nil {
 		return nil, err
+	}
+	if kind == "runsc" && !r.guestSplit() {
+		cfg.Log.Warn("runsc: no cgroup v1 memory controller: sandboxes get no guest memory cgroup, a balloon may cost the whole sandbox (docs/SECURITY.md)")
 	}
 	for _, d := range []string{r.root, r.bundles()} {
 		if err := os.MkdirAll(d, 0o711); err != nil {

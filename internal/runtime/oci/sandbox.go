@@ -71,6 +71,7 @@ func (r *Runtime) start(ctx context.Context, s runtime.Spec, cmd []string) (_ ru
 	if sb.pid, err = readPid(filepath.Join(b, "pid")); err != nil {
 		return nil, fmt.Errorf("%s: %w", r.kind, err)
 	}
+	r.guardGuest(s.ID, sb.pid)
 	return sb, nil
 }
 
@@ -157,6 +158,9 @@ func (r *Runtime) Load(ctx context.Context, id string) (runtime.Sandbox, error) 
 	if err != nil {
 		return nil, err
 	}
+	if st.Status == "running" && runtime.ProcessAlive(st.Pid) {
+		r.guardGuest(id, st.Pid)
+	}
 	return &Sandbox{r: r, id: id, pid: st.Pid}, nil
 }
 
@@ -198,6 +202,7 @@ func (s *Sandbox) Kill(ctx context.Context, sig syscall.Signal) error {
 // Delete implements runtime.Sandbox: force-delete the container (killing it),
 // then remove the bundle. Idempotent.
 func (s *Sandbox) Delete(ctx context.Context) error {
+	s.r.releaseGuest(s.id)
 	_, err := s.r.run(ctx, s.id, "delete", "--force", s.id)
 	if err != nil {
 		if _, serr := s.r.state(ctx, s.id); !errors.Is(serr, runtime.ErrNotFound) {

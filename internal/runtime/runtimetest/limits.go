@@ -70,26 +70,38 @@ func testLimits(t *testing.T, fx *Fixture, rt runtime.Runtime) {
 const runscLimitsProbe = `exec >> /var/tmp/limits 2>&1; echo "nofile: $(ulimit -n)"
 python3 -c 'b = bytearray(512 << 20); print("alloc ok")'; echo END; exec sleep 1000`
 
-// testRunscLimits: gVisor runs every task inside its Sentry, so the host's
-// memory and pids cgroups bound the Sentry (and its systrap stubs) as a
-// whole: a balloon past the limit ends with the whole sandbox OOM-killed by
-// the host kernel — contained, and visible to State as stopped.
+// testRunscLimits: gVisor runs every task inside its Sentry. Where the
+// backend gives the sandbox's stubs a guest memory cgroup (oci guestmem.go,
+// cgroup v1), the balloon waits at the limit with the host OOM killer off:
+// no allocation past it, the sandbox keeps running (in sbx the agent's OOM
+// guard, absent here, then kills the balloon). Without one the host's
+// memory cgroup bounds the Sentry as a whole: the balloon ends with the
+// whole sandbox OOM-killed by the host kernel — contained, and visible to
+// State as stopped.
 func testRunscLimits(t *testing.T, sb runtime.Sandbox, rootfs string) {
 	out := waitPrefix(t, rootfs, "var/tmp/limits", "nofile:", 30*time.Second)
 	if !strings.Contains(out, "nofile: 1024") {
 		t.Errorf("nofile limit not applied:\n%s", out)
 	}
+	guest := filepath.Join(sb.CgroupPaths()["memory"], "guest", "memory.oom_control")
 	var st runtime.State
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		b, _ := os.ReadFile(filepath.Join(rootfs, "var/tmp/limits"))
 		if strings.Contains(string(b), "alloc ok") {
 			t.Fatalf("512 MiB allocated under a 256 MiB limit:\n%s", b)
 		}
-		if st, _ = sb.State(context.Background()); st == runtime.StateStopped || strings.Contains(string(b), "END") {
+		st, _ = sb.State(context.Background())
+		if oc, err := os.ReadFile(guest); err == nil && strings.Contains(string(oc), "under_oom 1") {
+			if st != runtime.StateRunning {
+				t.Fatalf("balloon waiting in the guest cgroup, but the sandbox is %s", st)
+			}
+			return
+		}
+		if st == runtime.StateStopped || strings.Contains(string(b), "END") {
 			return
 		}
 	}
-	t.Fatalf("balloon neither failed nor stopped the sandbox (state %s)", st)
+	t.Fatalf("balloon neither failed, waited nor stopped the sandbox (state %s)", st)
 }
 
 // testRunscForkBomb: the Sentry's threads and systrap stubs count against
@@ -121,7 +133,13 @@ func checkCgroupLimits(t *testing.T, sb runtime.Sandbox, lim runtime.Limits) {
 		want[filepath.Join(p, "pids.max")] = fmt.Sprint(lim.Pids)
 		want[filepath.Join(p, "cpu.max")] = fmt.Sprintf("%d 100000", lim.CPUMillis*100)
 	} else {
-		want[filepath.Join(paths["memory"], "memory.limit_in_bytes")] = fmt.Sprint(lim.MemoryBytes)
+		mem := paths["memory"]
+		if _, err := os.Stat(filepath.Join(mem, "guest")); err == nil {
+			// runsc's guest memory cgroup holds the sandbox's processes; the
+			// parent adds the Sentry's headroom (oci guestmem.go).
+			mem = filepath.Join(mem, "guest")
+		}
+		want[filepath.Join(mem, "memory.limit_in_bytes")] = fmt.Sprint(lim.MemoryBytes)
 		want[filepath.Join(paths["pids"], "pids.max")] = fmt.Sprint(lim.Pids)
 		want[filepath.Join(paths["cpu"], "cpu.cfs_quota_us")] = fmt.Sprint(lim.CPUMillis * 100)
 	}
