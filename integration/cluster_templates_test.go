@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +45,10 @@ func TestClusterTemplateRegistry(t *testing.T) {
 	if b, err := admin.Build(context.Background(), bid); err != nil || !strings.HasPrefix(b.Digest, "sha256:") {
 		t.Fatalf("build record: %+v %v, want the pushed digest (other nodes pull by it)", b, err)
 	}
+	// the nodes' reports, which placement reads: node 1 holds the template,
+	// both can pull it
+	waitCached(t, admin, "node1", "it-dist", true)
+	waitCached(t, admin, "node2", "it-dist", false)
 
 	reg.stop()
 	var e struct{ Message string }
@@ -65,6 +70,7 @@ func TestClusterTemplateRegistry(t *testing.T) {
 	if len(ls) < 2 {
 		t.Fatalf("node 2's layer store: %v", ls)
 	}
+	waitCached(t, admin, "node2", "it-dist", true)
 
 	reg.stop()
 	t0 = time.Now()
@@ -101,4 +107,27 @@ func baseCopy(t *testing.T) string {
 		}
 	}
 	return dst
+}
+
+// waitCached waits (a few heartbeats) until node's registry record lists
+// tmpl among its cached user templates (or not, for want false) and says
+// it pulls from the template registry.
+func waitCached(t *testing.T, st *store.Store, node, tmpl string, want bool) {
+	t.Helper()
+	var last *store.Node
+	for deadline := time.Now().Add(4 * clusterTTL); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		ns, err := st.Nodes(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range ns {
+			if n.ID == node {
+				last = n
+			}
+		}
+		if last != nil && last.Pulls && slices.Contains(last.Cached, tmpl) == want {
+			return
+		}
+	}
+	t.Fatalf("%s's record: %+v; want %s cached = %v and pulls", node, last, tmpl, want)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -317,4 +318,36 @@ func (r *Registry) setTransient(key string, t *sandbox.Template) {
 		return
 	}
 	r.transient[key] = *t
+}
+
+// Present lists the user templates (ids and names) whose latest ready
+// build has every layer in Layers here: a node that reports them starts
+// their sandboxes without pulling (the cluster's placement prefers it).
+func (r *Registry) Present() []string {
+	r.mu.RLock()
+	ts := make([]*store.TemplateRec, 0, len(r.idx.templates))
+	for _, t := range r.idx.templates {
+		ts = append(ts, t)
+	}
+	r.mu.RUnlock()
+	var out []string
+	for _, t := range ts {
+		_, b, err := r.resolveBuild(t.ID)
+		if err != nil || !r.hasLayers(b.Layers) {
+			continue
+		}
+		out = append(out, t.ID)
+		out = append(out, t.Names...)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (r *Registry) hasLayers(ls []string) bool {
+	for _, l := range ls {
+		if !r.Layers.Has(l) {
+			return false
+		}
+	}
+	return true
 }

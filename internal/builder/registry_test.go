@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sbx-dev/sbx/internal/sandbox"
+	"github.com/sbx-dev/sbx/internal/store"
 	"github.com/sbx-dev/sbx/internal/template"
 	"github.com/sbx-dev/sbx/internal/template/layers"
 )
@@ -47,5 +48,31 @@ func TestRegistryBuiltins(t *testing.T) {
 	}
 	if l, err := r.List(); err != nil || len(l) != 1 || l[0].Name != "base" {
 		t.Errorf("List = %+v, %v", l, err)
+	}
+}
+
+// TestRegistryPresent: a user template is reported present (id and names)
+// only when its latest ready build has every layer here.
+func TestRegistryPresent(t *testing.T) {
+	ls := &layers.Store{Dir: filepath.Join(t.TempDir(), "layers")}
+	k := strings.Repeat("c3", 32)
+	if _, err := ls.Ensure(context.Background(), k, func(string) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	have, _ := layers.ID(k)
+	missing, _ := layers.ID(strings.Repeat("d4", 32))
+	r := &Registry{Layers: ls}
+	r.idx = index{
+		templates: map[string]*store.TemplateRec{"t1": {ID: "t1", Names: []string{"mine"}}, "t2": {ID: "t2"}, "t3": {ID: "t3"}},
+		byName:    map[string]string{"mine": "t1"},
+		builds: map[string]*store.BuildRec{
+			"b1": {ID: "b1", TemplateID: "t1", Status: "ready", Layers: []string{have}},
+			"b2": {ID: "b2", TemplateID: "t2", Status: "ready", Layers: []string{have, missing}},
+			"b3": {ID: "b3", TemplateID: "t3", Status: "building"},
+		},
+		tags: map[string]map[string]string{"t1": {"latest": "b1"}, "t2": {"latest": "b2"}, "t3": {"latest": "b3"}},
+	}
+	if got := strings.Join(r.Present(), ","); got != "mine,t1" {
+		t.Errorf("Present = %s, want mine,t1", got)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/api"
+	"github.com/sbx-dev/sbx/internal/builder"
 	"github.com/sbx-dev/sbx/internal/cluster"
 	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/store"
@@ -154,6 +155,9 @@ func (r *nodeReporter) report() *store.Node {
 		Capacity: store.Capacity{CPU: runtime.NumCPU(), MemoryMB: memTotalMB(), Sandboxes: r.maxSandboxes}, Storage: r.storage}
 	if m := r.mgr.Load(); m != nil {
 		n.Runtimes = m.RuntimeNames()
+		if reg, ok := m.Templates().(*builder.Registry); ok {
+			n.Cached, n.Pulls = reg.Present(), reg.Remote != nil
+		}
 		for _, in := range m.List() {
 			n.Used.CPU += in.CPUCount
 			n.Used.MemoryMB += in.MemoryMB

@@ -253,3 +253,52 @@ func TestFrontCachesOwners(t *testing.T) {
 		t.Fatalf("after its node was lost: %d with %d lookups, want 404 from the store", code, d.lookups)
 	}
 }
+
+// TestCandidatesCachedUserTemplate: a user template some node holds runs
+// where its layers are or can be pulled; one no node holds runs anywhere.
+func TestCandidatesCachedUserTemplate(t *testing.T) {
+	holder, puller, plain := node("holder", "", 0), node("puller", "", 0), node("plain", "", 0)
+	holder.Cached, puller.Pulls = []string{"tpl123", "my-own"}, true
+	ns := []*store.Node{holder, puller, plain}
+	for _, c := range []struct {
+		tmpl, want string
+	}{
+		{"my-own", "holder,puller"},
+		{"tpl123", "holder,puller"},
+		{"not-held", "holder,puller,plain"},
+		{"base", "holder,puller,plain"},
+	} {
+		var ids []string
+		for _, n := range candidates(ns, createReq{TemplateID: c.tmpl}) {
+			ids = append(ids, n.ID)
+		}
+		if strings.Join(ids, ",") != c.want {
+			t.Errorf("candidates(%s) = %v, want %s", c.tmpl, ids, c.want)
+		}
+	}
+}
+
+// TestPickPrefersCachedTemplate: between two nodes, the one holding the
+// user template's layers wins unless the other has cachedBonusMB more room.
+func TestPickPrefersCachedTemplate(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		holderUsed int
+		wantID     string
+	}{
+		{"equal room", 0, "holder"},
+		{"holder somewhat fuller", cachedBonusMB - 512, "holder"},
+		{"holder much fuller", cachedBonusMB + 512, "other"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			holder, other := node("holder", "", c.holderUsed), node("other", "", 0)
+			holder.Cached = []string{"my-own"}
+			for range 5 { // K = 2 of 2: both always compared
+				f := newFront(&fakeDir{})
+				if got := f.pick([]*store.Node{holder, other}, createReq{TemplateID: "my-own"}); got.ID != c.wantID {
+					t.Fatalf("pick = %s, want %s", got.ID, c.wantID)
+				}
+			}
+		})
+	}
+}

@@ -60,21 +60,21 @@ func (f *Front) create(w http.ResponseWriter, r *http.Request) {
 }
 
 // candidates are the nodes that can run req: its runtime available, room
-// for one more sandbox, and — when any node reports the template present —
-// the template present (a user template is in no node's report and may run
-// on any).
+// for one more sandbox, and the template: a built-in where it is present
+// (when any node reports it), a user template where its layers are
+// (Cached) or can be pulled (Pulls) when any node holds it; a template in
+// no node's report may run on any.
 func candidates(ns []*store.Node, req createReq) []*store.Node {
-	tmpl := req.TemplateID
-	if tmpl == "" {
-		tmpl = "base"
-	}
+	tmpl := templateOf(req)
 	anyHas := slices.ContainsFunc(ns, func(n *store.Node) bool { return slices.Contains(n.Templates, tmpl) })
+	anyCached := slices.ContainsFunc(ns, func(n *store.Node) bool { return slices.Contains(n.Cached, tmpl) })
 	var out []*store.Node
 	for _, n := range ns {
 		switch {
 		case req.Runtime != "" && !slices.Contains(n.Runtimes, req.Runtime):
 		case n.Capacity.Sandboxes > 0 && n.Used.Sandboxes >= n.Capacity.Sandboxes:
 		case anyHas && !slices.Contains(n.Templates, tmpl):
+		case anyCached && !n.Pulls && !slices.Contains(n.Cached, tmpl):
 		default:
 			out = append(out, n)
 		}
@@ -82,8 +82,22 @@ func candidates(ns []*store.Node, req createReq) []*store.Node {
 	return out
 }
 
+// templateOf is the template req names ("base" when none).
+func templateOf(req createReq) string {
+	if req.TemplateID == "" {
+		return "base"
+	}
+	return req.TemplateID
+}
+
+// cachedBonusMB is what holding a user template's layers counts for in a
+// placement, as free memory: a node that has them starts the sandbox
+// without pulling, unless another has this much more room.
+const cachedBonusMB = 2048
+
 // pick samples K of ns at random and returns the one with the most free
-// memory, then fewest sandboxes, and books req's memory on it. A node's
+// memory (a node holding req's user template counts cachedBonusMB more),
+// then fewest sandboxes, and books req's memory on it. A node's
 // report is as old as its last heartbeat, so what this front placed on it
 // since is counted too (pending, cleared by a newer heartbeat); random
 // sampling spreads what several fronts place at once.
@@ -91,8 +105,9 @@ func (f *Front) pick(ns []*store.Node, req createReq) *store.Node {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var best *store.Node
+	tmpl := templateOf(req)
 	for _, i := range rand.Perm(len(ns))[:min(K, len(ns))] {
-		if n := ns[i]; best == nil || f.freerLocked(n, best) {
+		if n := ns[i]; best == nil || f.freerLocked(n, best, tmpl) {
 			best = n
 		}
 	}
@@ -120,14 +135,21 @@ func (f *Front) pendingLocked(n *store.Node) *pending {
 	return p
 }
 
-func (f *Front) freerLocked(a, b *store.Node) bool {
+func (f *Front) freerLocked(a, b *store.Node, tmpl string) bool {
 	pa, pb := f.pendingLocked(a), f.pendingLocked(b)
-	fa := a.Capacity.MemoryMB - a.Used.MemoryMB - pa.memMB
-	fb := b.Capacity.MemoryMB - b.Used.MemoryMB - pb.memMB
+	fa := a.Capacity.MemoryMB - a.Used.MemoryMB - pa.memMB + cachedBonus(a, tmpl)
+	fb := b.Capacity.MemoryMB - b.Used.MemoryMB - pb.memMB + cachedBonus(b, tmpl)
 	if fa != fb {
 		return fa > fb
 	}
 	return a.Used.Sandboxes+pa.count < b.Used.Sandboxes+pb.count
+}
+
+func cachedBonus(n *store.Node, tmpl string) int {
+	if slices.Contains(n.Cached, tmpl) {
+		return cachedBonusMB
+	}
+	return 0
 }
 
 // send makes r, with body, to node n over tr.

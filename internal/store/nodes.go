@@ -23,9 +23,14 @@ type Node struct {
 	ID        string   `json:"id"`
 	Address   string   `json:"address"` // the base URL other nodes reach it at
 	Runtimes  []string `json:"runtimes"`
-	Templates []string `json:"templates"` // templates present on the node
-	Capacity  Capacity `json:"capacity"`
-	Used      Capacity `json:"used"`
+	Templates []string `json:"templates"` // built-in templates present on the node
+	// Cached are the user templates (ids and names) whose latest build's
+	// layers are all on the node; Pulls: the node fetches missing layers
+	// from a template registry, so it can run any user template.
+	Cached   []string `json:"cached,omitempty"`
+	Pulls    bool     `json:"pulls,omitempty"`
+	Capacity Capacity `json:"capacity"`
+	Used     Capacity `json:"used"`
 	// Storage is the id of the shared storage the node keeps paused images
 	// and snapshots on ("" none): a paused sandbox on it can resume there.
 	Storage string `json:"storage,omitempty"`
