@@ -254,8 +254,8 @@ func TestFrontCachesOwners(t *testing.T) {
 	}
 }
 
-// TestCandidatesCachedUserTemplate: a user template some node holds runs
-// where its layers are or can be pulled; one no node holds runs anywhere.
+// TestCandidatesCachedUserTemplate: a user template, held by some node or
+// none, may run on any node with room (pick prefers the holders).
 func TestCandidatesCachedUserTemplate(t *testing.T) {
 	holder, puller, plain := node("holder", "", 0), node("puller", "", 0), node("plain", "", 0)
 	holder.Cached, puller.Pulls = []string{"tpl123", "my-own"}, true
@@ -263,8 +263,8 @@ func TestCandidatesCachedUserTemplate(t *testing.T) {
 	for _, c := range []struct {
 		tmpl, want string
 	}{
-		{"my-own", "holder,puller"},
-		{"tpl123", "holder,puller"},
+		{"my-own", "holder,puller,plain"},
+		{"tpl123", "holder,puller,plain"},
 		{"not-held", "holder,puller,plain"},
 		{"base", "holder,puller,plain"},
 	} {

@@ -60,21 +60,19 @@ func (f *Front) create(w http.ResponseWriter, r *http.Request) {
 }
 
 // candidates are the nodes that can run req: its runtime available, room
-// for one more sandbox, and the template: a built-in where it is present
-// (when any node reports it), a user template where its layers are
-// (Cached) or can be pulled (Pulls) when any node holds it; a template in
-// no node's report may run on any.
+// for one more sandbox, and — when any node reports the template present —
+// the template present. User templates are not filtered (a node that has
+// not yet loaded one's records reports nothing of it, yet may share the
+// templates dir or pull its layers): pick prefers the nodes holding them.
 func candidates(ns []*store.Node, req createReq) []*store.Node {
 	tmpl := templateOf(req)
 	anyHas := slices.ContainsFunc(ns, func(n *store.Node) bool { return slices.Contains(n.Templates, tmpl) })
-	anyCached := slices.ContainsFunc(ns, func(n *store.Node) bool { return slices.Contains(n.Cached, tmpl) })
 	var out []*store.Node
 	for _, n := range ns {
 		switch {
 		case req.Runtime != "" && !slices.Contains(n.Runtimes, req.Runtime):
 		case n.Capacity.Sandboxes > 0 && n.Used.Sandboxes >= n.Capacity.Sandboxes:
 		case anyHas && !slices.Contains(n.Templates, tmpl):
-		case anyCached && !n.Pulls && !slices.Contains(n.Cached, tmpl):
 		default:
 			out = append(out, n)
 		}
