@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sbx-dev/sbx/internal/store"
 	"github.com/sbx-dev/sbx/internal/store/pgtest"
 )
 
@@ -43,11 +42,7 @@ func startFront(t *testing.T, url string, extra ...string) *daemon {
 func TestClusterFront(t *testing.T) {
 	requirements(t, "crun")
 	url := pgtest.URL(t)
-	admin, err := store.OpenPostgres(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
+	admin := openAdmin(t, url)
 	secret := filepath.Join(t.TempDir(), "cluster-secret")
 	if err := os.WriteFile(secret, []byte("an-integration-test-cluster-secret-of-40b"), 0o600); err != nil {
 		t.Fatal(err)

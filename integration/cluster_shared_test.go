@@ -26,11 +26,7 @@ import (
 func TestClusterSharedPause(t *testing.T) {
 	requirements(t, "runsc")
 	url := pgtest.URL(t)
-	admin, err := store.OpenPostgres(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
+	admin := openAdmin(t, url)
 	shared := t.TempDir()
 	n1 := startClusterNode(t, "runsc", url, 1, "", "--shared-dir", shared)
 	n2 := startClusterNode(t, "runsc", url, 2, "", "--shared-dir", shared)
@@ -164,11 +160,7 @@ func frozenOwner(t *testing.T, admin *store.Store, url string, fr, n2 *daemon, s
 func TestClusterFrontSnapshots(t *testing.T) {
 	requirements(t, "runsc")
 	url := pgtest.URL(t)
-	admin, err := store.OpenPostgres(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
+	admin := openAdmin(t, url)
 	n1 := startClusterNode(t, "runsc", url, 1, "")
 	startClusterNode(t, "runsc", url, 2, "")
 	waitNodes(t, admin, map[string]string{"node1": "live", "node2": "live"})

@@ -37,11 +37,7 @@ func TestClusterTemplateRegistry(t *testing.T) {
 	if st.Status != "ready" || !logHas(st, "pushed to the template registry") {
 		t.Fatalf("build: %+v", st)
 	}
-	admin, err := store.OpenPostgres(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
+	admin := openAdmin(t, url)
 	if b, err := admin.Build(context.Background(), bid); err != nil || !strings.HasPrefix(b.Digest, "sha256:") {
 		t.Fatalf("build record: %+v %v, want the pushed digest (other nodes pull by it)", b, err)
 	}

@@ -145,11 +145,23 @@ func waitNodes(t *testing.T, admin *store.Store, want map[string]string) map[str
 	}
 }
 
+// openAdmin opens the cluster's PostgreSQL store for the test's own reads,
+// closed when the test ends.
+func openAdmin(t *testing.T, url string) *store.Store {
+	t.Helper()
+	s, err := store.OpenPostgres(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 // recordState is the state of node's sandbox record id ("" if none), read
 // through a store scoped to node (a lease-less read; reads are not fenced).
 func recordState(t *testing.T, url, node, id string) string {
 	t.Helper()
-	s, err := store.OpenPostgres(context.Background(), url)
+	s, err := store.OpenPostgres(context.Background(), url) // per call: it is polled
 	if err != nil {
 		t.Fatal(err)
 	}
