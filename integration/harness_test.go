@@ -222,8 +222,20 @@ func (d *daemon) stop(sig syscall.Signal) {
 		<-d.exited
 	}
 	if d.t.Failed() {
-		d.t.Logf("daemon log:\n%s", tail(d.log.String(), 4000))
+		d.t.Logf("daemon log, its warnings and errors:\n%s\nand its end:\n%s", problems(d.log.String(), 8000), tail(d.log.String(), 4000))
 	}
+}
+
+// problems are the WARN and ERROR lines of a daemon log (their last n bytes):
+// a failure's cause is often older than the log's tail.
+func problems(log string, n int) string {
+	var b strings.Builder
+	for _, l := range strings.Split(log, "\n") {
+		if strings.Contains(l, "level=WARN") || strings.Contains(l, "level=ERROR") {
+			b.WriteString(l + "\n")
+		}
+	}
+	return tail(b.String(), n)
 }
 
 func tail(s string, n int) string {
