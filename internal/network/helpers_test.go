@@ -3,6 +3,7 @@ package network
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -124,8 +125,13 @@ func dialRead(addr string) error {
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(time.Second))
 	b := make([]byte, 2)
-	_, err = c.Read(b)
-	return err
+	if _, err := io.ReadFull(c, b); err != nil {
+		return err
+	}
+	if string(b) != "hi" { // the test's servers greet so; anything else answered
+		return fmt.Errorf("%s answered %q, not a test server", addr, b)
+	}
+	return nil
 }
 
 func run(t testing.TB, name string, args ...string) string {
