@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,7 +28,7 @@ func TestClusterTemplateRegistry(t *testing.T) {
 	url := pgtest.URL(t)
 	repo := reg.addr + "/sbx/templates"
 	flags := []string{"--template-registry", repo, "--template-registry-insecure"}
-	n1 := startClusterNode(t, "runsc", url, 1, "", append(flags, "--templates-dir", baseCopy(t))...)
+	n1 := startClusterNode(t, "runsc", url, 1, "", append(flags, "--templates-dir", baseCopy(t), "--pool", "base=1")...)
 	tdir2 := filepath.Join(t.TempDir(), "templates")
 	n2 := startClusterNode(t, "runsc", url, 2, "", append(flags, "--templates-dir", tdir2)...)
 
@@ -45,6 +46,9 @@ func TestClusterTemplateRegistry(t *testing.T) {
 	// both can pull it
 	waitCached(t, admin, "node1", "it-dist", true)
 	waitCached(t, admin, "node2", "it-dist", false)
+	waitNode(t, admin, "node1", "a warm base sandbox on its default runtime", func(n *store.Node) bool {
+		return n.DefaultRuntime == "runsc" && n.Warm["base:runsc"] >= 1
+	})
 
 	reg.stop()
 	var e struct{ Message string }
@@ -110,8 +114,17 @@ func baseCopy(t *testing.T) string {
 // it pulls from the template registry.
 func waitCached(t *testing.T, st *store.Store, node, tmpl string, want bool) {
 	t.Helper()
+	waitNode(t, st, node, fmt.Sprintf("%s cached = %v and pulls", tmpl, want), func(n *store.Node) bool {
+		return n.Pulls && slices.Contains(n.Cached, tmpl) == want
+	})
+}
+
+// waitNode waits (up to a minute: a pool may still be filling) until
+// node's registry record satisfies ok.
+func waitNode(t *testing.T, st *store.Store, node, what string, ok func(*store.Node) bool) {
+	t.Helper()
 	var last *store.Node
-	for deadline := time.Now().Add(4 * clusterTTL); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		ns, err := st.Nodes(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -121,9 +134,9 @@ func waitCached(t *testing.T, st *store.Store, node, tmpl string, want bool) {
 				last = n
 			}
 		}
-		if last != nil && last.Pulls && slices.Contains(last.Cached, tmpl) == want {
+		if last != nil && ok(last) {
 			return
 		}
 	}
-	t.Fatalf("%s's record: %+v; want %s cached = %v and pulls", node, last, tmpl, want)
+	t.Fatalf("%s's record: %+v; want %s", node, last, what)
 }

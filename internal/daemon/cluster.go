@@ -158,6 +158,13 @@ func (r *nodeReporter) report() *store.Node {
 		if reg, ok := m.Templates().(*builder.Registry); ok {
 			n.Cached, n.Pulls = reg.Present(), reg.Remote != nil
 		}
+		n.DefaultRuntime = m.Config().DefaultRuntime
+		for k, ready := range m.PoolStats() {
+			if n.Warm == nil {
+				n.Warm = map[string]int{}
+			}
+			n.Warm[k.Template+":"+k.Runtime] = ready
+		}
 		for _, in := range m.List() {
 			n.Used.CPU += in.CPUCount
 			n.Used.MemoryMB += in.MemoryMB

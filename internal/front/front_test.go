@@ -302,3 +302,24 @@ func TestPickPrefersCachedTemplate(t *testing.T) {
 		})
 	}
 }
+
+// TestPickPrefersWarmPool: a node with a ready pooled sandbox of the
+// create's template and runtime (its default one when the create names
+// none) wins over a freer node without, until this front's creates have
+// taken its warm sandboxes.
+func TestPickPrefersWarmPool(t *testing.T) {
+	warm, other := node("warm", "", 2048), node("other", "", 0)
+	warm.DefaultRuntime, warm.Warm = "runsc", map[string]int{"base:runsc": 2}
+	f := newFront(&fakeDir{})
+	for i, want := range []string{"warm", "warm", "other"} {
+		if got := f.pick([]*store.Node{warm, other}, createReq{TemplateID: "base"}); got.ID != want {
+			t.Fatalf("create %d: pick = %s, want %s", i+1, got.ID, want)
+		}
+	}
+	f = newFront(&fakeDir{})
+	for _, req := range []createReq{{TemplateID: "base", Runtime: "crun"}, {TemplateID: "code-interpreter-v1"}} {
+		if got := f.pick([]*store.Node{warm, other}, req); got.ID != "other" {
+			t.Errorf("%+v: pick = %s, want other (no warm sandbox of it)", req, got.ID)
+		}
+	}
+}

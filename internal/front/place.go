@@ -93,8 +93,15 @@ func templateOf(req createReq) string {
 // without pulling, unless another has this much more room.
 const cachedBonusMB = 2048
 
+// warmBonusMB is what a ready sandbox in a node's warm pool for the create's
+// template and runtime counts for, as free memory (the create is a claim,
+// not a boot). Creates this front placed on the node since its report are
+// taken as claims of its warm sandboxes.
+const warmBonusMB = 4096
+
 // pick samples K of ns at random and returns the one with the most free
-// memory (a node holding req's user template counts cachedBonusMB more),
+// memory (a warm sandbox for req counts warmBonusMB more, a node holding
+// req's user template cachedBonusMB more),
 // then fewest sandboxes, and books req's memory on it. A node's
 // report is as old as its last heartbeat, so what this front placed on it
 // since is counted too (pending, cleared by a newer heartbeat); random
@@ -105,7 +112,7 @@ func (f *Front) pick(ns []*store.Node, req createReq) *store.Node {
 	var best *store.Node
 	tmpl := templateOf(req)
 	for _, i := range rand.Perm(len(ns))[:min(K, len(ns))] {
-		if n := ns[i]; best == nil || f.freerLocked(n, best, tmpl) {
+		if n := ns[i]; best == nil || f.freerLocked(n, best, tmpl, req.Runtime) {
 			best = n
 		}
 	}
@@ -133,10 +140,10 @@ func (f *Front) pendingLocked(n *store.Node) *pending {
 	return p
 }
 
-func (f *Front) freerLocked(a, b *store.Node, tmpl string) bool {
+func (f *Front) freerLocked(a, b *store.Node, tmpl, rt string) bool {
 	pa, pb := f.pendingLocked(a), f.pendingLocked(b)
-	fa := a.Capacity.MemoryMB - a.Used.MemoryMB - pa.memMB + cachedBonus(a, tmpl)
-	fb := b.Capacity.MemoryMB - b.Used.MemoryMB - pb.memMB + cachedBonus(b, tmpl)
+	fa := a.Capacity.MemoryMB - a.Used.MemoryMB - pa.memMB + cachedBonus(a, tmpl) + warmBonus(a, pa, tmpl, rt)
+	fb := b.Capacity.MemoryMB - b.Used.MemoryMB - pb.memMB + cachedBonus(b, tmpl) + warmBonus(b, pb, tmpl, rt)
 	if fa != fb {
 		return fa > fb
 	}
@@ -146,6 +153,19 @@ func (f *Front) freerLocked(a, b *store.Node, tmpl string) bool {
 func cachedBonus(n *store.Node, tmpl string) int {
 	if slices.Contains(n.Cached, tmpl) {
 		return cachedBonusMB
+	}
+	return 0
+}
+
+// warmBonus is warmBonusMB if n's report holds a ready pooled sandbox of
+// tmpl on rt (its default runtime when rt is "") beyond what this front
+// placed on it since.
+func warmBonus(n *store.Node, p *pending, tmpl, rt string) int {
+	if rt == "" {
+		rt = n.DefaultRuntime
+	}
+	if n.Warm[tmpl+":"+rt] > p.count {
+		return warmBonusMB
 	}
 	return 0
 }

@@ -27,10 +27,14 @@ type Node struct {
 	// Cached are the user templates (ids and names) whose latest build's
 	// layers are all on the node; Pulls: the node fetches missing layers
 	// from a template registry, so it can run any user template.
-	Cached   []string `json:"cached,omitempty"`
-	Pulls    bool     `json:"pulls,omitempty"`
-	Capacity Capacity `json:"capacity"`
-	Used     Capacity `json:"used"`
+	Cached []string `json:"cached,omitempty"`
+	Pulls  bool     `json:"pulls,omitempty"`
+	// Warm counts the ready sandboxes of the node's warm pools by
+	// "template:runtime"; DefaultRuntime is what a create naming none gets.
+	Warm           map[string]int `json:"warm,omitempty"`
+	DefaultRuntime string         `json:"defaultRuntime,omitempty"`
+	Capacity       Capacity       `json:"capacity"`
+	Used           Capacity       `json:"used"`
 	// Storage is the id of the shared storage the node keeps paused images
 	// and snapshots on ("" none): a paused sandbox on it can resume there.
 	Storage string `json:"storage,omitempty"`
