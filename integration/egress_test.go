@@ -1,10 +1,12 @@
 package integration
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base32"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sbx-dev/sbx/internal/egress/egresstest"
 )
 
 // egressRuntimes are the backends the egress policy is proven on.
@@ -268,22 +272,11 @@ func mustRun(t *testing.T, sb *sandbox, cmd string) string {
 // hostListener serves HTTP on the host's wildcard address: what a
 // sandbox must not reach through any host address.
 func hostListener(t *testing.T) int {
-	ln, err := net.Listen("tcp4", "0.0.0.0:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("HTTP/1.0 200 OK\r\n\r\nhost"))
-			c.Close()
-		}
-	}()
-	return ln.Addr().(*net.TCPAddr).Port
+	addr := egresstest.Listen(t, "tcp4", "0.0.0.0:0", func(_ context.Context, c net.Conn) {
+		c.Write([]byte("HTTP/1.0 200 OK\r\n\r\nhost"))
+		c.Close()
+	})
+	return int(netip.MustParseAddrPort(addr).Port())
 }
 
 // noNftResidue checks that the daemon's table holds nothing of sandbox id.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/egress"
+	"github.com/sbx-dev/sbx/internal/egress/egresstest"
 )
 
 func mustPolicy(t *testing.T, allowNet *bool, allow, deny []string) egress.Policy {
@@ -157,22 +158,10 @@ func holdServer(t *testing.T, in *internet, a netip.Addr, port uint16) string {
 	if err := inNS(in.ns, func() (err error) { ln, err = net.Listen("tcp", addr); return err }); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		var held []net.Conn
-		defer func() {
-			for _, c := range held {
-				c.Close()
-			}
-		}()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			held = append(held, c)
-		}
-	}()
+	egresstest.Serve(t, ln, func(ctx context.Context, c net.Conn) {
+		<-ctx.Done()
+		c.Close()
+	})
 	return addr
 }
 

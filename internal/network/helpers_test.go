@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/vishvananda/netns"
+
+	"github.com/sbx-dev/sbx/internal/egress/egresstest"
 )
 
 // testConfig gives each test its own prefix, table and subnet (n is 1-99),
@@ -75,17 +77,13 @@ func inNet(t testing.TB, l *Link, fn func() error) error {
 
 // serve accepts TCP connections on ln, writing "hi" to each, until cleanup.
 func serve(t testing.TB, ln net.Listener) {
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("hi"))
-			c.Close()
-		}
-	}()
+	egresstest.Serve(t, ln, greet)
+}
+
+// greet writes the test servers' greeting to c and closes it.
+func greet(_ context.Context, c net.Conn) {
+	c.Write([]byte("hi"))
+	c.Close()
 }
 
 // hostServer serves "hi" on the host's wildcard address (what a sandbox

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/egress"
+	"github.com/sbx-dev/sbx/internal/egress/egresstest"
 	"github.com/sbx-dev/sbx/internal/egress/guard"
 )
 
@@ -21,26 +22,14 @@ type tunnelStub struct {
 }
 
 func (s *tunnelStub) serve(t *testing.T) uint16 {
-	ln, err := net.Listen("tcp4", "0.0.0.0:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			dst, _ := guard.OriginalDst(c)
-			s.mu.Lock()
-			s.dsts = append(s.dsts, dst.String())
-			s.mu.Unlock()
-			c.Write([]byte("hi"))
-			c.Close()
-		}
-	}()
-	return uint16(ln.Addr().(*net.TCPAddr).Port)
+	addr := egresstest.Listen(t, "tcp4", "0.0.0.0:0", func(ctx context.Context, c net.Conn) {
+		dst, _ := guard.OriginalDst(c)
+		s.mu.Lock()
+		s.dsts = append(s.dsts, dst.String())
+		s.mu.Unlock()
+		greet(ctx, c)
+	})
+	return netip.MustParseAddrPort(addr).Port()
 }
 
 func (s *tunnelStub) saw(dst string) bool {

@@ -1,29 +1,21 @@
 package guard
 
 import (
+	"context"
 	"io"
 	"net"
 	"testing"
 	"time"
+
+	"github.com/sbx-dev/sbx/internal/egress/egresstest"
 )
 
 // echoServer answers every connection by echoing what it reads.
 func echoServer(b *testing.B) string {
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { defer c.Close(); _, _ = io.Copy(c, c) }()
-		}
-	}()
-	return ln.Addr().String()
+	return egresstest.Listen(b, "tcp4", "127.0.0.1:0", func(_ context.Context, c net.Conn) {
+		defer c.Close()
+		_, _ = io.Copy(c, c)
+	})
 }
 
 var benchRequest = []byte("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n")

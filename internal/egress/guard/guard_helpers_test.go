@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/egress"
+	"github.com/sbx-dev/sbx/internal/egress/egresstest"
 )
 
 // block is one Guard.Blocked report.
@@ -137,25 +138,11 @@ func wantClosed(t *testing.T, c net.Conn) {
 // checksum, then closes.
 func sumServer(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				n, sum := checksum(c)
-				fmt.Fprintf(c, "%d %x", n, sum)
-			}()
-		}
-	}()
-	return ln.Addr().String()
+	return egresstest.Listen(t, "tcp4", "127.0.0.1:0", func(_ context.Context, c net.Conn) {
+		defer c.Close()
+		n, sum := checksum(c)
+		fmt.Fprintf(c, "%d %x", n, sum)
+	})
 }
 
 func discardLog() *slog.Logger { return slog.New(slog.DiscardHandler) }

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sbx-dev/sbx/internal/egress/egresstest"
 	"github.com/sbx-dev/sbx/internal/egress/rules"
 	"github.com/sbx-dev/sbx/internal/secrets"
 )
@@ -85,26 +86,18 @@ func newRig(t testing.TB, tlsOn bool, h http.HandlerFunc) *rig {
 		},
 	}
 	r.ln, _ = net.Listen("tcp", "127.0.0.1:0")
-	t.Cleanup(func() { r.ln.Close() })
 	dst := netip.MustParseAddrPort(r.up.Listener.Addr().String())
-	go r.guard(dst)
+	egresstest.Serve(t, r.ln, func(_ context.Context, c net.Conn) { r.guard(c, dst) })
 	return r
 }
 
-func (r *rig) guard(dst netip.AddrPort) {
-	for {
-		c, err := r.ln.Accept()
-		if err != nil {
-			return
-		}
-		go func() {
-			defer c.Close()
-			buf := make([]byte, 16<<10)
-			n, _ := c.Read(buf)
-			if !r.ic.Handle(context.Background(), c, "sb1", testName, dst, buf[:n]) {
-				c.Write([]byte("HTTP/1.1 599 not intercepted\r\nContent-Length: 0\r\n\r\n"))
-			}
-		}()
+// guard hands c to the interceptor as the daemon's guard does.
+func (r *rig) guard(c net.Conn, dst netip.AddrPort) {
+	defer c.Close()
+	buf := make([]byte, 16<<10)
+	n, _ := c.Read(buf)
+	if !r.ic.Handle(context.Background(), c, "sb1", testName, dst, buf[:n]) {
+		c.Write([]byte("HTTP/1.1 599 not intercepted\r\nContent-Length: 0\r\n\r\n"))
 	}
 }
 

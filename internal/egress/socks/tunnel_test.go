@@ -14,34 +14,15 @@ import (
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/egress"
+	"github.com/sbx-dev/sbx/internal/egress/egresstest"
 	"github.com/sbx-dev/sbx/internal/egress/guard"
 	"github.com/sbx-dev/sbx/internal/egress/socks/socks5test"
 )
 
-// serveTCP accepts connections on a loopback port until the test ends,
-// each handled by handle in its own goroutine, and returns the address.
-func serveTCP(t *testing.T, handle func(net.Conn)) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go handle(c)
-		}
-	}()
-	return ln.Addr().String()
-}
-
 // echoServer answers every connection with "echo:" and what it read
 // until the client half-closes.
 func echoServer(t *testing.T) string {
-	return serveTCP(t, func(c net.Conn) {
+	return egresstest.Listen(t, "tcp", "127.0.0.1:0", func(_ context.Context, c net.Conn) {
 		defer c.Close()
 		b, _ := io.ReadAll(c)
 		_, _ = c.Write(append([]byte("echo:"), b...))
@@ -239,7 +220,7 @@ func TestTunnelFailsClosed(t *testing.T) {
 
 // junkServer answers every connection with an HTTP error and closes.
 func junkServer(t *testing.T) string {
-	return serveTCP(t, func(c net.Conn) {
+	return egresstest.Listen(t, "tcp", "127.0.0.1:0", func(_ context.Context, c net.Conn) {
 		_, _ = c.Write([]byte("HTTP/1.0 400 Bad Request\r\n\r\n"))
 		c.Close()
 	})
