@@ -123,20 +123,7 @@ func waitCached(t *testing.T, st *store.Store, node, tmpl string, want bool) {
 // node's registry record satisfies ok.
 func waitNode(t *testing.T, st *store.Store, node, what string, ok func(*store.Node) bool) {
 	t.Helper()
-	var last *store.Node
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		ns, err := st.Nodes(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, n := range ns {
-			if n.ID == node {
-				last = n
-			}
-		}
-		if last != nil && ok(last) {
-			return
-		}
-	}
-	t.Fatalf("%s's record: %+v; want %s", node, last, what)
+	pollNodes(t, st, time.Minute, node+": "+what, func(byID map[string]*store.Node) bool {
+		return byID[node] != nil && ok(byID[node])
+	})
 }

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
@@ -122,24 +123,39 @@ func frozenFence(t *testing.T, admin *store.Store, url string, n2 *daemon, sb2 s
 // given state, and returns the registry by id.
 func waitNodes(t *testing.T, admin *store.Store, want map[string]string) map[string]*store.Node {
 	t.Helper()
-	deadline := time.Now().Add(4 * clusterTTL)
+	return pollNodes(t, admin, 4*clusterTTL, fmt.Sprint(want), func(byID map[string]*store.Node) bool {
+		for id, st := range want {
+			if byID[id] == nil || byID[id].State != st {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// pollNodes reads the node registry every 100 ms until ok holds of it (by
+// node id), and returns it; past timeout it fails the test naming what.
+func pollNodes(t *testing.T, admin *store.Store, timeout time.Duration, what string, ok func(map[string]*store.Node) bool) map[string]*store.Node {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
 	for {
 		ns, err := admin.Nodes(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		byID, ok := map[string]*store.Node{}, true
+		byID := map[string]*store.Node{}
 		for _, n := range ns {
 			byID[n.ID] = n
 		}
-		for id, st := range want {
-			ok = ok && byID[id] != nil && byID[id].State == st
-		}
-		if ok {
+		if ok(byID) {
 			return byID
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("nodes %v, want %v", ns, want)
+			var seen []store.Node
+			for _, n := range ns {
+				seen = append(seen, *n)
+			}
+			t.Fatalf("nodes %+v; want %s", seen, what)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
