@@ -11,6 +11,12 @@ import (
 	"time"
 )
 
+// UpstreamDialTimeout bounds how long the daemon tries to reach a
+// sandbox's destination on its behalf (the guard's splice, the
+// interceptor's upstream): past it the sandbox's connection fails rather
+// than waiting out the kernel's SYN retries.
+const UpstreamDialTimeout = 10 * time.Second
+
 // ServeConns accepts connections on ln until ctx ends or ln fails, calling
 // handle for each in its own goroutine; the daemon's sandbox-facing servers
 // (the guard, the tunnel) share it. Accept errors that pass (out of

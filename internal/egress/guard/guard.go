@@ -16,7 +16,6 @@ const (
 	DefaultHandshakeTimeout   = 10 * time.Second
 	DefaultMaxPeekBytes       = 16 << 10
 	DefaultMaxConnsPerSandbox = 256
-	guardDialTimeout          = 10 * time.Second
 )
 
 // Guard is the SNI/Host check of domain egress rules: a transparent TCP

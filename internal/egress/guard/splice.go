@@ -5,13 +5,15 @@ import (
 	"io"
 	"net"
 	"net/netip"
+
+	"github.com/sbx-dev/sbx/internal/egress"
 )
 
 // forward dials dst, replays peeked to it, then copies both ways until both
 // directions are done or ctx ends; it closes the upstream connection (the
 // caller closes c).
 func (g *Guard) forward(ctx context.Context, c net.Conn, sb, name string, dst netip.AddrPort, peeked []byte) {
-	dctx, cancel := context.WithTimeout(ctx, guardDialTimeout)
+	dctx, cancel := context.WithTimeout(ctx, egress.UpstreamDialTimeout)
 	up, err := g.dial(dctx, dst.String())
 	cancel()
 	if err != nil {

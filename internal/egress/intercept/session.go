@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sbx-dev/sbx/internal/egress"
 	"github.com/sbx-dev/sbx/internal/secrets"
 )
 
@@ -33,10 +34,6 @@ type session struct {
 	audited map[string]bool // secret name lists already reported to Used
 }
 
-// upstreamDialTimeout bounds reaching the upstream (a dead one answers 502
-// instead of holding the sandbox's request for the kernel's SYN retries).
-const upstreamDialTimeout = 10 * time.Second
-
 // transport dials only s.dst and verifies the upstream certificate for
 // s.name; it speaks HTTP/1.1 only and follows no redirects (a 3xx goes back
 // to the client, so an injected header never follows it to another host).
@@ -51,7 +48,7 @@ func (s *session) transport() *http.Transport {
 	}
 	return &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			ctx, cancel := context.WithTimeout(ctx, upstreamDialTimeout)
+			ctx, cancel := context.WithTimeout(ctx, egress.UpstreamDialTimeout) // a dead upstream: 502
 			defer cancel()
 			return dial(ctx, "tcp", s.dst.String())
 		},
