@@ -7,7 +7,9 @@
 # end-to-end tests against the front, empties every node and removes it all.
 #   test/e2e/cluster/run.sh <runtime> [test files...]
 # Ports: SBX_E2E_PORT (front), +1..+3 (nodes), +4 (node 3's front),
-# SBX_E2E_PG_PORT (default SBX_E2E_PORT+50000). SBX_E2E_SUBNET must be a /16.
+# SBX_E2E_PG_PORT (default SBX_E2E_PORT+20000: below the kernel's ephemeral
+# range, so no client socket of an earlier test holds it; the next ports are
+# tried if it is taken). SBX_E2E_SUBNET must be a /16.
 # SBX_E2E_NODE_FLAGS / SBX_E2E_FRONT_FLAGS: more serve flags ({i} in the
 # former is the node's number: --metrics-listen 127.0.0.1:2552{i}).
 # SBX_E2E_NODES=2 starts two nodes (no node 3, so no second front).
@@ -78,7 +80,7 @@ fi
 rt=${1:?runtime}; shift
 files=("$@"); [ ${#files[@]} -gt 0 ] || files=(test/e2e/cluster.test.mjs)
 port=${SBX_E2E_PORT:-3900}
-pgport=${SBX_E2E_PG_PORT:-$((port + 50000))}
+pgport=${SBX_E2E_PG_PORT:-$((port + 20000))}
 lease=${SBX_E2E_LEASE:-3}
 subnet=${SBX_E2E_SUBNET:-10.201.0.0/16}
 [[ $subnet == */16 ]] || { echo "SBX_E2E_SUBNET must be a /16" >&2; exit 2; }
@@ -89,9 +91,6 @@ pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 top=$(mktemp -d /tmp/sbx-e2e-cluster-XXXXXX)
 chmod 0711 "$top"
 key="e2b_$(head -c 20 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-url="postgres://postgres@127.0.0.1:$pgport/postgres?sslmode=disable"
-declare -p rt port lease net prefix key url nodes >"$top/env"
-for v in SBX_E2E_SHARED SBX_E2E_NODE_FLAGS SBX_E2E_FRONT_FLAGS; do declare -p "$v" >>"$top/env" 2>/dev/null || true; done
 
 mkdir "$top/pg" "$top/shared" && chown postgres: "$top/pg"
 pg() { runuser -u postgres -- "$pgbin/$1" "${@:2}"; }
@@ -115,8 +114,21 @@ cleanup() {
 trap 'rc=$?; cleanup; [ $rc -ne 0 ] || rc=$status; exit $rc' EXIT
 status=0
 pg initdb -D "$top/pg/data" -U postgres -A trust --locale=C -E UTF8 --no-sync >/dev/null
-pg pg_ctl -D "$top/pg/data" -l "$top/pg/log" -w start \
-  -o "-p $pgport -k $top/pg -c listen_addresses=127.0.0.1 -c fsync=off" >/dev/null
+# pgstart: starts PostgreSQL on $pgport or, if that is taken, one of the
+# next ports; prints the server's log when none works.
+pgstart() {
+  for _ in 1 2 3 4 5; do
+    pg pg_ctl -D "$top/pg/data" -l "$top/pg/log" -w start \
+      -o "-p $pgport -k $top/pg -c listen_addresses=127.0.0.1 -c fsync=off" >/dev/null && return 0
+    grep -q "Address already in use" "$top/pg/log" 2>/dev/null || break
+    pgport=$((pgport + 7))
+  done
+  echo "---- PostgreSQL log ----" >&2; tail -n 40 "$top/pg/log" >&2; return 1
+}
+pgstart
+url="postgres://postgres@127.0.0.1:$pgport/postgres?sslmode=disable"
+declare -p rt port lease net prefix key url nodes >"$top/env"
+for v in SBX_E2E_SHARED SBX_E2E_NODE_FLAGS SBX_E2E_FRONT_FLAGS; do declare -p "$v" >>"$top/env" 2>/dev/null || true; done
 started=1
 for i in "${nodes[@]}" 0; do start "$i"; done
 
