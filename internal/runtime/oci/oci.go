@@ -130,6 +130,7 @@ func (r *Runtime) probe() (err error) {
 // daemon's health check calls it.
 func (r *Runtime) Probe(ctx context.Context) error {
 	cmd := exec.CommandContext(ctx, r.cfg.Binary, "--version")
+	cmd.Env = runtimeEnv()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
@@ -171,7 +172,8 @@ func (r *Runtime) command(ctx context.Context, id string, args ...string) *exec.
 		bin = r.sealed.execPath()
 	}
 	cmd := exec.CommandContext(ctx, bin, append(r.globalFlags(id), args...)...)
-	cmd.Args[0] = r.cfg.Binary                           // what ps shows
+	cmd.Args[0] = r.cfg.Binary // what ps shows
+	cmd.Env = runtimeEnv()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // not in our process group
 	// On timeout the whole session goes: a hung runtime's helpers must not
 	// hold the output pipes (WaitDelay bounds that anyway) or linger.
