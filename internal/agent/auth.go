@@ -63,6 +63,10 @@ const maxInitBytes = 1 << 20
 
 // handleInit applies POST /init: the access token, default env vars, user
 // and workdir. E2B's other fields (timestamp, volumeMounts, ...) are ignored.
+// The daemon may send it twice: once with only egressCA when it pools the
+// sandbox (no token, no env: the CA is then on disk before any claim) and
+// once with the tenant's identity at the claim, whose egressCA costs no
+// file access then (trustMemo).
 // Only the daemon may call it: with an init secret configured the request
 // must carry it as X-Sbx-Init-Token; without one (local debugging) it must
 // come while no access token is set or with the current one.
@@ -86,7 +90,7 @@ func (s *Server) handleInit(w http.ResponseWriter, r *http.Request) {
 		// A template whose trust store cannot be written still starts: only
 		// HTTPS to names with network.rules then fails (the client refuses
 		// the daemon's certificate), which is closed, not open.
-		if err := installTrust(root, in.EgressCA); err != nil {
+		if err := s.trust.install(root, in.EgressCA); err != nil {
 			s.log.Warn("egress CA not installed", "err", err)
 		} else {
 			s.state.AddEnvDefaults(trustEnv())

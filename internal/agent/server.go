@@ -66,6 +66,7 @@ type Server struct {
 	handler http.Handler
 	http    *http.Server
 	closers []func()
+	trust   trustMemo // the egress CA this process installed
 }
 
 // maxRPCBytes bounds one Connect request message (SendInput carries stdin).

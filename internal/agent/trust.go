@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 // Where the daemon's egress interception CA is installed (under
@@ -24,6 +25,33 @@ const (
 func trustEnv() map[string]string {
 	b, ca := "/"+trustBundle, "/"+trustCAFile
 	return map[string]string{"SSL_CERT_FILE": b, "REQUESTS_CA_BUNDLE": b, "NODE_EXTRA_CA_CERTS": ca}
+}
+
+// trustMemo remembers the CA certificate this agent process installed, so
+// a second /init with the same CA (a pooled sandbox's claim after its
+// pre-init, a resume) touches no file: under gVisor reading the system
+// bundle goes through the gofer on the claim's critical path. A tenant who
+// removes the CA afterwards only breaks their own HTTPS to names with
+// network.rules (closed, not open); a fresh agent process (a files-only
+// resume) has an empty memo and installs again.
+type trustMemo struct {
+	mu   sync.Mutex
+	root string
+	pem  string
+}
+
+// install is installTrust unless root already has certPEM from this process.
+func (t *trustMemo) install(root, certPEM string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.pem == certPEM && t.root == root {
+		return nil
+	}
+	if err := installTrust(root, certPEM); err != nil {
+		return err
+	}
+	t.root, t.pem = root, certPEM
+	return nil
 }
 
 // installTrust puts the CA certificate certPEM into the system bundle

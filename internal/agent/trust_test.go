@@ -69,3 +69,41 @@ func TestInitTrust(t *testing.T) {
 		}
 	}
 }
+
+// TestInitTrustPreInit: the daemon's pooling pre-init (egressCA only)
+// installs the CA and sets no token; the claim's /init (token, env, same
+// CA) then gets the env defaults again without touching the trust store
+// (a bundle removed in between stays removed: no file access).
+func TestInitTrustPreInit(t *testing.T) {
+	root := t.TempDir()
+	s, err := NewServer(Config{TrustRoot: root, InitToken: "secret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(body string) {
+		t.Helper()
+		req := httptest.NewRequest("POST", "/init", strings.NewReader(body))
+		req.Header.Set("X-Sbx-Init-Token", "secret")
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, req)
+		if rec.Code != 204 {
+			t.Fatalf("/init %s: %d %s", body, rec.Code, rec.Body)
+		}
+	}
+	post(`{"egressCA": ` + strconv.Quote(testCA) + `}`)
+	bundle := filepath.Join(root, trustBundle)
+	if _, err := os.Stat(bundle); err != nil || s.state.Token() != "" {
+		t.Fatalf("pre-init: bundle %v, token %q", err, s.state.Token())
+	}
+	if err := os.Remove(bundle); err != nil {
+		t.Fatal(err)
+	}
+	post(`{"accessToken": "tok", "envVars": {"A": "1"}, "egressCA": ` + strconv.Quote(testCA) + `}`)
+	envs := s.state.Envs()
+	if s.state.Token() != "tok" || envs["A"] != "1" || envs["SSL_CERT_FILE"] == "" {
+		t.Fatalf("claim init: token %q envs %v", s.state.Token(), envs)
+	}
+	if _, err := os.Stat(bundle); !os.IsNotExist(err) {
+		t.Errorf("claim init touched the trust store: %v", err)
+	}
+}
