@@ -32,7 +32,8 @@ const agentStartTimeout = 10 * time.Second
 // API answers 503 with Retry-After), never a bare internal error. An agent
 // that answers and refuses is not asked again.
 func (m *Manager) initAgent(ctx context.Context, sb *Sandbox) error {
-	base := fmt.Sprintf("http://%s:%d", sb.info.SandboxIP, m.cfg.AgentPort)
+	base := m.agentBase(sb)
+	defer sb.closeAgent()
 	user := sb.tmpl.User
 	if user == "" {
 		user = "user"
@@ -50,7 +51,7 @@ func (m *Manager) initAgent(ctx context.Context, sb *Sandbox) error {
 	defer cancel()
 	delay := 5 * time.Millisecond
 	for {
-		err := postInit(ctx, base, sb.rec.InitSecret, body)
+		err := postInit(ctx, sb.agentClient(), base, sb.rec.InitSecret, body)
 		var refused *initRefusedError
 		switch {
 		case err == nil:
@@ -77,8 +78,9 @@ type initRefusedError struct {
 
 func (e *initRefusedError) Error() string { return e.status + ": " + string(e.msg) }
 
-// postInit makes one /init request; a transport failure is returned as is.
-func postInit(ctx context.Context, base, secret string, body []byte) error {
+// postInit makes one /init request with c; a transport failure is returned
+// as is.
+func postInit(ctx context.Context, c *http.Client, base, secret string, body []byte) error {
 	if err := failpoint.Hit("create/init-unreachable"); err != nil {
 		return err
 	}
@@ -88,7 +90,7 @@ func postInit(ctx context.Context, base, secret string, body []byte) error {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Sbx-Init-Token", secret)
-	resp, err := agentClient.Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
 		return err
 	}
@@ -97,6 +99,7 @@ func postInit(ctx context.Context, base, secret string, body []byte) error {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return &initRefusedError{resp.Status, msg}
 	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 512)) // a kept connection is reused only once read
 	return nil
 }
 

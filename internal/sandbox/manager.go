@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/semaphore"
 	"log/slog"
 	"maps"
+	"net/http"
 	"sort"
 	"sync"
 	"time"
@@ -153,9 +154,10 @@ type Sandbox struct {
 	// op serialises lifecycle operations on this sandbox (pause, resume,
 	// fork, snapshot, kill). Take it without holding Manager.mu.
 	op     sync.Mutex
-	frozen bool     // capture froze it; guarded by op
-	tmpl   Template // what it was started from (defaults for /init); set before it is shared
-	epoch  int      // resumes so far; guarded by Manager.mu
+	frozen bool         // capture froze it; guarded by op
+	tmpl   Template     // what it was started from (defaults for /init); set before it is shared
+	epoch  int          // resumes so far; guarded by Manager.mu
+	agent  *http.Client // kept connection to the agent from pooling to the claim's /init (preinit.go); owner only
 }
 
 // Info is a snapshot of a sandbox for callers (API, proxy).

@@ -167,6 +167,9 @@ func (m *Manager) startPooled(ctx context.Context, k PoolKey) (*Sandbox, error) 
 	if err == nil {
 		err = m.warm(ctx, sb)
 	}
+	if err == nil {
+		err = m.preInit(ctx, sb)
+	}
 	if err != nil {
 		m.reap(context.WithoutCancel(ctx), rec.ID, rec.Runtime, nil)
 		return nil, err
@@ -185,6 +188,7 @@ func (m *Manager) drainPools() {
 	}
 	m.mu.Unlock()
 	for _, sb := range all {
+		sb.closeAgent()
 		_ = m.reap(context.Background(), sb.rec.ID, sb.rec.Runtime, sb.rt)
 	}
 }

@@ -1,0 +1,61 @@
+package sandbox_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	. "github.com/sbx-dev/sbx/internal/sandbox"
+	"github.com/sbx-dev/sbx/internal/sandbox/sandboxtest"
+)
+
+// TestPooledPreInit: a pooled sandbox gets a pre-init carrying only the
+// egress CA (no token, env or user), and its claim's /init (the tenant's
+// identity) goes over the connection the pre-init opened: no new dial on
+// the claim's path.
+func TestPooledPreInit(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	h := sandboxtest.NewHost()
+	agent := sandboxtest.NewAgent(t)
+	key := PoolKey{Template: "base", Runtime: "fake"}
+	cfg := Config{DefaultRuntime: "fake", AgentPort: agent.Port, DefaultTimeout: time.Minute, MaxTimeout: time.Hour,
+		Defaults: Resources{CPUCount: 1, MemoryMB: 256, DiskSizeMB: 256, Pids: 100},
+		Max:      Resources{CPUCount: 4, MemoryMB: 2048, DiskSizeMB: 2048}, MaxCreating: 4,
+		EgressCA: []byte("PEM"), Pools: map[PoolKey]int{key: 1},
+		MaxSandboxes: 1} // no refill after the claim: the connections counted are the claim's
+	m, err := New(cfg, openStore(t, t.TempDir()), Runtimes{"fake": sandboxtest.NewRuntime(h)}, h, sandboxtest.NewLayers(h),
+		sandboxtest.Templates{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	done := make(chan struct{})
+	go func() { m.RunPools(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	waitFor(t, func() bool { return m.PoolStats()[key] == 1 })
+	inits, conns := agent.Inits(), agent.Conns()
+	if len(inits) != 1 || inits[0] != `{"egressCA":"PEM"}` {
+		t.Fatalf("pre-init bodies %q, want one with only the egress CA", inits)
+	}
+	in, err := m.Create(ctx, CreateOpts{Template: "base", Timeout: time.Minute, EnvVars: map[string]string{"A": "1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inits = agent.Inits()
+	var got struct {
+		AccessToken string            `json:"accessToken"`
+		EnvVars     map[string]string `json:"envVars"`
+		EgressCA    string            `json:"egressCA"`
+	}
+	if len(inits) != 2 || json.Unmarshal([]byte(inits[1]), &got) != nil || got.AccessToken != in.EnvdToken ||
+		got.EnvVars["A"] != "1" || got.EgressCA != "PEM" {
+		t.Fatalf("claim /init %q", inits)
+	}
+	if n := agent.Conns(); n != conns {
+		t.Errorf("the claim dialled %d new connections to the agent, want 0 (the pre-init's is reused)", n-conns)
+	}
+	_ = m.Kill(context.Background(), in.ID)
+}
