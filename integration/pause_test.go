@@ -145,6 +145,7 @@ func TestForkAndSnapshot(t *testing.T) {
 		}
 	}
 	waitCount(t, src, at+5)
+	distinctRandom(t, src, kids[0].Sandbox, kids[1].Sandbox)
 
 	var snap struct {
 		SnapshotID string   `json:"snapshotID"`
@@ -167,6 +168,24 @@ func TestForkAndSnapshot(t *testing.T) {
 		t.Fatalf("delete deleted snapshot: %d", code)
 	}
 	waitCount(t, from, readCount(from)+3) // unaffected by the deletion
+}
+
+// distinctRandom fails unless every sandbox's /dev/urandom gives other
+// bytes: sandboxes restored from one checkpoint restore the guest kernel's
+// state, and must not restore its random state with it.
+func distinctRandom(t *testing.T, sbs ...*sandbox) {
+	t.Helper()
+	seen := map[string]string{}
+	for _, sb := range sbs {
+		out, code := sb.run("", "head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n'", 20*time.Second)
+		if code != 0 || len(out) != 64 {
+			t.Fatalf("urandom of %s: %q (exit %d)", sb.ID, out, code)
+		}
+		if other, ok := seen[out]; ok {
+			t.Fatalf("%s and %s read the same /dev/urandom bytes %s", other, sb.ID, out)
+		}
+		seen[out] = sb.ID
+	}
 }
 
 // TestAutoPause (runsc): onTimeout pause pauses at the deadline; traffic
