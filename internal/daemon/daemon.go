@@ -93,21 +93,28 @@ func (d *Daemon) Close() error {
 	return nil
 }
 
-// openState opens the TLS material, data dir, keys, metrics, store and
-// audit log.
+// openState takes the data dir's lock (first: a second daemon on the dir
+// fails before it reads or writes anything there), then opens the TLS
+// material, keys, metrics, store and audit log.
 func (d *Daemon) openState(ctx context.Context) error {
 	f, log := d.cfg, d.log
-	if f.tls.enabled() { // first: a bad certificate is a startup error, before anything runs
+	// 0711: sandbox root on userns runtimes (an unprivileged host uid) must
+	// traverse to its rootfs; nothing under it is listable.
+	if err := os.MkdirAll(f.dataDir, 0o711); err != nil {
+		return err
+	}
+	// before anything in the dir is read or written: one daemon per dir
+	release, err := lockDataDir(f.dataDir)
+	if err != nil {
+		return err
+	}
+	d.onClose(release)
+	if f.tls.enabled() { // a bad certificate is a startup error, before anything runs
 		c, err := loadTLS(f.tls, f.domain, log)
 		if err != nil {
 			return err
 		}
 		f.tlsConf = c
-	}
-	// 0711: sandbox root on userns runtimes (an unprivileged host uid) must
-	// traverse to its rootfs; nothing under it is listable.
-	if err := os.MkdirAll(f.dataDir, 0o711); err != nil {
-		return err
 	}
 	if err := os.Chmod(f.dataDir, 0o711); err != nil {
 		return err

@@ -61,6 +61,11 @@ stop() {
   pid=$(cat "$top/pid.$2" 2>/dev/null) || return 0
   kill "-$1" "$pid" 2>/dev/null || true
   for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  # gone for sure: the next serve (or --reap-all-and-exit) on its data dir
+  # is refused while it holds the dir's lock
+  if kill -KILL "$pid" 2>/dev/null; then
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  fi
   rm -f "$top/pid.$2"
 }
 

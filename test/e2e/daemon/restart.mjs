@@ -9,10 +9,14 @@ export async function restartDaemon() {
   const dir = process.env.SBX_E2E_DATA_DIR
   const pidFile = `${dir}/serve.pid`
   const pid = Number(readFileSync(pidFile, 'utf8'))
-  process.kill(pid, 'SIGTERM')
-  for (let i = 0; i < 150; i++) {
-    try { process.kill(pid, 0) } catch { break }
-    await sleep(100)
+  // gone for sure before the new start: a daemon still holding the data
+  // dir's lock makes it exit at once
+  for (const sig of ['SIGTERM', 'SIGKILL']) {
+    try { process.kill(pid, sig) } catch { break }
+    for (let i = 0; i < 150; i++) {
+      try { process.kill(pid, 0) } catch { break }
+      await sleep(100)
+    }
   }
   const log = openSync(`${dir}/serve.log`, 'a')
   const child = spawn(process.env.SBX_E2E_BIN, process.env.SBX_E2E_SERVE_ARGS.split(' '), {
