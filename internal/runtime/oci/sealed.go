@@ -18,10 +18,20 @@ import (
 // good part of what crun costs per create. They skip it when they already
 // run from a memfd sealed against writes, growth, shrinking and new seals.
 // The backend keeps such a copy of the binary and executes it
-// through a symlink <StateDir>/.exe/N/<name> → /proc/self/fd/N, so the
-// protection holds with one exec per command and the process is still
+// through a symlink <StateDir>/.exe/N/<name> → /proc/<daemon pid>/fd/N, so
+// the protection holds with one exec per command and the process is still
 // called crun (a process's name is the last element of the path it was
-// executed by: /proc/self/fd/N would name it "N").
+// executed by: /proc/<pid>/fd/N would name it "N").
+//
+// The link names the daemon's descriptor table, not the child's
+// (/proc/self): between fork and exec Go's child moves its error pipe to
+// one past its highest stdio descriptor when the pipe's number is lower
+// (syscall.forkAndExecInChild, "Pass 1"), over whatever the child has
+// there; when that was N the exec met a pipe: "fork/exec .exe/N/crun:
+// permission denied", seen at a few hundred sandboxes, when descriptor
+// numbers are reused out of order (TestSealedBinaryChildFdShuffle). The
+// parent's table is not touched by the child, and N stays the copy there
+// (copies are never closed).
 
 // fullSeals are the seals crun and runc check for.
 const fullSeals = unix.F_SEAL_SEAL | unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_WRITE
@@ -30,7 +40,7 @@ const fullSeals = unix.F_SEAL_SEAL | unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | uni
 // when the file on disk changes (an upgrade takes effect at the next
 // command). Copies are never closed, and kept reachable so no finalizer
 // closes them: a command being started may still be resolving
-// /proc/self/fd/N of an older one, and a reused fd number there would run
+// /proc/<pid>/fd/N of an older one, and a reused fd number there would run
 // another file.
 type sealedBinary struct {
 	path  string
@@ -62,10 +72,11 @@ func (s *sealedBinary) execPath() string {
 	return s.exe
 }
 
-// link makes the symlink to f's descriptor named like the binary and
-// returns its path, or the descriptor's path if it cannot.
+// link makes the symlink to f's descriptor in this process's table
+// (/proc/<pid>, never the child's /proc/self: see above) named like the
+// binary and returns its path, or the descriptor's path if it cannot.
 func (s *sealedBinary) link(f *os.File) string {
-	fdPath := fmt.Sprintf("/proc/self/fd/%d", f.Fd())
+	fdPath := fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), f.Fd())
 	if s.links == "" {
 		return fdPath
 	}

@@ -1,6 +1,7 @@
 package oci
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -33,7 +34,7 @@ func TestSealedBinary(t *testing.T) {
 		if filepath.Base(p) != "tool" {
 			t.Fatalf("executed as %s: the process would not be called tool", p)
 		}
-		if target, err := os.Readlink(p); err != nil || !strings.HasPrefix(target, "/proc/self/fd/") {
+		if target, err := os.Readlink(p); err != nil || target != fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), s.cur.Fd()) {
 			t.Fatalf("%s → %q, %v", p, target, err)
 		}
 		f, err := os.OpenFile(p, os.O_RDWR, 0)
