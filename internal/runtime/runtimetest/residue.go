@@ -25,14 +25,7 @@ func CheckNoResidue(t *testing.T, rt runtime.Runtime, sb runtime.Sandbox, rootfs
 	if ids, err := rt.List(ctx); err != nil || slices.Contains(ids, sb.ID()) {
 		t.Errorf("List after Delete = %v, %v", ids, err)
 	}
-	// Processes are reaped by their new parent asynchronously.
-	var left []string
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if left = processesOf(sb.ID(), rootfs); len(left) == 0 {
-			break
-		}
-	}
-	if len(left) > 0 {
+	if left := lingering(sb.ID(), rootfs); len(left) > 0 {
 		t.Errorf("processes left: %v", left)
 	}
 	for _, p := range cgroupDirs(sb.ID()) {
@@ -43,6 +36,19 @@ func CheckNoResidue(t *testing.T, rt runtime.Runtime, sb runtime.Sandbox, rootfs
 			t.Errorf("cgroup left: %s", p)
 		}
 	}
+}
+
+// lingering is processesOf(id, rootfs) once none is left or after 5 s:
+// processes a runtime forked exit, and are reaped by their new parent,
+// asynchronously.
+func lingering(id, rootfs string) []string {
+	var left []string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if left = processesOf(id, rootfs); len(left) == 0 {
+			break
+		}
+	}
+	return left
 }
 
 // processesOf lists host processes (not zombies) whose command line names
