@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/sbx-dev/sbx/internal/agent/oomscore"
 )
 
 // event is one line a driver writes on fd 3 (see kernel_driver.py).
@@ -57,6 +59,11 @@ func startDriver(cmd *exec.Cmd) (*driver, error) {
 	cmd.Stdout, cmd.Stderr = d.logs, d.logs
 	if d.stdin, err = cmd.StdinPipe(); err == nil {
 		err = cmd.Start()
+	}
+	if err == nil {
+		// ranked like commands for the OOM killer, above the agent: a
+		// kernel and what its code forks never tie with the agent
+		oomscore.Prefer(cmd.Process.Pid)
 	}
 	// Only the driver holds the write end now: a driver that dies before
 	// it is ready ends the pipe at once instead of after startTimeout.

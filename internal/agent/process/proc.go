@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -17,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	rpc "github.com/sbx-dev/sbx/api/proto/envd/process"
+	"github.com/sbx-dev/sbx/internal/agent/oomscore"
 )
 
 // ptyFlushGrace is how long a PTY's reader keeps waiting for output after
@@ -145,7 +144,7 @@ func (s *Service) spawn(sp *spec, first *subscriber) (*proc, error) {
 			return 0, err
 		}
 		p.os = osp
-		preferForOOM(osp.Pid)
+		oomscore.Prefer(osp.Pid)
 		return osp.Pid, nil
 	}, p.onExit)
 	f.closeChild()
@@ -162,29 +161,6 @@ func (s *Service) spawn(sp *spec, first *subscriber) (*proc, error) {
 	s.started(p, sp)
 	go s.await(p)
 	return p, nil
-}
-
-// childOOMBonus is how much more the processes the agent starts are worth
-// to the OOM killer than the agent itself: when the sandbox runs out of
-// memory the kernel kills them, not the agent.
-const childOOMBonus = 100
-
-// preferForOOM sets a new process's oom_score_adj to the agent's own plus
-// childOOMBonus (at least childOOMBonus, at most 1000; raising it needs no
-// privilege). Best effort, and done right after the process has started:
-// what it forks in its first microseconds may keep the agent's score; its
-// later descendants inherit the new one.
-func preferForOOM(pid int) {
-	b, err := os.ReadFile("/proc/self/oom_score_adj")
-	if err != nil {
-		return
-	}
-	own, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || own >= 1000 {
-		return
-	}
-	adj := min(1000, max(own, 0)+childOOMBonus)
-	_ = os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte(strconv.Itoa(adj)), 0)
 }
 
 // onExit records the wait status. It runs on the reaper's goroutine.
