@@ -17,14 +17,21 @@ import (
 // naming the dir and the holder's pid, and the running sandbox is left
 // alone; after kill -9 of the first (its sandbox's processes still running,
 // none holding the lock) a new daemon starts on the dir and re-adopts it.
+// On crun and runsc (whose Sentry and gofer the daemon's runsc starts).
 func TestOneDaemonPerDataDir(t *testing.T) {
-	d := startDaemon(t, "crun", "")
+	for _, rt := range []string{"crun", "runsc"} {
+		t.Run(rt, func(t *testing.T) { oneDaemonPerDataDir(t, rt) })
+	}
+}
+
+func oneDaemonPerDataDir(t *testing.T, rt string) {
+	d := startDaemon(t, rt, "")
 	sb := d.create(nil)
 	for _, extra := range [][]string{nil, {"--reap-all-and-exit"}} {
 		out, took, err := d.secondServe(extra...)
 		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() == 0 {
-			t.Fatalf("second serve %v on %s: %v, want a non-zero exit\n%s", extra, d.dataDir, err, out)
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Fatalf("second serve %v on %s: %v, want exit status 1\n%s", extra, d.dataDir, err, out)
 		}
 		pid := "pid " + strconv.Itoa(d.cmd.Process.Pid)
 		if !strings.Contains(out, "in use by another sbx serve") || !strings.Contains(out, d.dataDir) || !strings.Contains(out, pid) {
@@ -38,7 +45,7 @@ func TestOneDaemonPerDataDir(t *testing.T) {
 		t.Fatalf("sandbox after the refused starts: %q exit %d", out, code)
 	}
 	d.stop(syscall.SIGKILL)
-	d2 := startDaemon(t, "crun", d.dataDir)
+	d2 := startDaemon(t, rt, d.dataDir)
 	sb.d = d2
 	if out, code := sb.run("", "echo adopted", 10*time.Second); code != 0 || !strings.Contains(out, "adopted") {
 		t.Fatalf("sandbox after kill -9 and a new start: %q exit %d", out, code)
