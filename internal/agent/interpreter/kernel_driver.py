@@ -46,12 +46,6 @@ def start():
     tmp = tempfile.mkdtemp(prefix="sbx-kernel-")
     km = KernelManager(kernel_name=KERNEL)
     km.connection_file = os.path.join(tmp, "kernel.json")
-    if KERNEL == "python3":
-        # ZMQ over unix sockets (ipc://<tmp>/k-<n>) rather than loopback
-        # TCP: under gVisor each TCP hop goes through the netstack. ipykernel
-        # honours the transport; IRkernel only speaks tcp.
-        km.transport = "ipc"
-        km.ip = os.path.join(tmp, "k")
     try:
         km.start_kernel(cwd=os.getcwd())
         kc = km.client()
