@@ -22,7 +22,9 @@ shared_templates=$templates
 data=$(mktemp -d /tmp/sbx-bench-XXXXXX)
 chmod 0711 "$data"
 stop() {
-  pkill -f "sbx serve --data-dir $data" 2>/dev/null; sleep 1
+  pkill -f "sbx serve --data-dir $data" 2>/dev/null
+  # the next daemon needs the data dir's lock: wait for this one to exit
+  for _ in $(seq 300); do pgrep -f "sbx serve --data-dir $data" >/dev/null || break; sleep 0.1; done
   nft delete table inet sbb 2>/dev/null
   umount -l "$data/run/runtime/runsc/null-netns" 2>/dev/null; umount -l "$data/run" 2>/dev/null
   rm -rf "${data:?}"/* "$data.anchor" 2>/dev/null
