@@ -1,10 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"os"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // Bounds of the per-user process limit under gVisor.
@@ -61,20 +62,13 @@ func underGVisor() bool {
 	return err == nil && strings.Contains(string(b), "gvisor")
 }
 
-// memTotalMB is MemTotal of /proc/meminfo in MiB (gVisor reports the
-// sandbox's memory limit there), or 0.
+// memTotalMB is the memory sysinfo(2) reports in MiB (gVisor reports the
+// sandbox's memory limit there, as MemTotal of /proc/meminfo, without the
+// usage scan that generating /proc/meminfo costs), or 0.
 func memTotalMB() uint64 {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
+	var si unix.Sysinfo_t
+	if unix.Sysinfo(&si) != nil {
 		return 0
 	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if rest, ok := strings.CutPrefix(s.Text(), "MemTotal:"); ok {
-			kb, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb / 1024
-		}
-	}
-	return 0
+	return si.Totalram * uint64(si.Unit) >> 20
 }

@@ -48,3 +48,33 @@ func TestVictim(t *testing.T) {
 		t.Fatalf("victim %d (%d MiB, %v), want a user's process of >= 64 MiB such as %d", pid, rss>>20, ok, hog.Process.Pid)
 	}
 }
+
+func TestFreeOverHalf(t *testing.T) {
+	for _, tc := range []struct {
+		total, free uint64
+		want        bool
+	}{
+		{512 << 20, 500 << 20, true},
+		{512 << 20, 257 << 20, true},
+		{512 << 20, 256 << 20, false}, // exactly half: meminfo decides
+		{512 << 20, 10 << 20, false},
+		{0, 0, false}, // nothing known: meminfo decides
+	} {
+		if got := freeOverHalf(tc.total, tc.free); got != tc.want {
+			t.Errorf("freeOverHalf(%d, %d) = %v, want %v", tc.total, tc.free, got, tc.want)
+		}
+	}
+}
+
+func TestMostlyFreeAgreesWithMeminfo(t *testing.T) {
+	// On any Linux, sysinfo's free memory is MemFree, never above
+	// MemAvailable: the prefilter may only send the guard to meminfo, never
+	// skip a reading meminfo would act on.
+	total, avail, ok := meminfo()
+	if !ok {
+		t.Skip("no /proc/meminfo")
+	}
+	if mostlyFree() && avail <= total/2 {
+		t.Errorf("sysinfo says over half free, MemAvailable %d of %d", avail, total)
+	}
+}
