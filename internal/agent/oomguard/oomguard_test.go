@@ -49,19 +49,20 @@ func TestVictim(t *testing.T) {
 	}
 }
 
-func TestFreeOverHalf(t *testing.T) {
+func TestClearlyIdle(t *testing.T) {
 	for _, tc := range []struct {
 		total, free uint64
 		want        bool
 	}{
 		{512 << 20, 500 << 20, true},
-		{512 << 20, 257 << 20, true},
-		{512 << 20, 256 << 20, false}, // exactly half: meminfo decides
+		{512 << 20, 289 << 20, true},
+		{512 << 20, 288 << 20, false}, // within the margin above half: meminfo decides
+		{512 << 20, 257 << 20, false},
 		{512 << 20, 10 << 20, false},
 		{0, 0, false}, // nothing known: meminfo decides
 	} {
-		if got := freeOverHalf(tc.total, tc.free); got != tc.want {
-			t.Errorf("freeOverHalf(%d, %d) = %v, want %v", tc.total, tc.free, got, tc.want)
+		if got := clearlyIdle(tc.total, tc.free); got != tc.want {
+			t.Errorf("clearlyIdle(%d, %d) = %v, want %v", tc.total, tc.free, got, tc.want)
 		}
 	}
 }
