@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -88,4 +89,73 @@ func TestOOMGuardSysinfo(t *testing.T) {
 	if freed := rows[7][1] - rows[6][1]; freed < 48<<20 {
 		t.Errorf("sysinfo free rose by %d MiB after freeing 96 MiB", freed>>20)
 	}
+}
+
+// sandboxCPU is the CPU time the sandbox's cgroup used so far (cgroup v1
+// cpuacct or v2 cpu.stat), or -1.
+func sandboxCPU(id string) time.Duration {
+	if b, err := os.ReadFile("/sys/fs/cgroup/cpuacct/sbx/" + id + "/cpuacct.usage"); err == nil {
+		if ns, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil {
+			return time.Duration(ns)
+		}
+	}
+	b, err := os.ReadFile("/sys/fs/cgroup/sbx/" + id + "/cpu.stat")
+	if err != nil {
+		return -1
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "usage_usec "); ok {
+			us, _ := strconv.ParseInt(v, 10, 64)
+			return time.Duration(us) * time.Microsecond
+		}
+	}
+	return -1
+}
+
+// cpuOver is the sandbox's CPU per second over d.
+func cpuOver(t *testing.T, id string, d time.Duration) time.Duration {
+	t.Helper()
+	a := sandboxCPU(id)
+	time.Sleep(d)
+	b := sandboxCPU(id)
+	if a < 0 || b < 0 {
+		t.Fatalf("no cpu accounting for sandbox %s", id)
+	}
+	return (b - a) * time.Second / d
+}
+
+// TestOOMGuardParks: in an empty runsc sandbox (no process but the agent)
+// with no request for oomguard.QuietAfter the OOM guard stops polling, so
+// an idle sandbox costs the host next to no CPU; a request wakes it, and a
+// process that is already running keeps it awake however long nobody
+// talks to the agent: a balloon started after a quiet spell, either way,
+// is killed inside and the sandbox lives on.
+func TestOOMGuardParks(t *testing.T) {
+	d := startDaemon(t, "runsc", "")
+	sb := d.create(map[string]any{"memoryMB": 128})
+	time.Sleep(oomguard.QuietAfter + 2*time.Second)
+	if c := cpuOver(t, sb.ID, 3*time.Second); c > 10*time.Millisecond {
+		t.Errorf("an idle, empty sandbox used %v of CPU a second (the guard parks)", c)
+	}
+	// A request wakes the guard: the balloon dies inside.
+	out, code, err := sb.runErr("user", balloons[2].cmd, 60*time.Second)
+	if err != nil || code == 0 {
+		t.Fatalf("balloon after a parked spell: %q %d %v", out, code, err)
+	}
+	sb.usableAfter(t)
+	// A process that runs keeps the guard awake: a balloon it starts after
+	// longer than QuietAfter without a request byte dies inside too.
+	quiet := strconv.Itoa(int((oomguard.QuietAfter + 3*time.Second).Seconds()))
+	out, code, err = sb.runErr("user", "sleep "+quiet+"; "+balloons[2].cmd+"; echo balloon=$?", 90*time.Second)
+	if err != nil || !strings.Contains(out, "balloon=") || strings.Contains(out, "balloon=0") {
+		t.Fatalf("balloon after a quiet spell with a process running: %q %d %v", out, code, err)
+	}
+	sb.usableAfter(t)
+	// And while a process runs, the guard polls.
+	sibling := sb.startSibling(t)
+	time.Sleep(oomguard.QuietAfter + 2*time.Second)
+	if c := cpuOver(t, sb.ID, 2*time.Second); c < 2*time.Millisecond {
+		t.Errorf("a sandbox with a running process used %v of CPU a second: is the guard awake?", c)
+	}
+	sb.siblingAlive(t, sibling)
 }

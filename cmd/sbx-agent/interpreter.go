@@ -10,6 +10,7 @@ import (
 
 	"github.com/sbx-dev/sbx/internal/agent/identity"
 	"github.com/sbx-dev/sbx/internal/agent/interpreter"
+	"github.com/sbx-dev/sbx/internal/agent/oomguard"
 )
 
 // ipykernelMarker tells whether this sandbox's template has Jupyter: only
@@ -19,8 +20,8 @@ const ipykernelMarker = "/usr/lib/python3/dist-packages/ipykernel"
 
 // startInterpreter serves the E2B code interpreter on port, sharing the
 // agent's /init state (access token, env vars); its drivers start through
-// limiter when it is not empty (see useSubreaper).
-func startInterpreter(port int, st *identity.State, limiter string, log *slog.Logger) (*interpreter.Server, error) {
+// limiter when it is not empty (see useSubreaper); its requests mark act.
+func startInterpreter(port int, st *identity.State, limiter string, act *oomguard.Activity, log *slog.Logger) (*interpreter.Server, error) {
 	_, err := os.Stat(ipykernelMarker)
 	code, err2 := interpreter.New(interpreter.Config{State: st, Prewarm: err == nil, Launcher: limiter, Logger: log})
 	if err2 != nil {
@@ -28,7 +29,7 @@ func startInterpreter(port int, st *identity.State, limiter string, log *slog.Lo
 	}
 	srv := &http.Server{
 		Addr:              net.JoinHostPort("0.0.0.0", strconv.Itoa(port)),
-		Handler:           code.Handler(),
+		Handler:           act.Wrap(code.Handler()),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       10 * time.Minute,
 	}

@@ -63,18 +63,20 @@ func run(args []string) error {
 	}
 	limiter := useSubreaper(log)
 	st := identity.NewState()
+	act := oomguard.NewActivity() // requests wake the OOM guard (oomguard.Activity)
 	srv, err := agent.NewServer(agent.Config{
 		Addr:      net.JoinHostPort("0.0.0.0", strconv.Itoa(*port)),
 		InitToken: initToken,
 		State:     st,
 		Logger:    log,
 		Events:    events,
+		Wrap:      act.Wrap,
 	})
 	if err != nil {
 		return err
 	}
 	if *codePort > 0 {
-		code, err := startInterpreter(*codePort, st, limiter, log)
+		code, err := startInterpreter(*codePort, st, limiter, act, log)
 		if err != nil {
 			return err
 		}
@@ -83,7 +85,7 @@ func run(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	if os.Getpid() == 1 && underGVisor() {
-		go oomguard.Run(ctx, log) // the offender dies inside, not the whole sandbox
+		go oomguard.Run(ctx, log, act) // the offender dies inside, not the whole sandbox
 	}
 	l, err := net.Listen("tcp", srv.Addr())
 	if err != nil {

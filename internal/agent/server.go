@@ -54,6 +54,10 @@ type Config struct {
 	// bundle and own file); default "/".
 	TrustRoot string
 
+	// Wrap, when not nil, wraps every route, ahead of authentication (the
+	// OOM guard's wake-up on requests: oomguard.Activity).
+	Wrap func(http.Handler) http.Handler
+
 	// metrics reads the sandbox's resource figures; nil reads the real ones.
 	metrics *metricsSource
 }
@@ -129,6 +133,9 @@ func NewServer(cfg Config) (*Server, error) {
 		writeError(w, http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path)
 	})
 	s.handler = s.authenticate(mux)
+	if cfg.Wrap != nil {
+		s.handler = cfg.Wrap(s.handler)
+	}
 
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)

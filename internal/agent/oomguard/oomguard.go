@@ -41,14 +41,16 @@ const (
 	MinReserve      = 32 << 20
 )
 
-// Run guards until ctx ends.
-func Run(ctx context.Context, log *slog.Logger) {
+// Run guards until ctx ends. With act (nil: never) it parks while the
+// sandbox is empty and quiet (see Activity) until act is marked.
+func Run(ctx context.Context, log *slog.Logger, act *Activity) {
 	t := time.NewTimer(Interval)
 	defer t.Stop()
 	m := marker()
 	if m == nil {
 		log.Warn("out-of-memory guard: no marker page: the host cannot tell the agent from the guest's processes")
 	}
+	empty := 0 // idle ticks in a row that found the sandbox empty and quiet
 	for {
 		select {
 		case <-ctx.Done():
@@ -57,9 +59,13 @@ func Run(ctx context.Context, log *slog.Logger) {
 		}
 		touch(m)
 		if mostlyFree() {
+			if empty = emptyTicks(act, empty); empty >= 2 && !park(ctx, act) {
+				return
+			}
 			t.Reset(IdleInterval)
 			continue
 		}
+		empty = 0
 		total, avail, ok := meminfo()
 		if !ok || avail > total/2 {
 			t.Reset(IdleInterval)
@@ -74,6 +80,32 @@ func Run(ctx context.Context, log *slog.Logger) {
 			log.Warn("out of memory: killed the largest process", "pid", pid, "rssMiB", rss>>20, "availableMiB", avail>>20)
 			time.Sleep(100 * time.Millisecond) // let the Sentry free it
 		}
+	}
+}
+
+// emptyTicks counts idle ticks in a row on which act was quiet and the
+// sandbox held no process but the agent.
+func emptyTicks(act *Activity, n int) int {
+	if act == nil || !act.quiet() || !alone() {
+		return 0
+	}
+	return n + 1
+}
+
+// park waits until act is marked (true) or ctx ends (false).
+func park(ctx context.Context, act *Activity) bool {
+	select {
+	case <-act.wake: // drop a mark from before the park
+	default:
+	}
+	if !act.quiet() || !alone() { // a mark or a process since the last look
+		return true
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-act.wake:
+		return true
 	}
 }
 
