@@ -126,7 +126,8 @@ func cpuOver(t *testing.T, id string, d time.Duration) time.Duration {
 // an idle sandbox costs the host next to no CPU; a request wakes it, and a
 // process that is already running keeps it awake however long nobody
 // talks to the agent: a balloon started after a quiet spell, either way,
-// is killed inside and the sandbox lives on.
+// is killed inside and the sandbox lives on, also after a pause and resume
+// taken while the guard was parked.
 func TestOOMGuardParks(t *testing.T) {
 	d := startDaemon(t, "runsc", "")
 	sb := d.create(map[string]any{"memoryMB": 128})
@@ -134,16 +135,24 @@ func TestOOMGuardParks(t *testing.T) {
 	if c := cpuOver(t, sb.ID, 3*time.Second); c > 10*time.Millisecond {
 		t.Errorf("an idle, empty sandbox used %v of CPU a second (the guard parks)", c)
 	}
-	// A request wakes the guard: the balloon dies inside.
-	out, code, err := sb.runErr("user", balloons[2].cmd, 60*time.Second)
-	if err != nil || code == 0 {
-		t.Fatalf("balloon after a parked spell: %q %d %v", out, code, err)
+	// A request wakes the guard: the balloon dies inside; so after a pause
+	// taken while the guard was parked and a resume (the restored guard maps
+	// its marker page again once woken: guestmem.go).
+	for _, pause := range []bool{false, true} {
+		if pause {
+			time.Sleep(oomguard.QuietAfter + 2*time.Second)
+			sb.pauseResume(t)
+		}
+		out, code, err := sb.runErr("user", balloons[2].cmd, 60*time.Second)
+		if err != nil || code == 0 {
+			t.Fatalf("balloon after a parked spell (paused: %v): %q %d %v", pause, out, code, err)
+		}
+		sb.usableAfter(t)
 	}
-	sb.usableAfter(t)
 	// A process that runs keeps the guard awake: a balloon it starts after
 	// longer than QuietAfter without a request byte dies inside too.
 	quiet := strconv.Itoa(int((oomguard.QuietAfter + 3*time.Second).Seconds()))
-	out, code, err = sb.runErr("user", "sleep "+quiet+"; "+balloons[2].cmd+"; echo balloon=$?", 90*time.Second)
+	out, code, err := sb.runErr("user", "sleep "+quiet+"; "+balloons[2].cmd+"; echo balloon=$?", 90*time.Second)
 	if err != nil || !strings.Contains(out, "balloon=") || strings.Contains(out, "balloon=0") {
 		t.Fatalf("balloon after a quiet spell with a process running: %q %d %v", out, code, err)
 	}
