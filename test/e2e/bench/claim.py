@@ -12,70 +12,36 @@ loaded machine than wall time: compare branches by it, alternating.
 Env: SBX_CLAIM_DIR (data dir, default /var/tmp/sbx-claim-bench), SBX_CLAIM_PORT
 (4250; the metrics port is +1), SBX_CLAIM_SUBNET (10.223.0.0/16),
 SBX_CLAIM_PREFIX (hy)."""
-import glob, http.client, json, os, signal, statistics, subprocess, sys, time
+import glob, json, os, statistics, sys, time
+from benchd import Daemon, sandbox_cpu_ms
 
 bindir, rt = sys.argv[1], sys.argv[2]
 n = int(sys.argv[3]) if len(sys.argv) > 3 else 10
-data = os.environ.get("SBX_CLAIM_DIR", "/var/tmp/sbx-claim-bench")
 port = int(os.environ.get("SBX_CLAIM_PORT", "4250"))
-key = "e2b_" + os.urandom(20).hex()
-os.makedirs(data, exist_ok=True)
-args = [os.path.join(bindir, "sbx"), "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", data,
-        "--templates-dir", os.environ.get("SBX_DATA_DIR", "/var/lib/sbx") + "/templates", "--runtime", rt,
-        "--subnet", os.environ.get("SBX_CLAIM_SUBNET", "10.223.0.0/16"),
-        "--net-prefix", os.environ.get("SBX_CLAIM_PREFIX", "hy"), "--uplink", "none",
-        "--audit-anchor-dir", data + "/audit-anchor", "--metrics-listen", f"127.0.0.1:{port + 1}",
-        "--pool", f"base={n}", "--max-sandboxes", str(n)]
-log = open(os.path.join(data, "serve.log"), "w")
-daemon = subprocess.Popen(args, stdout=log, stderr=log, env=dict(os.environ, SBX_API_KEY=key), start_new_session=True)
-
-
-def get(port, path):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    c.request("GET", path)
-    return c.getresponse().read().decode()
+d = Daemon(bindir, rt, os.environ.get("SBX_CLAIM_DIR", "/var/tmp/sbx-claim-bench"), port,
+           os.environ.get("SBX_CLAIM_SUBNET", "10.223.0.0/16"), os.environ.get("SBX_CLAIM_PREFIX", "hy"),
+           ["--pool", f"base={n}", "--max-sandboxes", str(n)])
+api = d.api
 
 
 def pool_ready():
     try:
-        for line in get(port + 1, "/metrics").splitlines():
+        for line in d.get("/metrics", metrics=True).splitlines():
             if line.startswith("sbx_pool_ready"):
                 return int(float(line.split()[-1]))
-    except OSError:
+    except Exception:  # noqa: BLE001 - not up yet
         pass
     return 0
 
 
 def daemon_cpu_ms():
     t = 0
-    for st in glob.glob(f"/proc/{daemon.pid}/task/*/schedstat"):
+    for st in glob.glob(f"/proc/{d.pid}/task/*/schedstat"):
         try:
             t += int(open(st).read().split()[0])
         except OSError:
             pass
     return t / 1e6
-
-
-def sandbox_cpu_ms(sid):
-    try:
-        return int(open(f"/sys/fs/cgroup/cpuacct/sbx/{sid}/cpuacct.usage").read()) / 1e6
-    except OSError:
-        pass
-    try:
-        for line in open(f"/sys/fs/cgroup/sbx/{sid}/cpu.stat"):
-            if line.startswith("usage_usec"):
-                return int(line.split()[1]) / 1e3
-    except OSError:
-        return None
-
-
-def api(method, path, body=None):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    c.request(method, path, body=json.dumps(body) if body is not None else None,
-              headers={"X-API-Key": key, "Content-Type": "application/json"})
-    r = c.getresponse()
-    b = r.read()
-    return json.loads(b) if b else None
 
 
 try:
@@ -99,8 +65,7 @@ try:
     for sid in ids:
         api("DELETE", f"/sandboxes/{sid}")
 finally:
-    os.killpg(daemon.pid, signal.SIGTERM)
-    daemon.wait()
+    d.stop()
 med = lambda v: round(statistics.median(v), 2) if v else None
 print(json.dumps({"runtime": rt, "n": n, "wall_ms_p50": med(walls), "wall_ms_min": round(min(walls), 2),
                   "sandbox_cpu_ms_p50": med(sbx), "daemon_cpu_ms_p50": med(dmn)}))

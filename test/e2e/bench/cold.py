@@ -19,24 +19,18 @@ Env: SBX_COLD_DIR (data dir, default /var/tmp/sbx-cold-bench), SBX_COLD_PORT
 (4450; the metrics port is +1), SBX_COLD_SUBNET (10.246.0.0/16),
 SBX_COLD_PREFIX (hw), SBX_COLD_TIDS (a file: each sandbox's thread ids are
 appended to it before its delete, for `perf report --tid`). Needs cgroup v1 cpuacct (or hybrid) and root."""
-import glob, http.client, json, os, signal, statistics, subprocess, sys, time
+import json, os, statistics, sys, time
+from benchd import Daemon, sandbox_cpu_ms
 
 bindir, rt = sys.argv[1], sys.argv[2]
 n = int(sys.argv[3]) if len(sys.argv) > 3 else 10
-data = os.environ.get("SBX_COLD_DIR", "/var/tmp/sbx-cold-bench")
 port = int(os.environ.get("SBX_COLD_PORT", "4450"))
-key = "e2b_" + os.urandom(20).hex()
-os.makedirs(data, exist_ok=True)
-args = [os.path.join(bindir, "sbx"), "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", data,
-        "--templates-dir", os.environ.get("SBX_DATA_DIR", "/var/lib/sbx") + "/templates", "--runtime", rt,
-        "--subnet", os.environ.get("SBX_COLD_SUBNET", "10.246.0.0/16"),
-        "--net-prefix", os.environ.get("SBX_COLD_PREFIX", "hw"), "--uplink", "none",
-        "--audit-anchor-dir", data + "/audit-anchor", "--metrics-listen", f"127.0.0.1:{port + 1}"]
-log = open(os.path.join(data, "serve.log"), "w")
-daemon = subprocess.Popen(args, stdout=log, stderr=log, env=dict(os.environ, SBX_API_KEY=key), start_new_session=True)
-host_cg = f"/sys/fs/cgroup/cpuacct/sbx-cold-bench-{daemon.pid}"
+d = Daemon(bindir, rt, os.environ.get("SBX_COLD_DIR", "/var/tmp/sbx-cold-bench"), port,
+           os.environ.get("SBX_COLD_SUBNET", "10.246.0.0/16"), os.environ.get("SBX_COLD_PREFIX", "hw"))
+api = d.api
+host_cg = f"/sys/fs/cgroup/cpuacct/sbx-cold-bench-{d.pid}"
 os.makedirs(host_cg, exist_ok=True)
-open(host_cg + "/cgroup.procs", "w").write(str(daemon.pid))
+open(host_cg + "/cgroup.procs", "w").write(str(d.pid))
 
 
 def host_cpu_ms():
@@ -46,35 +40,15 @@ def host_cpu_ms():
 def daemon_cpu_ms():
     """The daemon's own CPU and its waited children's (clock ticks: summed
     over the run, not per create)."""
-    f = open(f"/proc/{daemon.pid}/stat").read().rsplit(")", 1)[1].split()
+    f = open(f"/proc/{d.pid}/stat").read().rsplit(")", 1)[1].split()
     tick = 1000 / os.sysconf("SC_CLK_TCK")
     return (int(f[11]) + int(f[12])) * tick, (int(f[13]) + int(f[14])) * tick
 
 
-def sandbox_cpu_ms(sid):
-    try:
-        return int(open(f"/sys/fs/cgroup/cpuacct/sbx/{sid}/cpuacct.usage").read()) / 1e6
-    except OSError:
-        return None
-
-
-def api(method, path, body=None):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    c.request(method, path, body=json.dumps(body) if body is not None else None,
-              headers={"X-API-Key": key, "Content-Type": "application/json"})
-    r = c.getresponse()
-    b = r.read()
-    if r.status >= 300:
-        raise RuntimeError(f"{method} {path}: {r.status} {b[:200]}")
-    return json.loads(b) if b else None
-
-
 def ready():
     try:
-        c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-        c.request("GET", "/health")
-        return c.getresponse().status < 500
-    except OSError:
+        return '"status"' in d.get("/health")
+    except Exception:  # noqa: BLE001 - not up yet
         return False
 
 
@@ -109,8 +83,7 @@ try:
         time.sleep(0.3)
     d1 = daemon_cpu_ms()
 finally:
-    os.killpg(daemon.pid, signal.SIGTERM)
-    daemon.wait()
+    d.stop()
     try:
         os.rmdir(host_cg)
     except OSError:
