@@ -365,3 +365,26 @@ func TestRecoverReapsPooled(t *testing.T) {
 		t.Fatalf("residue: %s", r)
 	}
 }
+
+// TestWarmPoolStopWaitsForRefills: RunPools returns only once the refills
+// in flight ended, so a daemon exiting after it leaves no sandbox behind.
+func TestWarmPoolStopWaitsForRefills(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	h := sandboxtest.NewHost()
+	h.StartDelay = 300 * time.Millisecond
+	m := newTestManager(t, h, openStore(t, t.TempDir()), func(c *Config) {
+		c.Pools = map[PoolKey]int{{Template: "base", Runtime: "fake"}: 2}
+	})
+	done := make(chan struct{})
+	go func() { m.RunPools(ctx); close(done) }()
+	waitFor(t, func() bool { // a refill is under way
+		h.Mu.Lock()
+		defer h.Mu.Unlock()
+		return len(h.Nets) > 0
+	})
+	cancel()
+	<-done
+	if r := h.Residue(); r != "" {
+		t.Fatalf("RunPools returned with a refill still on the host: %s", r)
+	}
+}

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/store"
@@ -69,7 +70,9 @@ func (m *Manager) kickRefill() {
 // run at most maxFilling at once and never push the node past
 // MaxSandboxes. A refilled sandbox is warmed (warm.go) before it is offered.
 // Pooled sandboxes are not re-adopted after a restart: Recover reaps them
-// and the pools refill.
+// and the pools refill. When ctx ends, RunPools returns only after the
+// refills in flight ended and every pooled sandbox was reaped, so a daemon
+// that exits after it leaves nothing of its pools on the host.
 func (m *Manager) RunPools(ctx context.Context) {
 	m.mu.Lock()
 	m.pools = map[PoolKey]*pool{}
@@ -81,9 +84,11 @@ func (m *Manager) RunPools(ctx context.Context) {
 	m.mu.Unlock()
 	t := time.NewTicker(refillEvery)
 	defer t.Stop()
+	var fills sync.WaitGroup
 	for {
 		select {
 		case <-ctx.Done():
+			fills.Wait() // a refill ends (reaping what it started) or joins a pool
 			m.drainPools()
 			return
 		case <-t.C:
@@ -94,7 +99,8 @@ func (m *Manager) RunPools(ctx context.Context) {
 			if !ok {
 				break
 			}
-			go m.fill(ctx, k)
+			fills.Add(1)
+			go func() { defer fills.Done(); m.fill(ctx, k) }()
 		}
 	}
 }
@@ -143,7 +149,10 @@ func (m *Manager) fill(ctx context.Context, k PoolKey) {
 	m.mu.Unlock()
 	if err != nil {
 		m.log.Warn("warm pool refill failed", "template", k.Template, "runtime", k.Runtime, "err", err)
-		time.Sleep(time.Second) // back off; the ticker will retry
+		select { // back off; the ticker will retry
+		case <-time.After(time.Second):
+		case <-ctx.Done():
+		}
 	}
 }
 

@@ -30,6 +30,9 @@ type Host struct {
 	FailPolicy error                    // returned by SetPolicy when set
 	// RemoveDelay slows every layer Remove (a cleanup stuck on the host).
 	RemoveDelay time.Duration
+	// StartDelay slows every Runtime.Create, which does not watch its
+	// context (a runtime start already under way).
+	StartDelay time.Duration
 	// FailRemove, when set, is returned by every layer Remove, which then
 	// leaves the layer in place (a busy mount).
 	FailRemove error
@@ -152,6 +155,10 @@ func NewRuntime(h *Host) Runtime { return Runtime{h} }
 func (Runtime) Name() string                       { return "fake" }
 func (Runtime) Capabilities() runtime.Capabilities { return runtime.Capabilities{} }
 func (r Runtime) Create(_ context.Context, s runtime.Spec) (runtime.Sandbox, error) {
+	r.h.Mu.Lock()
+	d := r.h.StartDelay
+	r.h.Mu.Unlock()
+	time.Sleep(d)
 	r.h.Mu.Lock()
 	defer r.h.Mu.Unlock()
 	if r.h.FailStart != nil {
