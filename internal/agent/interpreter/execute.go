@@ -54,9 +54,11 @@ func (s *Server) target(req executeRequest) (*kcontext, error) {
 	return s.defaultContext(req.Language)
 }
 
-// stream writes the lines of out as NDJSON, one flush per line, with a
-// keepalive after every quiet keepaliveEvery, then end_of_execution. It
-// drains out even after the client left.
+// stream writes the lines of out as NDJSON with a keepalive after every
+// quiet keepaliveEvery, then end_of_execution. Lines are flushed as soon as
+// no other line is already waiting (a burst leaves in one write; under gVisor
+// every write is a trip through the netstack), and the last ones go with the
+// response's end. It drains out even after the client left.
 func stream(w http.ResponseWriter, out <-chan line) {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -65,25 +67,40 @@ func stream(w http.ResponseWriter, out <-chan line) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	ok := true
-	send := func(l line) {
+	write := func(l line) {
 		if ok {
-			ok = enc.Encode(l) == nil && rc.Flush() == nil
+			ok = enc.Encode(l) == nil
 		}
 	}
-	rc.Flush() //nolint:errcheck // headers now: the SDK's request timer stops here
+	flush := func() {
+		if ok {
+			ok = rc.Flush() == nil
+		}
+	}
+	flush() // headers now: the SDK's request timer stops here
 	tick := time.NewTicker(keepaliveEvery)
 	defer tick.Stop()
 	for {
 		select {
 		case l, more := <-out:
+			for more {
+				write(l)
+				select {
+				case l, more = <-out:
+					continue
+				default:
+				}
+				break
+			}
 			if !more {
-				send(endLine)
+				write(endLine) // net/http sends what is buffered with the end of the response
 				return
 			}
-			send(l)
+			flush()
 			tick.Reset(keepaliveEvery)
 		case <-tick.C:
-			send(keepaliveLine)
+			write(keepaliveLine)
+			flush()
 		}
 	}
 }

@@ -1,0 +1,73 @@
+package interpreter
+
+import (
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// flushRecorder records the body as it stood at every Flush.
+type flushRecorder struct {
+	*httptest.ResponseRecorder
+	mu      sync.Mutex
+	flushed []string
+}
+
+func (f *flushRecorder) Flush() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.flushed = append(f.flushed, f.Body.String())
+}
+
+// TestStreamFlushes: lines already waiting leave in one flush, a line that
+// comes alone is flushed at once (streaming stays prompt), and the last
+// lines go with the end of the response, not a flush of their own.
+func TestStreamFlushes(t *testing.T) {
+	out := make(chan line, 8)
+	out <- countLine(1)
+	out <- streamLine("stdout", "a\n", time.Now())
+	out <- streamLine("stdout", "b\n", time.Now())
+	rec := &flushRecorder{ResponseRecorder: httptest.NewRecorder()}
+	done := make(chan struct{})
+	go func() { stream(rec, out); close(done) }()
+	waitFlushes(t, rec, 2)
+	out <- streamLine("stdout", "c\n", time.Now())
+	waitFlushes(t, rec, 3)
+	close(out)
+	<-done
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if got := rec.flushed; len(got) != 3 || got[0] != "" || strings.Count(got[1], "\n") != 3 || strings.Count(got[2], "\n") != 4 {
+		t.Fatalf("flushes: %q", got)
+	}
+	if body := rec.Body.String(); strings.Count(body, "\n") != 5 || !strings.HasSuffix(body, `{"type":"end_of_execution"}`+"\n") {
+		t.Fatalf("body: %q", body)
+	}
+
+	// The lines of a cell that ended before they were read leave with the
+	// end of the response: no flush but the headers'.
+	out = make(chan line, 8)
+	out <- countLine(2)
+	out <- streamLine("stdout", "d\n", time.Now())
+	close(out)
+	rec = &flushRecorder{ResponseRecorder: httptest.NewRecorder()}
+	stream(rec, out)
+	if len(rec.flushed) != 1 || strings.Count(rec.Body.String(), "\n") != 3 {
+		t.Fatalf("flushes %q, body %q", rec.flushed, rec.Body.String())
+	}
+}
+
+func waitFlushes(t *testing.T, f *flushRecorder, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		f.mu.Lock()
+		got := len(f.flushed)
+		f.mu.Unlock()
+		if got >= n {
+			return
+		}
+	}
+	t.Fatalf("fewer than %d flushes in 5 s", n)
+}
