@@ -3,8 +3,6 @@ package sandbox_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -21,17 +19,10 @@ func TestPooledPreInit(t *testing.T) {
 	h := sandboxtest.NewHost()
 	agent := sandboxtest.NewAgent(t)
 	key := PoolKey{Template: "base", Runtime: "fake"}
-	cfg := Config{DefaultRuntime: "fake", AgentPort: agent.Port, DefaultTimeout: time.Minute, MaxTimeout: time.Hour,
-		Defaults: Resources{CPUCount: 1, MemoryMB: 256, DiskSizeMB: 256, Pids: 100},
-		Max:      Resources{CPUCount: 4, MemoryMB: 2048, DiskSizeMB: 2048}, MaxCreating: 4,
-		EgressCA: []byte("PEM"), Pools: map[PoolKey]int{key: 1},
-		MaxSandboxes: 1} // no refill after the claim: the connections counted are the claim's
-	m, err := New(cfg, openStore(t, t.TempDir()), Runtimes{"fake": sandboxtest.NewRuntime(h)}, h, sandboxtest.NewLayers(h),
-		sandboxtest.Templates{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(m.Close)
+	m := newTestManager(t, h, openStore(t, t.TempDir()), func(c *Config) {
+		c.AgentPort, c.EgressCA, c.Pools = agent.Port, []byte("PEM"), map[PoolKey]int{key: 1}
+		c.MaxSandboxes = 1 // no refill after the claim: the connections counted are the claim's
+	})
 	done := make(chan struct{})
 	go func() { m.RunPools(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
