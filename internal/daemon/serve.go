@@ -33,30 +33,30 @@ import (
 // Config is the operator's settings of one node: sbx serve's flags
 // (ParseFlags), plus what the caller wires in.
 type Config struct {
-	listen, dataDir, templatesDir, runtime, agent, domain, subnet, netPrefix, logLevel, pools string
-	uidBase                                                                                   uint
-	defaultTimeout, maxTimeout, runtimeTimeout                                                time.Duration
-	cpu, memMB, diskMB, pids                                                                  int
-	maxSandboxes, maxCreating, maxQueued                                                      int
-	imageQuotaMB                                                                              int64
-	egress                                                                                    egressFlags
-	insecureRegistries                                                                        stringList
-	templateRegistry                                                                          string
-	templateRegistryInsecure                                                                  bool
-	registryMirror                                                                            string
-	buildConcurrency                                                                          int
-	buildStepTimeout                                                                          time.Duration
-	templateQuotaMB                                                                           int64
-	volumeMB, volumeMaxMB, volumeTotalMB                                                      int64
-	tls                                                                                       tlsFlags
-	tlsConf                                                                                   *tls.Config // loaded from tls by serve
-	obs                                                                                       obsFlags
-	reapAll                                                                                   bool // reap every sandbox, then exit
-	secretsKeyFile                                                                            string
-	intercept                                                                                 interceptFlags
-	egressCA                                                                                  *intercept.CA // loaded by New
-	cluster                                                                                   clusterFlags
-	role, frontListen                                                                         string
+	listen, dataDir, templatesDir, runtime, runsc, agent, domain, subnet, netPrefix, logLevel, pools string
+	uidBase                                                                                          uint
+	defaultTimeout, maxTimeout, runtimeTimeout                                                       time.Duration
+	cpu, memMB, diskMB, pids                                                                         int
+	maxSandboxes, maxCreating, maxQueued                                                             int
+	imageQuotaMB                                                                                     int64
+	egress                                                                                           egressFlags
+	insecureRegistries                                                                               stringList
+	templateRegistry                                                                                 string
+	templateRegistryInsecure                                                                         bool
+	registryMirror                                                                                   string
+	buildConcurrency                                                                                 int
+	buildStepTimeout                                                                                 time.Duration
+	templateQuotaMB                                                                                  int64
+	volumeMB, volumeMaxMB, volumeTotalMB                                                             int64
+	tls                                                                                              tlsFlags
+	tlsConf                                                                                          *tls.Config // loaded from tls by serve
+	obs                                                                                              obsFlags
+	reapAll                                                                                          bool // reap every sandbox, then exit
+	secretsKeyFile                                                                                   string
+	intercept                                                                                        interceptFlags
+	egressCA                                                                                         *intercept.CA // loaded by New
+	cluster                                                                                          clusterFlags
+	role, frontListen                                                                                string
 
 	fs        *flag.FlagSet    // the parsed flags (debug config)
 	ring      *logRing         // the daemon's recent log lines
@@ -82,6 +82,7 @@ func ParseFlags(args []string) (*Config, error) {
 	fs.StringVar(&f.dataDir, "data-dir", "/var/lib/sbx", "state directory: database, templates, sandbox layers, runtime state")
 	fs.StringVar(&f.templatesDir, "templates-dir", "", "template store (default: <data-dir>/templates)")
 	fs.StringVar(&f.runtime, "runtime", "runsc", "default runtime backend: runsc, crun or runc")
+	fs.StringVar(&f.runsc, "runsc", "", "runsc binary (default: /opt/sbx/bin/runsc, else runsc on PATH)")
 	fs.StringVar(&f.agent, "agent", "", "path of the sbx-agent binary (default: sbx-agent next to this binary)")
 	fs.StringVar(&f.domain, "domain", "", "sandbox domain for Host routing <port>-<id>.<domain> and the SDK's \"domain\" (default: any)")
 	fs.StringVar(&f.subnet, "subnet", "10.200.0.0/16", "IPv4 pool for sandbox links")

@@ -141,7 +141,11 @@ func newBuilder(f *Config, mgr *sandbox.Manager, st *store.Store, log *slog.Logg
 func runtimes(f *Config, runDir string, log *slog.Logger) (sandbox.Runtimes, map[string]string) {
 	rts, unavailable := sandbox.Runtimes{}, map[string]string{}
 	for _, kind := range []string{"runsc", "crun", "runc"} {
-		rt, err := oci.New(kind, oci.Config{StateDir: filepath.Join(runDir, "runtime"), Timeout: f.runtimeTimeout, OnCommand: f.metrics.RuntimeCommand, Log: log})
+		bin := ""
+		if kind == "runsc" {
+			bin = f.runsc
+		}
+		rt, err := oci.New(kind, oci.Config{Binary: bin, StateDir: filepath.Join(runDir, "runtime"), Timeout: f.runtimeTimeout, OnCommand: f.metrics.RuntimeCommand, Log: log})
 		if err != nil {
 			log.Warn("runtime unavailable", "runtime", kind, "err", err)
 			unavailable[kind] = err.Error()
