@@ -388,3 +388,32 @@ func TestWarmPoolStopWaitsForRefills(t *testing.T) {
 		t.Fatalf("RunPools returned with a refill still on the host: %s", r)
 	}
 }
+
+// TestWarmPoolRefillBackoff: refills of a pool whose starts fail back off
+// (1 s doubling) instead of retrying every tick, and the pool fills once
+// starts work again.
+func TestWarmPoolRefillBackoff(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	h := sandboxtest.NewHost()
+	h.FailStart = errors.New("runtime broken")
+	key := PoolKey{Template: "base", Runtime: "fake"}
+	m := newTestManager(t, h, openStore(t, t.TempDir()), func(c *Config) { c.Pools = map[PoolKey]int{key: 2} })
+	done := make(chan struct{})
+	go func() { m.RunPools(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	time.Sleep(1500 * time.Millisecond) // 15 ticks
+	h.Mu.Lock()
+	starts := h.Starts
+	h.FailStart = nil
+	h.Mu.Unlock()
+	if starts < 1 || starts > 4 {
+		t.Errorf("%d starts in 1.5 s of failing refills, want 1-4 (back-off, not one per tick)", starts)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for m.PoolStats()[key] != 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the pool did not fill within 10 s of starts working again")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -17,6 +17,20 @@ type pool struct {
 	target  int
 	ready   []*Sandbox
 	filling int
+	// failures counts refills in a row that failed; no refill of the pool
+	// starts before retryAt (refillBackoff).
+	failures int
+	retryAt  time.Time
+}
+
+// refillBackoff is how long a pool whose last n refills failed waits
+// before the next: 1 s doubling to 30 s, so a broken template or runtime
+// costs a cold start now and then, not ten a second.
+func refillBackoff(n int) time.Duration {
+	if n <= 0 {
+		return 0
+	}
+	return min(time.Second<<min(n-1, 5), 30*time.Second)
 }
 
 // refillEvery is how often pools are checked; a claim also wakes the
@@ -119,8 +133,9 @@ func (m *Manager) nextRefill() (PoolKey, bool) {
 	if filling >= maxFilling {
 		return PoolKey{}, false
 	}
+	now := time.Now()
 	for k, p := range m.pools {
-		if len(p.ready)+p.filling < p.target {
+		if len(p.ready)+p.filling < p.target && !now.Before(p.retryAt) {
 			p.filling++
 			return k, true
 		}
@@ -145,14 +160,15 @@ func (m *Manager) fill(ctx context.Context, k PoolKey) {
 	p.filling--
 	if err == nil {
 		p.ready = append(p.ready, sb)
+		p.failures = 0
+	} else {
+		p.failures++
+		p.retryAt = time.Now().Add(refillBackoff(p.failures))
 	}
+	n := p.failures
 	m.mu.Unlock()
 	if err != nil {
-		m.log.Warn("warm pool refill failed", "template", k.Template, "runtime", k.Runtime, "err", err)
-		select { // back off; the ticker will retry
-		case <-time.After(time.Second):
-		case <-ctx.Done():
-		}
+		m.log.Warn("warm pool refill failed", "template", k.Template, "runtime", k.Runtime, "failuresInARow", n, "retryIn", refillBackoff(n), "err", err)
 	}
 }
 

@@ -26,6 +26,7 @@ type Host struct {
 	Layers     map[string]bool
 	Running    map[string]bool
 	FailStart  error                    // returned by Runtime.Create when set
+	Starts     int                      // Runtime.Create calls, failed ones included
 	Policies   map[string]egress.Policy // last policy set per network
 	FailPolicy error                    // returned by SetPolicy when set
 	// RemoveDelay slows every layer Remove (a cleanup stuck on the host).
@@ -161,6 +162,7 @@ func (r Runtime) Create(_ context.Context, s runtime.Spec) (runtime.Sandbox, err
 	time.Sleep(d)
 	r.h.Mu.Lock()
 	defer r.h.Mu.Unlock()
+	r.h.Starts++
 	if r.h.FailStart != nil {
 		return nil, r.h.FailStart
 	}
