@@ -417,3 +417,38 @@ func TestWarmPoolRefillBackoff(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestWarmPoolClaimWaitsForRefill: a create that finds its pool empty while
+// a refill is in flight takes that refill's sandbox instead of starting a
+// cold one beside it.
+func TestWarmPoolClaimWaitsForRefill(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	h := sandboxtest.NewHost()
+	h.StartDelay = 300 * time.Millisecond
+	key := PoolKey{Template: "base", Runtime: "fake"}
+	m := newTestManager(t, h, openStore(t, t.TempDir()), func(c *Config) { c.Pools = map[PoolKey]int{key: 1} })
+	done := make(chan struct{})
+	go func() { m.RunPools(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	waitFor(t, func() bool { return m.PoolStats()[key] == 1 })
+	a, err := m.Create(ctx, CreateOpts{Template: "base", Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // a's hand-over kicked the refill: let it start
+	b, err := m.Create(ctx, CreateOpts{Template: "base", Timeout: time.Minute}) // the pool is empty, its refill under way
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Mu.Lock()
+	starts := h.Starts
+	h.Mu.Unlock()
+	if starts != 2 { // the first fill and the refill after a; a cold start for b would make 3
+		t.Errorf("%d runtime starts after two creates from a pool of one, want 2 (b should take the refill)", starts)
+	}
+	if a.ID == b.ID || a.EnvdToken == b.EnvdToken {
+		t.Errorf("a and b are not distinct: %+v %+v", a, b)
+	}
+	_ = m.Kill(context.Background(), a.ID)
+	_ = m.Kill(context.Background(), b.ID)
+}

@@ -21,6 +21,10 @@ type pool struct {
 	// starts before retryAt (refillBackoff).
 	failures int
 	retryAt  time.Time
+	// waiters counts creates waiting in claimOrWait for a refill to land;
+	// landed is closed (and replaced) whenever a refill of the pool ends.
+	waiters int
+	landed  chan struct{}
 }
 
 // refillBackoff is how long a pool whose last n refills failed waits
@@ -41,30 +45,71 @@ const refillEvery = 100 * time.Millisecond
 // start; the node has few cores).
 const maxFilling = 2
 
-// claim pops a ready sandbox of key if it has the request's resources (a
-// pool's sandboxes have its template's defaults) and runs build (a rebuilt
-// template's pool keeps sandboxes of the old build until they are
-// refilled). It takes no create slot.
-func (m *Manager) claim(key PoolKey, build string, res Resources) *Sandbox {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+// claimLocked pops a ready sandbox of key if it has the request's
+// resources (a pool's sandboxes have its template's defaults) and runs build
+// (a rebuilt template's pool keeps sandboxes of the old build until they are
+// refilled); it also returns the pool (nil when key has none). A claim takes
+// no create slot. m.mu must be held.
+func (m *Manager) claimLocked(key PoolKey, build string, res Resources) (*Sandbox, *pool) {
 	p := m.pools[key]
 	if p == nil {
-		return nil
+		return nil, nil
 	}
 	if len(p.ready) == 0 {
-		m.observer().PoolClaim(key.Template, key.Runtime, false)
-		return nil
+		return nil, p
 	}
 	sb := p.ready[len(p.ready)-1]
 	r := sb.rec
 	if r.Build != build || r.CPUCount != res.CPUCount || r.MemoryMB != res.MemoryMB || r.DiskSizeMB != res.DiskSizeMB {
-		m.observer().PoolClaim(key.Template, key.Runtime, false)
-		return nil
+		return nil, p
 	}
 	p.ready = p.ready[:len(p.ready)-1]
-	m.observer().PoolClaim(key.Template, key.Runtime, true)
-	return sb
+	return sb, p
+}
+
+// refillWait bounds how long a create waits for a refill in flight.
+const refillWait = 2 * time.Second
+
+// claimOrWait claims a pooled sandbox of key (claimLocked), except that
+// when key's pool is empty while a refill of it is in flight that no other
+// create waits for, it waits for
+// that refill to land (up to refillWait or ctx's end) and claims then: the
+// refill started before this create, so it ends before a cold start begun
+// now would, and the node does not run both. fits says whether a refill
+// makes sandboxes this create can take (its resources are the template's).
+func (m *Manager) claimOrWait(ctx context.Context, key PoolKey, build string, res Resources, fits bool) *Sandbox {
+	deadline := time.NewTimer(refillWait)
+	defer deadline.Stop()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for {
+		sb, p := m.claimLocked(key, build, res)
+		if p == nil {
+			return nil
+		}
+		if sb != nil || !fits || p.filling <= p.waiters {
+			m.observer().PoolClaim(key.Template, key.Runtime, sb != nil)
+			return sb
+		}
+		p.waiters++
+		landed := p.landed
+		m.mu.Unlock()
+		expired := false
+		select {
+		case <-landed:
+		case <-ctx.Done():
+			expired = true
+		case <-deadline.C:
+			expired = true
+		}
+		m.mu.Lock()
+		p.waiters--
+		if expired {
+			sb, _ := m.claimLocked(key, build, res)
+			m.observer().PoolClaim(key.Template, key.Runtime, sb != nil)
+			return sb
+		}
+	}
 }
 
 // kickRefill wakes RunPools now rather than at its next tick. Create calls
@@ -92,7 +137,7 @@ func (m *Manager) RunPools(ctx context.Context) {
 	m.pools = map[PoolKey]*pool{}
 	for k, n := range m.cfg.Pools {
 		if n > 0 {
-			m.pools[k] = &pool{target: n}
+			m.pools[k] = &pool{target: n, landed: make(chan struct{})}
 		}
 	}
 	m.mu.Unlock()
@@ -166,6 +211,8 @@ func (m *Manager) fill(ctx context.Context, k PoolKey) {
 		p.retryAt = time.Now().Add(refillBackoff(p.failures))
 	}
 	n := p.failures
+	close(p.landed)
+	p.landed = make(chan struct{})
 	m.mu.Unlock()
 	if err != nil {
 		m.log.Warn("warm pool refill failed", "template", k.Template, "runtime", k.Runtime, "failuresInARow", n, "retryIn", refillBackoff(n), "err", err)
@@ -177,9 +224,7 @@ func (m *Manager) startPooled(ctx context.Context, k PoolKey) (*Sandbox, error) 
 	if err != nil {
 		return nil, err
 	}
-	// What a create that asks for no resources gets: the template's own
-	// (E2B's template cpuCount/memoryMB), else the daemon's defaults.
-	res, err := m.resources(Resources{CPUCount: tmpl.CPUCount, MemoryMB: tmpl.MemoryMB})
+	res, err := m.pooledResources(tmpl)
 	if err != nil {
 		return nil, err
 	}
@@ -200,6 +245,19 @@ func (m *Manager) startPooled(ctx context.Context, k PoolKey) (*Sandbox, error) 
 		return nil, err
 	}
 	return sb, nil
+}
+
+// pooledResources are the resources of tmpl's pooled sandboxes: what a
+// create that asks for none gets, the template's own (E2B's template
+// cpuCount/memoryMB), else the daemon's defaults.
+func (m *Manager) pooledResources(tmpl Template) (Resources, error) {
+	return m.resources(Resources{CPUCount: tmpl.CPUCount, MemoryMB: tmpl.MemoryMB})
+}
+
+// poolFits reports whether tmpl's pooled sandboxes have resources res.
+func (m *Manager) poolFits(tmpl Template, res Resources) bool {
+	p, err := m.pooledResources(tmpl)
+	return err == nil && p.CPUCount == res.CPUCount && p.MemoryMB == res.MemoryMB && p.DiskSizeMB == res.DiskSizeMB
 }
 
 // drainPools reaps every pooled sandbox (on shutdown they would be reaped by
