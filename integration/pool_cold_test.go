@@ -12,7 +12,7 @@ import (
 // sandbox), files in the writable places (not their times, nor the random
 // name of the agent's own interpreter dir) and the processes running.
 const fingerprintCmd = `id; pwd; umask; ulimit -a; env | grep -v -e '^E2B_SANDBOX_ID=' -e '^HOSTNAME=' -e '^_=' | sort
-ls -la --time-style=+ /tmp /home/user /dev/shm /var/tmp | sed 's/sbx-interpreter-[0-9]*/sbx-interpreter-N/'; ps -eo user,args --no-headers | grep -v -e 'ps -eo' -e '^root *grep' | sort`
+ls -la --time-style=+ /tmp /home/user /dev/shm /var/tmp | sed 's/sbx-interpreter-[0-9]*/sbx-interpreter-N/'; ps -eo user,args --no-headers | grep -v -e 'ps -eo' -e '^root *grep' -e '^[a-z]* *sort$' | sort` // the pipeline's own sort may be running when ps looks
 
 // TestPooledLikeCold: the first command in a sandbox taken from a warm
 // pool (started before the tenant asked, and warmed with a command as the
