@@ -435,8 +435,10 @@ func TestWarmPoolClaimWaitsForRefill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond) // a's hand-over kicked the refill: let it start
-	b, err := m.Create(ctx, CreateOpts{Template: "base", Timeout: time.Minute}) // the pool is empty, its refill under way
+	// a's hand-over kicked the refill: let it start, so that b finds the
+	// pool empty and its refill under way.
+	time.Sleep(50 * time.Millisecond)
+	b, err := m.Create(ctx, CreateOpts{Template: "base", Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
