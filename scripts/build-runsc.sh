@@ -6,10 +6,12 @@
 #
 # The module source comes from the Go module proxy (`go mod download`) and is
 # copied to a scratch directory, where third_party/gvisor/patches/*.patch are
-# applied in name order (`git apply`, paths relative to the module root).
-# runsc is then built from the copy (CGO_ENABLED=0, -trimpath) and moved into
-# OUTDIR with its stamp, VERSION+sbx.<12 hex of the sha256 of this script and
-# the patches>: install.sh rebuilds when a patch changes; `runsc --version`
+# applied in name order (`git apply`, paths relative to the module root) and
+# the precompiled seccomp programs are generated (third_party/gvisor/precompile,
+# built and run inside the copy). runsc is then built from the copy
+# (CGO_ENABLED=0, -trimpath) and moved into OUTDIR with its stamp,
+# VERSION+sbx.<12 hex of the sha256 of this script, the patches and the
+# generator>: install.sh rebuilds when a patch changes; `runsc --version`
 # prints it too. See third_party/gvisor/README.md.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,7 +20,7 @@ tp=$here/third_party/gvisor
 # stamp VERSION: what the build of VERSION with the current patches is called.
 stamp() {
   local sum
-  sum=$(cd "$here" && { echo scripts/build-runsc.sh; find third_party/gvisor/patches \
+  sum=$(cd "$here" && { echo scripts/build-runsc.sh; find third_party/gvisor/patches third_party/gvisor/precompile \
     -type f \( -name '*.patch' -o -name '*.go' \); } | LC_ALL=C sort | xargs sha256sum | sha256sum)
   echo "$1+sbx.${sum:0:12}"
 }
@@ -49,6 +51,12 @@ for p in "$tp"/patches/*.patch; do
   echo "==> patch $(basename "$p")"
   (cd "$src" && git apply --whitespace=nowarn "$p")
 done
+
+echo "==> precompiled seccomp programs"
+cp -r "$tp/precompile" "$src/sbxprecompile"
+(cd "$src" && go build -trimpath -tags sbx_gvisor_precompile -o "$work/precompile" ./sbxprecompile)
+"$work/precompile" -program sentry -out "$src/runsc/boot/filter/filter_precompiled.go"
+"$work/precompile" -program gofer -out "$src/runsc/fsgofer/filter/filter_precompiled.go"
 
 echo "==> go build runsc"
 st=$(stamp "$version")
