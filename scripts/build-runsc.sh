@@ -7,8 +7,9 @@
 # The module source comes from the Go module proxy (`go mod download`) and is
 # copied to a scratch directory, where third_party/gvisor/patches/*.patch are
 # applied in name order (`git apply`, paths relative to the module root) and
-# the precompiled seccomp programs are generated (third_party/gvisor/precompile,
-# built and run inside the copy). runsc is then built from the copy
+# the precompiled seccomp programs are generated and checked against the
+# compiled ones (third_party/gvisor/precompile, built and run inside the
+# copy). runsc is then built from the copy
 # (CGO_ENABLED=0, -trimpath) and moved into OUTDIR with its stamp,
 # VERSION+sbx.<12 hex of the sha256 of this script, the patches and the
 # generator>: install.sh rebuilds when a patch changes; `runsc --version`
@@ -57,6 +58,9 @@ cp -r "$tp/precompile" "$src/sbxprecompile"
 (cd "$src" && go build -trimpath -tags sbx_gvisor_precompile -o "$work/precompile" ./sbxprecompile)
 "$work/precompile" -program sentry -out "$src/runsc/boot/filter/filter_precompiled.go"
 "$work/precompile" -program gofer -out "$src/runsc/fsgofer/filter/filter_precompiled.go"
+# Each precompiled program, rendered with this process's variables, must be
+# what runsc would compile from its rules (verify_test.go).
+(cd "$src" && go test -count=1 -tags sbx_gvisor_precompile ./sbxprecompile)
 
 echo "==> go build runsc"
 st=$(stamp "$version")
