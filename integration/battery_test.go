@@ -66,7 +66,7 @@ func battery(t *testing.T, rt string, resources bool) {
 
 // hostBinaries are the files a /proc/self/exe-class attack would overwrite.
 func hostBinaries(t *testing.T) []string {
-	out := []string{"/opt/sbx/bin/runsc"}
+	out := []string{runscBinary()}
 	for _, b := range []string{"crun", "runc"} {
 		if p, err := exec.LookPath(b); err == nil {
 			out = append(out, p)

@@ -86,13 +86,23 @@ func requirements(t testing.TB, runtimes ...string) (sbxBin, templates string) {
 	for _, rt := range runtimes {
 		bin := rt
 		if rt == "runsc" {
-			bin = "/opt/sbx/bin/runsc"
+			bin = runscBinary()
 		}
 		if _, err := exec.LookPath(bin); err != nil {
 			missing("runtime %s not installed", rt)
 		}
 	}
 	return sbxBin, templates
+}
+
+// runscBinary is the runsc the daemons run: SBX_RUNSC when set (a build
+// other than the installed one, e.g. scripts/build-runsc.sh's output, passed
+// as serve --runsc), else the installed /opt/sbx/bin/runsc.
+func runscBinary() string {
+	if bin := os.Getenv("SBX_RUNSC"); bin != "" {
+		return bin
+	}
+	return "/opt/sbx/bin/runsc"
 }
 
 // startDaemon runs sbx serve with a fresh data dir (or dataDir if given).
@@ -149,6 +159,9 @@ func launchDaemon(t testing.TB, sbxBin, templates, runtime, dataDir string, env,
 	d.args = append([]string{"serve", "--listen", addr, "--data-dir", dataDir, "--templates-dir", templates,
 		"--runtime", runtime, "--subnet", envOr("SBX_IT_SUBNET", "10.202.0.0/16"), "--net-prefix", d.netPrefix,
 		"--uplink", "none", "--audit-anchor-dir", anchorDir(dataDir)}, extra...) // never turn forwarding on for the host's real uplink
+	if bin := os.Getenv("SBX_RUNSC"); bin != "" {
+		d.args = append(d.args, "--runsc", bin)
+	}
 	d.cmd = exec.Command(sbxBin, d.args...)
 	d.cmd.Env = append(append(os.Environ(), "SBX_API_KEY="+apiKey), env...)
 	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log

@@ -79,7 +79,7 @@ func TestStageTime(t *testing.T) {
 }
 
 func TestScriptsParse(t *testing.T) {
-	for _, s := range []string{"up.sh", "install.sh", "test.sh", "deploy-validate.sh", "lib/stage.sh"} {
+	for _, s := range []string{"up.sh", "install.sh", "build-runsc.sh", "test.sh", "deploy-validate.sh", "lib/stage.sh"} {
 		if out, err := exec.Command("bash", "-n", s).CombinedOutput(); err != nil {
 			t.Errorf("bash -n %s: %v\n%s", s, err, out)
 		}

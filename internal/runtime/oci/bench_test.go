@@ -24,7 +24,7 @@ func BenchmarkCreate(b *testing.B) {
 }
 
 func benchCreate(b *testing.B, kind string) {
-	r, err := New(kind, Config{StateDir: b.TempDir()})
+	r, err := New(kind, testConfig(kind, b.TempDir()))
 	if err != nil {
 		b.Skip(err)
 	}

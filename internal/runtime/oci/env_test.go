@@ -17,7 +17,7 @@ import (
 // host processes; runsc's gofer and sandbox live as long as the sandbox.
 func TestRuntimeEnv(t *testing.T) {
 	t.Setenv("SBX_API_KEY", "e2b_must_not_leak")
-	r, err := New("runsc", Config{StateDir: t.TempDir()})
+	r, err := New("runsc", testConfig("runsc", t.TempDir()))
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("CI: %v", err)

@@ -11,7 +11,7 @@ import (
 func conformance(t *testing.T, kind string) {
 	state := t.TempDir()
 	newRuntime := func(t *testing.T) runtime.Runtime {
-		r, err := New(kind, Config{StateDir: state})
+		r, err := New(kind, testConfig(kind, state))
 		if err != nil {
 			if os.Getenv("CI") == "true" {
 				t.Fatalf("CI: %v", err)

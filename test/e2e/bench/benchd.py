@@ -1,6 +1,7 @@
 """What the bench scripts (claim.py, cold.py) share: a throwaway `sbx serve`
 of bin-dir's build on a private data dir, port (metrics on port + 1), subnet
-and link prefix; its API with a fresh admin key; a sandbox's CPU."""
+and link prefix; its API with a fresh admin key; a sandbox's CPU. SBX_RUNSC
+names the runsc binary (serve --runsc; default the installed one)."""
 import http.client, json, os, signal, subprocess
 
 
@@ -14,6 +15,8 @@ class Daemon:
                 "--templates-dir", os.environ.get("SBX_DATA_DIR", "/var/lib/sbx") + "/templates", "--runtime", rt,
                 "--subnet", subnet, "--net-prefix", prefix, "--uplink", "none",
                 "--audit-anchor-dir", data + "/audit-anchor", "--metrics-listen", f"127.0.0.1:{port + 1}", *extra]
+        if rt == "runsc" and os.environ.get("SBX_RUNSC"):  # another runsc build than the installed one
+            args += ["--runsc", os.environ["SBX_RUNSC"]]
         log = open(os.path.join(data, "serve.log"), "w")
         self.proc = subprocess.Popen(args, stdout=log, stderr=log, env=dict(os.environ, SBX_API_KEY=self.key),
                                      start_new_session=True)

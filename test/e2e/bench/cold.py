@@ -18,7 +18,8 @@ loaded machine than wall time: compare branches by it, alternating.
 Env: SBX_COLD_DIR (data dir, default /var/tmp/sbx-cold-bench), SBX_COLD_PORT
 (4450; the metrics port is +1), SBX_COLD_SUBNET (10.246.0.0/16),
 SBX_COLD_PREFIX (hw), SBX_COLD_TIDS (a file: each sandbox's thread ids are
-appended to it before its delete, for `perf report --tid`). Needs cgroup v1 cpuacct (or hybrid) and root."""
+appended to it before its delete, for `perf report --tid`), SBX_RUNSC (another runsc build than
+the installed one, benchd.py). Needs cgroup v1 cpuacct (or hybrid) and root."""
 import json, os, statistics, sys, time
 from benchd import Daemon, sandbox_cpu_ms
 
