@@ -174,18 +174,21 @@ func parseMeminfo(r io.Reader) (total, avail uint64, ok bool) {
 
 // victim picks the process with the most resident memory, a process of a
 // user other than root before any of root's, never the agent (PID 1) or a
-// process holding under 1/16 of total (memory then sits elsewhere, e.g.
-// in tmpfs files no kill would free).
+// child of it not yet exec'd (agentCopy), or a process holding under 1/16
+// of total (memory then sits elsewhere, e.g. in tmpfs files no kill would
+// free).
 func victim(total uint64) (pid int, rss uint64, ok bool) {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return 0, 0, false
 	}
 	page := uint64(os.Getpagesize())
+	self := os.Getpid()
+	selfName, _, _ := nameAndParent(self)
 	bestUser := false
 	for _, e := range ents {
 		p, err := strconv.Atoi(e.Name())
-		if err != nil || p == 1 || p == os.Getpid() {
+		if err != nil || p == 1 || p == self || agentCopy(p, self, selfName) {
 			continue
 		}
 		r, uid, good := residentAndUID(p, page)
@@ -198,6 +201,38 @@ func victim(total uint64) (pid int, rss uint64, ok bool) {
 		}
 	}
 	return pid, rss, ok
+}
+
+// agentCopy reports whether pid is a child of the agent (self, with stat
+// line selfStat) still running as the agent: a command started and not yet
+// exec'd. Go starts commands with vfork (CLONE_VM), so until its exec such a
+// child counts the agent's whole resident memory (~27 MiB) as its own:
+// killing it would kill a command about to start while memory is held
+// elsewhere (after a tmpfs fill, every start). Read from /proc/<pid>/stat
+// (parent and name), which needs no ptrace access, unlike /proc/<pid>/exe
+// of a child that has already changed its uid.
+func agentCopy(pid, self int, selfName string) bool {
+	name, ppid, ok := nameAndParent(pid)
+	return ok && ppid == self && name == selfName
+}
+
+// nameAndParent reads a process's name (comm) and parent pid from
+// /proc/<pid>/stat.
+func nameAndParent(pid int) (name string, ppid int, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return "", 0, false
+	}
+	open, end := strings.IndexByte(string(b), '('), strings.LastIndexByte(string(b), ')')
+	if open < 0 || end < open {
+		return "", 0, false
+	}
+	f := strings.Fields(string(b[end+1:])) // f[0] is the state, f[1] the parent
+	if len(f) < 2 {
+		return "", 0, false
+	}
+	ppid, err = strconv.Atoi(f[1])
+	return string(b[open+1 : end]), ppid, err == nil
 }
 
 // residentAndUID reads a process's resident bytes (statm) and real uid.

@@ -79,3 +79,44 @@ func TestMostlyFreeAgreesWithMeminfo(t *testing.T) {
 		t.Errorf("sysinfo says over half free, MemAvailable %d of %d", avail, total)
 	}
 }
+
+// TestAgentCopy: a child of the agent still running as the agent (here:
+// this test binary run again), such as a command the agent has forked and
+// not yet exec'd, is an agent copy the guard never kills; a child running
+// another program is not, nor is any process for another parent.
+func TestAgentCopy(t *testing.T) {
+	if os.Getenv("OOMGUARD_HELPER") == "sleep" {
+		_, _ = os.Stdin.Read(make([]byte, 1))
+		return
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Skip("no executable:", err)
+	}
+	name, _, ok := nameAndParent(os.Getpid())
+	if !ok {
+		t.Skip("no /proc/self/stat")
+	}
+	for _, c := range []struct {
+		argv []string
+		want bool
+	}{
+		{[]string{self, "-test.run=^TestAgentCopy$"}, true},
+		{[]string{"/bin/cat"}, false},
+	} {
+		cmd := exec.Command(c.argv[0], c.argv[1:]...)
+		cmd.Env = append(os.Environ(), "OOMGUARD_HELPER=sleep")
+		stdin, _ := cmd.StdinPipe()
+		if err := cmd.Start(); err != nil { // returns once the child has exec'd
+			t.Fatal(err)
+		}
+		if got := agentCopy(cmd.Process.Pid, os.Getpid(), name); got != c.want {
+			t.Errorf("agentCopy(%v) = %v, want %v", c.argv, got, c.want)
+		}
+		if agentCopy(cmd.Process.Pid, os.Getpid()+1, name) {
+			t.Errorf("agentCopy(%v) for another parent", c.argv)
+		}
+		stdin.Close()
+		_ = cmd.Wait()
+	}
+}
