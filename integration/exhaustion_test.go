@@ -10,14 +10,18 @@ import (
 	"time"
 )
 
-// TestContainedExhaustion: fork bombs (as user and as root) and memory
-// balloons end inside the sandbox, as on a machine: afterwards a process
-// started before them still runs and the same sandbox answers a command and
-// the file API; each root bomb runs three times in a row. On runsc every
-// command starts with RLIMIT_NPROC from the sandbox's memory and pids limit
-// (gVisor binds root by it too) and the agent kills the largest process
-// when the Sentry's memory runs low (oomguard), so the host never kills the
-// Sentry; on crun the pids cgroup and the kernel's OOM killer do it.
+// TestContainedExhaustion: fork bombs (as user and as root), memory
+// balloons and memory the kernel commits itself (a read(2) into a fresh
+// buffer, a file in a memory-backed /tmp) end inside the sandbox, as on a
+// machine: afterwards a process started before them still runs and the same
+// sandbox answers a command and the file API; each root bomb and each
+// Sentry-committed case runs three times in a row. On runsc every command
+// starts with RLIMIT_NPROC from the sandbox's memory and pids limit (gVisor
+// binds root by it too), the agent kills the largest process when the
+// Sentry's memory runs low (oomguard), and the Sentry refuses memory past
+// the sandbox's limit (third_party/gvisor/patches/20-sentry-memory-limit.patch:
+// the syscall fails or the faulting process is killed), so the host never
+// kills the Sentry; on crun the pids cgroup and the kernel's OOM killer do it.
 func TestContainedExhaustion(t *testing.T) {
 	const bomb = "bomb() { bomb | bomb & }; bomb; sleep 6"
 	for _, rt := range []string{"runsc", "crun"} {
@@ -26,20 +30,34 @@ func TestContainedExhaustion(t *testing.T) {
 			for _, c := range []struct {
 				name, user, cmd string
 				memoryMB, times int
+				mayPass         string // a runtime on which the command may succeed
+				only            string // the one runtime the case applies to, if any
 			}{
-				{"fork bomb", "user", bomb, 512, 1},
-				{"fork bomb in 1 GiB", "user", bomb, 1024, 1}, // bounded by the pids limit, not memory
-				{"fork bomb as root", "root", bomb, 512, 3},
-				{"fork bomb as root in 128 MiB", "root", bomb, 128, 1}, // root's limit includes the agent's threads
-				{"one balloon", "user", "python3 -c 'b = b\"x\" * (400 << 20); print(len(b))'", 128, 1},
-				{"growing balloon", "user", "python3 -c '\nl = []\nwhile True: l.append(b\"x\" * (8 << 20))'", 256, 1},
+				{"fork bomb", "user", bomb, 512, 1, rt, ""},
+				{"fork bomb in 1 GiB", "user", bomb, 1024, 1, rt, ""}, // bounded by the pids limit, not memory
+				{"fork bomb as root", "root", bomb, 512, 3, rt, ""},
+				{"fork bomb as root in 128 MiB", "root", bomb, 128, 1, rt, ""}, // root's limit includes the agent's threads
+				{"one balloon", "user", "python3 -c 'b = b\"x\" * (400 << 20); print(len(b))'", 128, 1, "", ""},
+				{"growing balloon", "user", "python3 -c '\nl = []\nwhile True: l.append(b\"x\" * (8 << 20))'", 256, 1, "", ""},
+				// The kernel writes the 400 MiB (gVisor: from the Sentry's
+				// own address space): succeeds only if it got them all.
+				{"read into a fresh buffer", "user", readZero, 128, 3, "", ""},
+				{"read into sparsely touched memory", "user", readvTouched, 128, 3, "", ""},
+				// runsc's /tmp is the Sentry's tmpfs; crun's is the
+				// writable layer, bounded by the disk quota (Known gaps).
+				// The shell truncates the file (no exec: while it fills the
+				// memory, starting rm may fail).
+				{"tmpfs file", "user", "head -c 400M /dev/zero > /tmp/fill; r=$?; : >/tmp/fill; rm -f /tmp/fill; exit $r", 256, 3, "", "runsc"},
 			} {
 				t.Run(c.name, func(t *testing.T) {
+					if c.only != "" && c.only != rt {
+						t.Skipf("runsc only")
+					}
 					sb := d.create(map[string]any{"memoryMB": c.memoryMB})
 					sibling := sb.startSibling(t)
 					for i := 0; i < c.times; i++ {
 						out, code, err := sb.runErr(c.user, c.cmd, 6*time.Second)
-						if err == nil && code == 0 && !strings.HasPrefix(c.name, "fork bomb") {
+						if err == nil && code == 0 && c.mayPass != rt {
 							t.Fatalf("%s succeeded: %q", c.name, out)
 						}
 						sb.siblingAlive(t, sibling)
@@ -50,6 +68,62 @@ func TestContainedExhaustion(t *testing.T) {
 		})
 	}
 }
+
+// readZero reads 400 MiB from /dev/zero into a fresh buffer in one read(2);
+// exit 0 only if it got them all.
+const readZero = `python3 -c "import os, sys; b = os.read(os.open('/dev/zero', os.O_RDONLY), 400 << 20); print(len(b)); sys.exit(len(b) != 400 << 20)"`
+
+// readvTouched touches one byte in every 2 MiB of a 400 MiB mapping (so that
+// it is mapped before the read), then readv(2)s /dev/zero into all of it;
+// exit 0 only if it got them all.
+const readvTouched = `python3 -c "
+import mmap, os, sys
+m = mmap.mmap(-1, 400 << 20)
+for i in range(0, len(m), 2 << 20): m[i] = 1
+n = os.readv(os.open('/dev/zero', os.O_RDONLY), [m])
+print(n); sys.exit(n != len(m))"`
+
+// TestMemoryWithinLimit: what a sandbox was given it can use. In 512 MiB,
+// 320 MiB allocated, touched and freed five times in a row, 195 threads (a
+// stack each) next to 256 MiB of heap, and a 300 MiB file written through
+// the page cache all succeed: on runsc the Sentry's memory limit counts
+// allocated pages, so it must not count a thread's stack as 2 MiB
+// (20-sentry-memory-limit.patch allocates stacks in 64 KiB units).
+func TestMemoryWithinLimit(t *testing.T) {
+	for _, rt := range []string{"runsc", "crun"} {
+		t.Run(rt, func(t *testing.T) {
+			sb := startDaemon(t, rt, "").create(map[string]any{"memoryMB": 512})
+			for _, c := range []struct{ name, cmd, want string }{
+				{"allocate and free", allocFree, "done\n"},
+				{"threads and heap", threadsHeap, "done\n"},
+				{"big file", "head -c 300M /dev/urandom > big && sync && stat -c %s big && rm big", "314572800\n"},
+			} {
+				out, code, err := sb.runErr("user", c.cmd, 60*time.Second)
+				if err != nil || code != 0 || out != c.want {
+					t.Errorf("%s: %q %d %v", c.name, tail(out, 300), code, err)
+				}
+			}
+		})
+	}
+}
+
+const allocFree = `python3 -c "
+for i in range(5):
+    b = bytearray(320 << 20)
+    for j in range(0, len(b), 4096): b[j] = 1
+    del b
+print('done')"`
+
+const threadsHeap = `python3 -c "
+import threading
+ev = threading.Event()
+ts = [threading.Thread(target=ev.wait) for _ in range(195)]
+for t in ts: t.start()
+b = bytearray(256 << 20)
+for j in range(0, len(b), 4096): b[j] = 1
+ev.set()
+for t in ts: t.join()
+print('done')"`
 
 // startSibling starts a background process as root (it outlives its
 // command, as E2B background processes do) and returns its pid.

@@ -56,10 +56,11 @@
 // cgroups bound the Sentry and its systrap stubs as a whole, except that on
 // a cgroup v1 memory controller the stubs get a guest memory cgroup of
 // their own (guestmem.go) so that a balloon waits there until the agent's
-// OOM guard kills it; what the Sentry commits itself past the parent's
-// limit still gets the whole sandbox OOM-killed (State then reports
-// stopped), and so does a fork bomb past the pids limit (the Sentry's own
-// threads count too: give runsc sandboxes >= 128 pids).
+// OOM guard kills it; guest memory the Sentry commits itself it refuses
+// past the limit (sbx's gVisor patch 20-sentry-memory-limit); its own heap
+// past the parent's limit still gets the whole sandbox OOM-killed (State
+// then reports stopped), and so does a fork bomb past the pids limit (the
+// Sentry's own threads count too: give runsc sandboxes >= 128 pids).
 //
 // Cgroups live under an "sbx" parent: /sys/fs/cgroup/<controller>/sbx/<id>
 // on v1 and hybrid hosts, /sys/fs/cgroup/sbx/<id> on pure v2 hosts (detected

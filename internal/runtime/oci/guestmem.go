@@ -37,9 +37,11 @@ import (
 // waiting stubs return to the Sentry, which kills the process and frees
 // its memory, and puts it back once usage is under the limit again.
 //
-// What the Sentry commits itself is charged to the parent and not
-// contained: a read(2) of /dev/zero into a fresh buffer larger than the
-// headroom still gets the Sentry OOM-killed (docs/SECURITY.md).
+// What the Sentry commits itself is charged to the parent: sbx's gVisor
+// patch (third_party/gvisor/patches/20-sentry-memory-limit.patch) makes the
+// Sentry refuse guest memory past the sandbox's limit, so that only its own
+// heap (pipe and socket buffers among it) can still take the parent past
+// its limit and get the Sentry OOM-killed (docs/SECURITY.md).
 const guestDir = "guest"
 
 // sentryHeadroom is what the parent cgroup allows beyond the guest's limit:
