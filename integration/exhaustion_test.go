@@ -3,6 +3,7 @@ package integration
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -82,6 +83,38 @@ m = mmap.mmap(-1, 400 << 20)
 for i in range(0, len(m), 2 << 20): m[i] = 1
 n = os.readv(os.open('/dev/zero', os.O_RDONLY), [m])
 print(n); sys.exit(n != len(m))"`
+
+// TestFullTmpfsKeepsAgent: on runsc, a /tmp file that holds all of a 128 MiB
+// sandbox's memory (no kill frees it) leaves the agent working: the file API
+// uploads and downloads, removes the file, and afterwards a process started
+// before still runs and commands start again. The sandbox's init may use a
+// reserve past the limit and waits rather than dies when even that is
+// gone (20-sentry-memory-limit.patch: without it the agent faulted past the
+// limit and was killed with the sandbox, 1 of 1). Twice in one sandbox.
+func TestFullTmpfsKeepsAgent(t *testing.T) {
+	sb := startDaemon(t, "runsc", "").create(map[string]any{"memoryMB": 128})
+	sibling := sb.startSibling(t)
+	body := bytes.Repeat([]byte("0123456789abcdef"), 64<<10) // 1 MiB
+	for round := 0; round < 2; round++ {
+		if out, code, err := sb.runErr("user", "head -c 400M /dev/zero > /tmp/fill", 20*time.Second); err == nil && code == 0 {
+			t.Fatalf("400 MiB written to /tmp in 128 MiB: %q", out)
+		}
+		for i := 0; i < 3; i++ {
+			path := fmt.Sprintf("/home/user/up%d", i)
+			if code, msg := sb.upload(path, body); code != 200 {
+				t.Fatalf("round %d: upload with the memory full: %d %s", round, code, msg)
+			}
+			if got, code := sb.download(path); code != 200 || got != string(body) {
+				t.Fatalf("round %d: download with the memory full: %d, %d bytes", round, code, len(got))
+			}
+		}
+		if code := sb.fsCall("user", "Remove", map[string]any{"path": "/tmp/fill"}); code != 200 {
+			t.Fatalf("round %d: remove the fill through the file API: %d", round, code)
+		}
+		sb.siblingAlive(t, sibling)
+		sb.usableAfter(t)
+	}
+}
 
 // TestMemoryWithinLimit: what a sandbox was given it can use. In 512 MiB,
 // 320 MiB allocated, touched and freed five times in a row, 195 threads (a
