@@ -8,7 +8,7 @@
 # copied to a scratch directory, where third_party/gvisor/patches/*.patch are
 # applied in name order (`git apply`, paths relative to the module root) and
 # the precompiled seccomp programs are generated and checked against the
-# compiled ones (third_party/gvisor/precompile, built and run inside the
+# compiled ones (third_party/gvisor/_precompile, built and run inside the
 # copy). runsc is then built from the copy
 # (CGO_ENABLED=0, -trimpath) and moved into OUTDIR with its stamp,
 # VERSION+sbx.<12 hex of the sha256 of this script, the patches and the
@@ -21,7 +21,7 @@ tp=$here/third_party/gvisor
 # stamp VERSION: what the build of VERSION with the current patches is called.
 stamp() {
   local sum
-  sum=$(cd "$here" && { echo scripts/build-runsc.sh; find third_party/gvisor/patches third_party/gvisor/precompile \
+  sum=$(cd "$here" && { echo scripts/build-runsc.sh; find third_party/gvisor/patches third_party/gvisor/_precompile \
     -type f \( -name '*.patch' -o -name '*.go' \); } | LC_ALL=C sort | xargs sha256sum | sha256sum)
   echo "$1+sbx.${sum:0:12}"
 }
@@ -54,7 +54,7 @@ for p in "$tp"/patches/*.patch; do
 done
 
 echo "==> precompiled seccomp programs"
-cp -r "$tp/precompile" "$src/sbxprecompile"
+cp -r "$tp/_precompile" "$src/sbxprecompile"
 (cd "$src" && go build -trimpath -tags sbx_gvisor_precompile -o "$work/precompile" ./sbxprecompile)
 "$work/precompile" -program sentry -out "$src/runsc/boot/filter/filter_precompiled.go"
 "$work/precompile" -program gofer -out "$src/runsc/fsgofer/filter/filter_precompiled.go"
