@@ -57,7 +57,8 @@
 // a cgroup v1 memory controller the stubs get a guest memory cgroup of
 // their own (guestmem.go) so that a balloon waits there until the agent's
 // OOM guard kills it; guest memory the Sentry commits itself it refuses
-// past the limit (sbx's gVisor patch 20-sentry-memory-limit); its own heap
+// past the limit (sbx's gVisor patch 20-sentry-memory-limit) and bounds the
+// pipe buffers on its heap (patch 21-pipe-buffer-limit); the rest of its heap
 // past the parent's limit still gets the whole sandbox OOM-killed (State
 // then reports stopped), and so does a fork bomb past the pids limit (the
 // Sentry's own threads count too: give runsc sandboxes >= 128 pids).
