@@ -2,7 +2,9 @@ package integration
 
 import (
 	"os"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -74,4 +76,40 @@ func logCgroup(t *testing.T, id string) {
 		fs = append(fs, f+"="+strings.TrimSpace(string(b)))
 	}
 	t.Logf("%s: %s", id, strings.Join(fs, " "))
+}
+
+// TestFilesFillDiskAfterRestart: a restarted daemon re-adopting a runsc
+// sandbox gives its cgroup the room for its files again, from the disk
+// quota in the bundle: the parent's limit, lowered by hand to what it was
+// without that room, is back to memoryMB + headroom + disk after the
+// restart, and 600 MiB then fit in 256 MiB.
+func TestFilesFillDiskAfterRestart(t *testing.T) {
+	d := startDaemon(t, "runsc", "")
+	sb := d.create(map[string]any{"memoryMB": 256})
+	dir := "/sys/fs/cgroup/memory/sbx/" + sb.ID
+	if _, err := os.Stat(dir + "/guest"); err != nil {
+		t.Skip("no cgroup v1 memory controller: no guest cgroup to check")
+	}
+	const mib = 1 << 20
+	want := strconv.Itoa((256 + 64 + 32 + 1024) * mib)
+	if b, _ := os.ReadFile(dir + "/memory.limit_in_bytes"); strings.TrimSpace(string(b)) != want {
+		t.Fatalf("parent limit %q, want %s", b, want)
+	}
+	d.stop(syscall.SIGTERM)
+	for _, f := range []string{"memory.limit_in_bytes", "memory.memsw.limit_in_bytes"} {
+		if err := os.WriteFile(dir+"/"+f, []byte(strconv.Itoa((256+64+32)*mib)), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d2 := startDaemon(t, "runsc", d.dataDir)
+	sb2 := &sandbox{d: d2, ID: sb.ID, Token: sb.Token}
+	if b, _ := os.ReadFile(dir + "/memory.limit_in_bytes"); strings.TrimSpace(string(b)) != want {
+		t.Fatalf("parent limit after the restart %q, want %s", b, want)
+	}
+	out, code, err := sb2.runErr("user", "head -c 600M /dev/zero > /home/user/big && stat -c %s /home/user/big", 120*time.Second)
+	if err != nil || code != 0 || out != "629145600\n" {
+		t.Fatalf("600 MiB after the restart: %q %d %v", tail(out, 300), code, err)
+	}
+	sb2.usableAfter(t)
+	noHostOOM(t, sb.ID)
 }
