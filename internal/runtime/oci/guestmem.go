@@ -64,8 +64,8 @@ func (r *Runtime) memoryCgroup(id string) string {
 
 // splitGuest makes id's guest cgroup (limit = the spec's memory limit, host
 // OOM killer off), raises the parent by sentryHeadroom and the disk quota
-// (diskmem.go) and moves the stubs
-// of the Sentry sentry into the guest cgroup. Idempotent (re-adoption).
+// (diskmem.go) and moves the stubs of the Sentry sentry into the guest
+// cgroup. Idempotent (re-adoption).
 func (r *Runtime) splitGuest(id string, sentry int) (limit int64, err error) {
 	limit, disk, err := bundleLimits(r.bundle(id))
 	if err != nil {
