@@ -9,6 +9,16 @@
 // is what bounds them. Size host memory for the sum of the quotas, not only
 // the sandboxes' memory limits.
 //
+// The kernel charges a tmpfs page to the memory cgroup of the process that
+// writes it. Under runsc that is the Sentry or its gofer, whose cgroup the
+// runtime lets hold the quota beyond the memory limit
+// (runtime.Limits.DiskBytes, internal/runtime/oci diskmem.go): files fill
+// the quota, not the memory limit. Under crun and runc the sandbox's own
+// processes write, in the one cgroup that also bounds their memory: there
+// a sandbox's files count against its memory limit, and files past that
+// limit get the kernel to OOM-kill every process in the sandbox, its agent
+// included, before the quota is reached (docs/SECURITY.md, Known gaps).
+//
 // Layout of one layer directory:
 //
 //	<dir>/layer   tmpfs (size=DiskBytes, nr_inodes=Inodes), mode 0700: upper/, work/

@@ -41,6 +41,12 @@ type Limits struct {
 	CPUMillis   int64 // CPU quota in millicores (1000 = one core)
 	Pids        int64 // max number of tasks
 	NoFile      uint64
+	// DiskBytes is the size of the sandbox's writable layer (a host tmpfs,
+	// internal/layer), whose pages the host charges to the memory cgroup of
+	// whoever writes them. A backend whose writer is not the guest (runsc:
+	// the Sentry) lets its cgroup hold that much more so that files count
+	// against the disk quota, not the memory limit. 0: none.
+	DiskBytes int64
 }
 
 // Mount is an extra bind mount into the sandbox.

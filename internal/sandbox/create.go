@@ -322,7 +322,7 @@ func (m *Manager) spec(rec *store.Sandbox, rootfs string, ni NetInfo, res Resour
 		Mounts: append([]runtime.Mount{{Source: m.cfg.AgentBinary, Destination: agentMount, ReadOnly: true}},
 			m.volumeBinds(rec, caps.UserNS)...),
 		Limits: runtime.Limits{MemoryBytes: int64(res.MemoryMB) << 20, CPUMillis: int64(res.CPUCount) * 1000,
-			Pids: int64(res.Pids), NoFile: 4096},
+			Pids: int64(res.Pids), NoFile: 4096, DiskBytes: int64(res.DiskSizeMB) << 20},
 	}
 	if caps.UserNS {
 		s.UIDBase = m.cfg.UIDBase

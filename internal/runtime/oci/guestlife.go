@@ -43,7 +43,11 @@ func (g *guestWatches) has(id string) bool {
 // cgroup and watch (after a create or restore, and when a restarted daemon
 // loads it). Where that fails, the sandbox runs as without it (one host
 // cgroup; a balloon then costs the whole sandbox) and the failure is logged.
+// On a pure cgroup v2 host it only makes room for the layer's files.
 func (r *Runtime) guardGuest(id string, sentry int) {
+	if err := r.roomForFiles(id); err != nil {
+		r.cfg.Log.Warn("no room for files in the sandbox's memory cgroup: its files count against its memory", "sandbox", id, "err", err)
+	}
 	if !r.guestSplit() || sentry <= 0 || r.guests.has(id) {
 		return
 	}

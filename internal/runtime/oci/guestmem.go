@@ -2,7 +2,6 @@ package oci
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -64,10 +63,12 @@ func (r *Runtime) memoryCgroup(id string) string {
 }
 
 // splitGuest makes id's guest cgroup (limit = the spec's memory limit, host
-// OOM killer off), raises the parent by sentryHeadroom and moves the stubs
-// of the Sentry sentry into the guest cgroup. Idempotent (re-adoption).
+// OOM killer off), raises the parent by sentryHeadroom and the disk quota
+// (diskmem.go) and moves the stubs of the Sentry sentry into the guest
+// cgroup. Idempotent (re-adoption).
 func (r *Runtime) splitGuest(id string, sentry int) (limit int64, err error) {
-	if limit, err = specMemory(r.bundle(id)); err != nil {
+	limit, disk, err := bundleLimits(r.bundle(id))
+	if err != nil {
 		return 0, err
 	}
 	parent := r.memoryCgroup(id)
@@ -84,7 +85,7 @@ func (r *Runtime) splitGuest(id string, sentry int) (limit int64, err error) {
 	if err := writeCgroup(guest, "memory.oom_control", "1"); err != nil {
 		return 0, err
 	}
-	if err := setMemoryLimit(parent, limit+sentryHeadroom(limit)); err != nil {
+	if err := setMemoryLimit(parent, limit+sentryHeadroom(limit)+disk); err != nil {
 		return 0, err
 	}
 	return limit, moveStubs(parent, guest, sentry)
@@ -218,25 +219,4 @@ func readInt(path string) (int64, error) {
 		return 0, err
 	}
 	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-}
-
-// specMemory reads the memory limit of the bundle's config.json.
-func specMemory(bundle string) (int64, error) {
-	b, err := os.ReadFile(filepath.Join(bundle, "config.json"))
-	if err != nil {
-		return 0, fmt.Errorf("oci: %w", err)
-	}
-	var spec struct {
-		Linux struct {
-			Resources struct {
-				Memory struct {
-					Limit int64 `json:"limit"`
-				} `json:"memory"`
-			} `json:"resources"`
-		} `json:"linux"`
-	}
-	if err := json.Unmarshal(b, &spec); err != nil || spec.Linux.Resources.Memory.Limit <= 0 {
-		return 0, fmt.Errorf("oci: no memory limit in %s/config.json (%v)", bundle, err)
-	}
-	return spec.Linux.Resources.Memory.Limit, nil
 }

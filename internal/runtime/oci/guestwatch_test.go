@@ -87,19 +87,6 @@ func TestGuestWatchStep(t *testing.T) {
 	}
 }
 
-// TestSpecMemory reads the limit from a bundle and refuses one without.
-func TestSpecMemory(t *testing.T) {
-	b := t.TempDir()
-	os.WriteFile(filepath.Join(b, "config.json"), []byte(`{"linux":{"resources":{"memory":{"limit":134217728}}}}`), 0o600)
-	if n, err := specMemory(b); err != nil || n != 128<<20 {
-		t.Fatalf("specMemory = %d, %v", n, err)
-	}
-	os.WriteFile(filepath.Join(b, "config.json"), []byte(`{"linux":{}}`), 0o600)
-	if _, err := specMemory(b); err == nil {
-		t.Fatal("no limit accepted")
-	}
-}
-
 // TestStatOf reads our own parent and start time.
 func TestStatOf(t *testing.T) {
 	pp, start := statOf(os.Getpid())

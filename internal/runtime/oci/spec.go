@@ -3,6 +3,7 @@ package oci
 import (
 	"path/filepath"
 	"slices"
+	"strconv"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
@@ -65,6 +66,9 @@ func buildSpec(kind string, s runtime.Spec) *specs.Spec {
 		},
 		Mounts: mounts(s, userNS),
 		Linux:  linux(kind, s, l, userNS),
+	}
+	if l.DiskBytes > 0 {
+		sp.Annotations = map[string]string{diskAnnotation: strconv.FormatInt(l.DiskBytes, 10)}
 	}
 	return sp
 }

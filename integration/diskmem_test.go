@@ -1,0 +1,115 @@
+package integration
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestFilesFillDiskNotMemory: a sandbox's files count against its disk
+// quota, not its memory limit. On runsc, 600 MiB written to /home/user in
+// a 256 MiB sandbox (and in 512 MiB) with the default 1 GiB disk succeeds;
+// writing past the quota fails with ENOSPC; a process started before, the
+// commands and the file API live throughout; the host never hit the
+// sandbox's memory cgroup limit (memory.failcnt 0, no host OOM kill), and
+// a balloon afterwards is still refused. Before the fix the host OOM-killed
+// the Sentry (the whole sandbox) at ~300 MiB: the writable layer is a host
+// tmpfs whose pages are charged to the Sentry's cgroup
+// (internal/runtime/oci, diskmem.go).
+func TestFilesFillDiskNotMemory(t *testing.T) {
+	d := startDaemon(t, "runsc", "")
+	for _, mem := range []int{256, 512} {
+		sb := d.create(map[string]any{"memoryMB": mem})
+		sibling := sb.startSibling(t)
+		out, code, err := sb.runErr("user", "head -c 600M /dev/urandom > /home/user/big && sync && stat -c %s /home/user/big && cat /home/user/big | wc -c", 120*time.Second)
+		if err != nil || code != 0 || out != "629145600\n629145600\n" {
+			t.Fatalf("%d MiB: 600 MiB to /home/user with a 1 GiB disk: %q %d %v", mem, tail(out, 300), code, err)
+		}
+		sb.siblingAlive(t, sibling)
+		logCgroup(t, sb.ID)
+		out, code, err = sb.runErr("user", "head -c 600M /dev/zero > /home/user/big2", 120*time.Second)
+		if err == nil && code == 0 || !strings.Contains(out, "No space left on device") {
+			t.Fatalf("%d MiB: 1.2 GiB written with a 1 GiB disk: %q %d %v", mem, tail(out, 300), code, err)
+		}
+		sb.siblingAlive(t, sibling)
+		if out, code, err := sb.runErr("user", "echo alive", 20*time.Second); err != nil || code != 0 || out != "alive\n" {
+			t.Fatalf("%d MiB: unusable with the disk full: %q %d %v", mem, out, code, err)
+		}
+		if out, code, err := sb.runErr("user", balloons[2].cmd, 60*time.Second); err == nil && code == 0 {
+			t.Errorf("%d MiB: a 400 MiB balloon with the disk full succeeded: %q", mem, out)
+		}
+		sb.siblingAlive(t, sibling)
+		if _, code, err := sb.runErr("user", "rm /home/user/big /home/user/big2", 20*time.Second); err != nil || code != 0 {
+			t.Fatalf("%d MiB: rm: %d %v", mem, code, err)
+		}
+		sb.usableAfter(t)
+		noHostOOM(t, sb.ID)
+	}
+}
+
+// noHostOOM: on a cgroup v1 memory controller, the sandbox's cgroup never
+// reached its limit and the host OOM killer never ran in it.
+func noHostOOM(t *testing.T, id string) {
+	t.Helper()
+	dir := "/sys/fs/cgroup/memory/sbx/" + id
+	if _, err := os.Stat(dir); err != nil {
+		t.Logf("no v1 memory cgroup %s: not checked", dir)
+		return
+	}
+	if b, err := os.ReadFile(dir + "/memory.failcnt"); err != nil || strings.TrimSpace(string(b)) != "0" {
+		t.Errorf("memory.failcnt of %s: %q %v, want 0", id, b, err)
+	}
+	if b, err := os.ReadFile(dir + "/memory.oom_control"); err != nil || strings.Contains(string(b), "oom_kill 1") || !strings.Contains(string(b), "oom_kill 0") {
+		t.Errorf("memory.oom_control of %s: %q %v, want oom_kill 0", id, b, err)
+	}
+}
+
+// logCgroup logs the usage, peak and limit of the sandbox's v1 memory cgroup.
+func logCgroup(t *testing.T, id string) {
+	dir := "/sys/fs/cgroup/memory/sbx/" + id + "/"
+	var fs []string
+	for _, f := range []string{"memory.usage_in_bytes", "memory.max_usage_in_bytes", "memory.limit_in_bytes", "guest/memory.max_usage_in_bytes", "guest/memory.limit_in_bytes"} {
+		b, _ := os.ReadFile(dir + f)
+		fs = append(fs, f+"="+strings.TrimSpace(string(b)))
+	}
+	t.Logf("%s: %s", id, strings.Join(fs, " "))
+}
+
+// TestFilesFillDiskAfterRestart: a restarted daemon re-adopting a runsc
+// sandbox gives its cgroup the room for its files again, from the disk
+// quota in the bundle: the parent's limit, lowered by hand to what it was
+// without that room, is back to memoryMB + headroom + disk after the
+// restart, and 600 MiB then fit in 256 MiB.
+func TestFilesFillDiskAfterRestart(t *testing.T) {
+	d := startDaemon(t, "runsc", "")
+	sb := d.create(map[string]any{"memoryMB": 256})
+	dir := "/sys/fs/cgroup/memory/sbx/" + sb.ID
+	if _, err := os.Stat(dir + "/guest"); err != nil {
+		t.Skip("no cgroup v1 memory controller: no guest cgroup to check")
+	}
+	const mib = 1 << 20
+	want := strconv.Itoa((256 + 64 + 32 + 1024) * mib)
+	if b, _ := os.ReadFile(dir + "/memory.limit_in_bytes"); strings.TrimSpace(string(b)) != want {
+		t.Fatalf("parent limit %q, want %s", b, want)
+	}
+	d.stop(syscall.SIGTERM)
+	for _, f := range []string{"memory.limit_in_bytes", "memory.memsw.limit_in_bytes"} {
+		if err := os.WriteFile(dir+"/"+f, []byte(strconv.Itoa((256+64+32)*mib)), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d2 := startDaemon(t, "runsc", d.dataDir)
+	sb2 := &sandbox{d: d2, ID: sb.ID, Token: sb.Token}
+	if b, _ := os.ReadFile(dir + "/memory.limit_in_bytes"); strings.TrimSpace(string(b)) != want {
+		t.Fatalf("parent limit after the restart %q, want %s", b, want)
+	}
+	out, code, err := sb2.runErr("user", "head -c 600M /dev/zero > /home/user/big && stat -c %s /home/user/big", 120*time.Second)
+	if err != nil || code != 0 || out != "629145600\n" {
+		t.Fatalf("600 MiB after the restart: %q %d %v", tail(out, 300), code, err)
+	}
+	sb2.usableAfter(t)
+	noHostOOM(t, sb.ID)
+}
