@@ -558,10 +558,11 @@ type asyncWriter struct {
 const chunk = 256 << 10
 
 func newAsyncWriter(w io.Writer) *asyncWriter {
-	a := &asyncWriter{buf: make([]byte, 0, chunk), ch: make(chan []byte, 64), done: make(chan struct{})}
-	go func() {
+	ch := make(chan []byte, 64)
+	a := &asyncWriter{buf: make([]byte, 0, chunk), ch: ch, done: make(chan struct{})}
+	go func() { // ranges over ch, not a.ch, which Close sets to nil
 		defer close(a.done)
-		for b := range a.ch {
+		for b := range ch {
 			if a.err == nil {
 				_, a.err = w.Write(b)
 			}
