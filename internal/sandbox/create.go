@@ -80,7 +80,7 @@ func (m *Manager) create(ctx context.Context, o CreateOpts) (_ Info, err error) 
 	}
 	// A warm sandbox costs no runtime start: it takes no create slot and
 	// never queues behind cold starts.
-	if sb := m.claimOrWait(ctx, PoolKey{tmpl.Name, rtName}, tmpl.Build, res, m.poolFits(tmpl, res)); sb != nil {
+	if sb := m.claimOrWait(ctx, tmpl, rtName, res); sb != nil {
 		in, err := m.activateTimed(ctx, sb, o)
 		m.kickRefill()
 		if err == nil {

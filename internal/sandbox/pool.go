@@ -60,7 +60,7 @@ func (m *Manager) claimLocked(key PoolKey, build string, res Resources) (*Sandbo
 	}
 	sb := p.ready[len(p.ready)-1]
 	r := sb.rec
-	if r.Build != build || r.CPUCount != res.CPUCount || r.MemoryMB != res.MemoryMB || r.DiskSizeMB != res.DiskSizeMB {
+	if r.Build != build || !sameShape(Resources{CPUCount: r.CPUCount, MemoryMB: r.MemoryMB, DiskSizeMB: r.DiskSizeMB}, res) {
 		return nil, p
 	}
 	p.ready = p.ready[:len(p.ready)-1]
@@ -70,26 +70,32 @@ func (m *Manager) claimLocked(key PoolKey, build string, res Resources) (*Sandbo
 // refillWait bounds how long a create waits for a refill in flight.
 const refillWait = 2 * time.Second
 
-// claimOrWait claims a pooled sandbox of key (claimLocked), except that
-// when key's pool is empty while a refill of it is in flight that no other
-// create waits for, it waits for
-// that refill to land (up to refillWait or ctx's end) and claims then: the
-// refill started before this create, so it ends before a cold start begun
-// now would, and the node does not run both. fits says whether a refill
-// makes sandboxes this create can take (its resources are the template's).
-func (m *Manager) claimOrWait(ctx context.Context, key PoolKey, build string, res Resources, fits bool) *Sandbox {
-	deadline := time.NewTimer(refillWait)
-	defer deadline.Stop()
+// claimOrWait claims a pooled sandbox of tmpl on rt (claimLocked), except
+// that when the pool is empty while a refill of it is in flight that no
+// other create waits for, and that refill makes sandboxes this create can
+// take (res are the template's own, poolFits), it waits for the refill to
+// land (up to refillWait or ctx's end) and claims then: the refill started
+// before this create, so it ends before a cold start begun now would, and
+// the node does not run both.
+func (m *Manager) claimOrWait(ctx context.Context, tmpl Template, rt string, res Resources) *Sandbox {
+	key := PoolKey{tmpl.Name, rt}
+	var deadline <-chan time.Time // set at the first wait
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for {
-		sb, p := m.claimLocked(key, build, res)
+		sb, p := m.claimLocked(key, tmpl.Build, res)
 		if p == nil {
 			return nil
 		}
-		if sb != nil || !fits || p.filling <= p.waiters {
+		wait := sb == nil && p.filling > p.waiters && (deadline != nil || m.poolFits(tmpl, res))
+		if !wait {
 			m.observer().PoolClaim(key.Template, key.Runtime, sb != nil)
 			return sb
+		}
+		if deadline == nil {
+			t := time.NewTimer(refillWait)
+			defer t.Stop()
+			deadline = t.C
 		}
 		p.waiters++
 		landed := p.landed
@@ -99,13 +105,13 @@ func (m *Manager) claimOrWait(ctx context.Context, key PoolKey, build string, re
 		case <-landed:
 		case <-ctx.Done():
 			expired = true
-		case <-deadline.C:
+		case <-deadline:
 			expired = true
 		}
 		m.mu.Lock()
 		p.waiters--
 		if expired {
-			sb, _ := m.claimLocked(key, build, res)
+			sb, _ := m.claimLocked(key, tmpl.Build, res)
 			m.observer().PoolClaim(key.Template, key.Runtime, sb != nil)
 			return sb
 		}
@@ -257,7 +263,13 @@ func (m *Manager) pooledResources(tmpl Template) (Resources, error) {
 // poolFits reports whether tmpl's pooled sandboxes have resources res.
 func (m *Manager) poolFits(tmpl Template, res Resources) bool {
 	p, err := m.pooledResources(tmpl)
-	return err == nil && p.CPUCount == res.CPUCount && p.MemoryMB == res.MemoryMB && p.DiskSizeMB == res.DiskSizeMB
+	return err == nil && sameShape(p, res)
+}
+
+// sameShape reports whether a sandbox of resources a serves a create that
+// asks for b: CPU, memory and disk (pids are the daemon's, never asked for).
+func sameShape(a, b Resources) bool {
+	return a.CPUCount == b.CPUCount && a.MemoryMB == b.MemoryMB && a.DiskSizeMB == b.DiskSizeMB
 }
 
 // drainPools reaps every pooled sandbox (on shutdown they would be reaped by
