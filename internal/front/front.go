@@ -57,7 +57,7 @@ type Front struct {
 	mu      sync.Mutex // guards nodes, nodesAt, proxies, pending and owners
 	nodes   []*store.Node
 	nodesAt time.Time
-	proxies map[string]*httputil.ReverseProxy // by node address
+	proxies map[string]*httputil.ReverseProxy // by node id and address
 	pending map[string]*pending               // by node id (place.go)
 	owners  map[string]owner                  // sandbox id -> its node (toOwner)
 }
@@ -115,30 +115,46 @@ func (f *Front) toOwner(w http.ResponseWriter, r *http.Request, id string, traff
 		f.forward(w, r, n)
 		return
 	}
+	// A paused sandbox whose node is gone may be claimed by a live node
+	// (shared storage) between the owner lookup and the move: then it is
+	// not movable any more, and a second lookup finds its new node.
+	for attempt := 0; ; attempt++ {
+		node, state, ok := f.lookupOwner(w, r, id, traffic)
+		if !ok {
+			return
+		}
+		n := f.live(r.Context(), func(n *store.Node) bool { return n.ID == node })
+		if len(n) > 0 {
+			f.remember(id, n[0])
+			f.forward(w, r, n[0])
+			return
+		}
+		if state == string(store.StatePaused) && f.toMoved(w, r, id) {
+			return
+		}
+		if attempt > 0 || state != string(store.StatePaused) {
+			f.fail(w, http.StatusBadGateway, fmt.Sprintf("sandbox %q: its node is not reachable", id))
+			return
+		}
+	}
+}
+
+// lookupOwner asks the store for sandbox id's node and state; when it has
+// answered r itself (gone, unknown, store down) ok is false.
+func (f *Front) lookupOwner(w http.ResponseWriter, r *http.Request, id string, traffic bool) (node, state string, ok bool) {
 	node, state, err := f.dir.SandboxOwner(r.Context(), id)
 	gone := err == nil && (state == string(store.StateLost) || state == store.StateEnded)
-	if gone && traffic {
+	switch {
+	case gone && traffic:
 		f.fail(w, http.StatusBadGateway, "sandbox is not running")
-		return
-	}
-	if errors.Is(err, store.ErrNotFound) || gone {
+	case errors.Is(err, store.ErrNotFound) || gone:
 		f.fail(w, http.StatusNotFound, fmt.Sprintf("sandbox %q not found", id))
-		return
-	}
-	if err != nil {
+	case err != nil:
 		f.fail(w, http.StatusServiceUnavailable, "cluster store: "+err.Error())
-		return
+	default:
+		return node, state, true
 	}
-	n := f.live(r.Context(), func(n *store.Node) bool { return n.ID == node })
-	if len(n) == 0 && state == string(store.StatePaused) && f.toMoved(w, r, id) {
-		return
-	}
-	if len(n) == 0 {
-		f.fail(w, http.StatusBadGateway, fmt.Sprintf("sandbox %q: its node is not reachable", id))
-		return
-	}
-	f.remember(id, n[0])
-	f.forward(w, r, n[0])
+	return "", "", false
 }
 
 // owner is a node a sandbox was routed to, with the node's fencing token
@@ -194,7 +210,8 @@ func (f *Front) toAny(w http.ResponseWriter, r *http.Request) {
 // forward reverse-proxies r to node n, streaming both ways.
 func (f *Front) forward(w http.ResponseWriter, r *http.Request, n *store.Node) {
 	f.mu.Lock()
-	rp, ok := f.proxies[n.Address]
+	key := n.ID + " " + n.Address // a proxy signs for its node: an address another node reuses gets its own
+	rp, ok := f.proxies[key]
 	if !ok {
 		u, err := url.Parse(n.Address)
 		if err != nil {
@@ -216,7 +233,7 @@ func (f *Front) forward(w http.ResponseWriter, r *http.Request, n *store.Node) {
 				f.fail(w, http.StatusBadGateway, "node "+n.ID+" did not answer")
 			},
 		}
-		f.proxies[n.Address] = rp
+		f.proxies[key] = rp
 	}
 	f.mu.Unlock()
 	_ = http.NewResponseController(w).EnableFullDuplex() // as the node's own proxy: streams both ways

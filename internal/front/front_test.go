@@ -28,9 +28,13 @@ type fakeDir struct {
 	movable  map[string]*store.Sandbox
 	snaps    map[string]*store.Snapshot
 	snapHome string // the node of every snapshot in snaps
+	claim    func() // if set, runs in Movable before it answers (a node claiming meanwhile)
 }
 
 func (d *fakeDir) Movable(_ context.Context, id string) (*store.Sandbox, error) {
+	if d.claim != nil {
+		d.claim()
+	}
 	if r, ok := d.movable[id]; ok {
 		return r, nil
 	}

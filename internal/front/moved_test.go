@@ -55,6 +55,24 @@ func TestFrontMovesPaused(t *testing.T) {
 	}
 }
 
+// TestFrontMoveRace: a paused sandbox whose node is gone, claimed by a
+// live node (shared storage) between the front's owner lookup and its move,
+// goes to that node, not 502.
+func TestFrontMoveRace(t *testing.T) {
+	a, b := fakeNode(t, "a"), fakeNode(t, "b")
+	na, nb := node("a", a.URL, 0), node("b", b.URL, 0)
+	na.State = "expired"
+	d := &fakeDir{nodes: []*store.Node{na, nb}, owners: map[string][2]string{idA: {"a", "paused"}}}
+	d.claim = func() { d.owners[idA] = [2]string{"b", "paused"} } // b took it over: no longer movable
+	f := newFront(d)
+	if code, body := do(t, f, "POST", "/sandboxes/"+idA+"/connect", ""); code != 200 || !strings.HasPrefix(body, "b /sandboxes/"+idA+"/connect") {
+		t.Fatalf("connect while a live node claims the sandbox: %d %q, want it sent to b", code, body)
+	}
+	if d.lookups != 2 {
+		t.Fatalf("owner lookups %d, want 2 (one before the move, one after it failed)", d.lookups)
+	}
+}
+
 // TestFrontSnapshots: a create from a snapshot goes to a node that has its
 // image (on shared storage: any node with the storage and its runtime; on
 // a node's disk: that node), so does its deletion; the list joins every
