@@ -33,6 +33,7 @@ func TestMain(m *testing.M) {
 // (uid 1000, home <tmp>/home/user) and nobody.
 type env struct {
 	dir, home string
+	url       string // the service's test server
 	state     *identity.State
 	svc       *Service
 	client    processconnect.ProcessClient // JSON, like the E2B SDK
@@ -65,7 +66,7 @@ func newEnv(t *testing.T) *env {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return &env{
-		dir: dir, home: home, state: st, svc: svc,
+		dir: dir, home: home, url: srv.URL, state: st, svc: svc,
 		client: processconnect.NewProcessClient(srv.Client(), srv.URL, connect.WithProtoJSON()),
 		binary: processconnect.NewProcessClient(srv.Client(), srv.URL),
 	}
