@@ -54,7 +54,7 @@ func run(args []string) error {
 		return fmt.Errorf("invalid --port %d", *port)
 	}
 	events := eventlog.New()
-	log := slog.New(eventlog.NewHandler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}), events))
+	log := slog.New(eventlog.NewHandler(slog.NewTextHandler(console, &slog.HandlerOptions{Level: slog.LevelInfo}), events))
 	reserveThreads(reservedThreads)
 	// Orphans of the sandbox's processes are re-parented to the agent (it is
 	// PID 1, or becomes a subreaper) and reaped by it.

@@ -113,6 +113,13 @@ type Sandbox interface {
 	CgroupPaths() map[string]string
 }
 
+// ConsoleTailer is implemented by sandboxes whose runtime keeps a console
+// log on the host (the runtime's and, for gVisor, the Sentry's own output;
+// not the guest's): its last n bytes, for the log when a sandbox dies.
+type ConsoleTailer interface {
+	ConsoleTail(n int) []byte
+}
+
 // Checkpointer is implemented by sandboxes whose backend can save and restore
 // memory state (gVisor).
 type Checkpointer interface {

@@ -22,7 +22,7 @@ func (m *Manager) RunWatchdog(ctx context.Context) {
 			return
 		case <-t.C:
 			for _, id := range m.dead() {
-				m.log.Warn("sandbox init exited; reaping", "sandbox", id)
+				m.log.Warn("sandbox init exited; reaping", append([]any{"sandbox", id}, m.lastWordsOf(id)...)...)
 				_ = m.kill(ctx, id, "exited", initDead)
 			}
 		}
@@ -45,4 +45,15 @@ func (m *Manager) dead() []string {
 // initDead reports whether sb runs (not paused) and its init pid is gone.
 func initDead(sb *Sandbox) bool {
 	return sb.rt != nil && sb.rt.Pid() > 0 && !runtime.ProcessAlive(sb.rt.Pid())
+}
+
+// lastWordsOf is lastWords of sandbox id, if the manager still has it.
+func (m *Manager) lastWordsOf(id string) []any {
+	m.mu.Lock()
+	var rt runtime.Sandbox
+	if sb := m.sandboxes[id]; sb != nil {
+		rt = sb.rt
+	}
+	m.mu.Unlock()
+	return m.lastWords(id, rt)
 }

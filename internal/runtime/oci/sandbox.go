@@ -135,10 +135,7 @@ func (r *Runtime) launch(ctx context.Context, id, bundle string, sub []string) e
 	}
 	r.observe(sub[0], t0, err)
 	if err != nil {
-		tail, _ := os.ReadFile(filepath.Join(bundle, "console.log"))
-		if len(tail) > 2000 {
-			tail = tail[len(tail)-2000:]
-		}
+		tail := fileTail(filepath.Join(bundle, "console.log"), 2000)
 		return fmt.Errorf("%s %s: %w: %s", r.kind, sub[0], err, bytes.TrimSpace(tail))
 	}
 	return nil
@@ -216,6 +213,29 @@ func (s *Sandbox) Delete(ctx context.Context) error {
 		return fmt.Errorf("oci: remove bundle: %w", err)
 	}
 	return nil
+}
+
+// ConsoleTail implements runtime.ConsoleTailer: the end of the bundle's
+// console.log, which only the runtime writes once the agent listens.
+func (s *Sandbox) ConsoleTail(n int) []byte {
+	return fileTail(filepath.Join(s.r.bundle(s.id), "console.log"), n)
+}
+
+// fileTail is the last n bytes of the file at path (nil if unreadable).
+func fileTail(path string, n int) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	off := max(st.Size()-int64(n), 0)
+	b := make([]byte, st.Size()-off)
+	k, _ := f.ReadAt(b, off)
+	return b[:k]
 }
 
 // CgroupPaths implements runtime.Sandbox.
