@@ -48,31 +48,42 @@ func DiskSupported() error {
 }
 
 // makeImage creates opts.Image (which must not exist) as a sparse file of
-// imageSize and makes an ext4 file system on it with exactly opts.Inodes
-// inodes: the image's size is the byte quota, its inode count the file
-// quota. No journal (a layer does not outlive a host crash: recovery reaps
-// it), no root reserve (a full layer is full for root too), inode tables
-// left sparse (a fresh sparse file reads as zeros; mount with noinit_itable).
-// The host space is not reserved: an image takes what is written into it.
-func makeImage(ctx context.Context, opts Options) error {
+// imageSize holding an ext4 file system with exactly opts.Inodes inodes
+// (golden.go): the image's size is the byte quota, its inode count the
+// file quota. The host space is not reserved: an image takes what is
+// written into it.
+func makeImage(ctx context.Context, opts Options) (err error) {
 	size := imageSize(opts)
 	if err := checkHostSpace(opts.Image, size); err != nil {
+		return err
+	}
+	extents, err := goldenFor(ctx, opts)
+	if err != nil {
 		return err
 	}
 	f, err := os.OpenFile(opts.Image, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return err
 	}
-	err = f.Truncate(size)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	if err := f.Truncate(size); err != nil {
 		return err
 	}
+	return writeExtents(f, extents)
+}
+
+// mkfs makes the file system of a layer image: no journal (a layer does
+// not outlive a host crash: recovery reaps it), no root reserve (a full
+// layer is full for root too), no room to grow, inode tables left sparse (a
+// fresh sparse file reads as zeros; mount with noinit_itable).
+func mkfs(ctx context.Context, image string, inodes uint64) error {
 	out, err := exec.CommandContext(ctx, "mkfs.ext4", "-q", "-F", "-b", strconv.Itoa(blockSize), "-I", strconv.Itoa(inodeSize),
-		"-N", strconv.FormatUint(opts.Inodes, 10), "-m", "0", "-O", "^has_journal,^resize_inode",
-		"-E", "lazy_itable_init=1,nodiscard,root_owner=0:0", "-L", "sbx-layer", opts.Image).CombinedOutput()
+		"-N", strconv.FormatUint(inodes, 10), "-m", "0", "-O", "^has_journal,^resize_inode",
+		"-E", "lazy_itable_init=1,nodiscard,root_owner=0:0", "-L", "sbx-layer", image).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("mkfs.ext4: %w: %s", err, strings.TrimSpace(string(out)))
 	}
