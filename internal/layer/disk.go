@@ -38,13 +38,23 @@ func imageSize(o Options) int64 {
 // DiskSupported reports why disk layers cannot work on this host (nil when
 // they can): mkfs.ext4 (e2fsprogs) on PATH and loop devices.
 func DiskSupported() error {
-	if _, err := exec.LookPath("mkfs.ext4"); err != nil {
-		return fmt.Errorf("disk layers need mkfs.ext4 (e2fsprogs): %w", err)
-	}
 	if _, err := os.Stat("/dev/loop-control"); err != nil {
 		return fmt.Errorf("disk layers need loop devices: %w", err)
 	}
+	if _, err := exec.LookPath("mkfs.ext4"); err != nil {
+		return fmt.Errorf("disk layers need mkfs.ext4 (e2fsprogs): %w", err)
+	}
 	return nil
+}
+
+// onMemory reports whether dir is on a file system in memory (tmpfs,
+// ramfs), where an image would put the files back in memory.
+func onMemory(dir string) (bool, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return false, err
+	}
+	return st.Type == unix.TMPFS_MAGIC || st.Type == unix.RAMFS_MAGIC, nil
 }
 
 // makeImage creates opts.Image (which must not exist) as a sparse file of
@@ -91,8 +101,9 @@ func mkfs(ctx context.Context, image string, inodes uint64) error {
 }
 
 // ErrHostFull is returned (wrapped) when the host file system holding the
-// images has less space free than a new layer's quota.
-var ErrHostFull = errors.New("not enough free space on the host for the sandbox's disk")
+// images has less space free than a new layer's quota. It wraps ENOSPC
+// (the API answers 507).
+var ErrHostFull = fmt.Errorf("not enough free space on the host for the sandbox's disk: %w", unix.ENOSPC)
 
 // checkHostSpace refuses an image larger than the space free on the file
 // system that would hold it: one sandbox can never be promised more than

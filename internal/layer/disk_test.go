@@ -169,7 +169,7 @@ func TestDiskPrepareFails(t *testing.T) {
 		want error
 	}{
 		{"seed", Options{DiskBytes: 16 << 20, OwnerUID: 100000, Seed: "/nonexistent-seed"}, nil},
-		{"host-full", Options{DiskBytes: 1 << 60, OwnerUID: 100000}, ErrHostFull},
+		{"host-full", Options{DiskBytes: 1 << 60, OwnerUID: 100000}, unix.ENOSPC}, // ErrHostFull: 507
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := newDir(t)
@@ -187,6 +187,18 @@ func TestDiskPrepareFails(t *testing.T) {
 	}
 }
 
+// TestUseImagesNotInMemory: images on a tmpfs would be memory again.
+func TestUseImagesNotInMemory(t *testing.T) {
+	needDisk(t)
+	dir := t.TempDir()
+	must(t, unix.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"))
+	t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) })
+	s := &Store{Dir: t.TempDir()}
+	if err := s.UseImages(filepath.Join(dir, "images")); err == nil || s.Images != "" {
+		t.Fatalf("UseImages on a tmpfs = %v (Images %q), want an error", err, s.Images)
+	}
+}
+
 // TestStoreImages: with Images set, user-namespaced layers get an image
 // and gVisor's stay tmpfs; List finds an image without its directory (a
 // crash's leftover) and Remove reaps both.
@@ -194,6 +206,9 @@ func TestStoreImages(t *testing.T) {
 	needDisk(t)
 	s, err := New(filepath.Join(t.TempDir(), "sandboxes"))
 	must(t, err)
+	if mem, _ := onMemory(os.TempDir()); mem {
+		t.Skip("the temp dir is a tmpfs: no images there")
+	}
 	must(t, s.UseImages(filepath.Join(t.TempDir(), "images")))
 	ctx := context.Background()
 	for id, owner := range map[string]uint32{"userns": 100000, "gvisor": 0} {

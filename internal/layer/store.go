@@ -73,13 +73,19 @@ func (s *Store) imagePath(id string) string {
 }
 
 // UseImages turns disk-backed layers on (Images = dir, created 0700), if
-// the host can make them (DiskSupported).
+// the host can make them (DiskSupported) and dir is on a disk, not in
+// memory.
 func (s *Store) UseImages(dir string) error {
 	if err := DiskSupported(); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("layer images: %w", err)
+	}
+	if mem, err := onMemory(dir); err != nil {
+		return fmt.Errorf("layer images: %w", err)
+	} else if mem {
+		return fmt.Errorf("layer images: %s is in memory (tmpfs), not on a disk", dir)
 	}
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
