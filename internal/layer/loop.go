@@ -31,7 +31,7 @@ func attachLoop(image string) (*os.File, error) {
 	}
 	defer ctl.Close()
 	cfg := unix.LoopConfig{Fd: uint32(backing.Fd()), Size: blockSize}
-	cfg.Info.Flags = unix.LO_FLAGS_AUTOCLEAR | unix.LO_FLAGS_DIRECT_IO
+	cfg.Info.Flags = unix.LO_FLAGS_AUTOCLEAR
 	for range loopTries {
 		dev, err := configureFree(ctl, &cfg)
 		if !errors.Is(err, unix.EBUSY) {

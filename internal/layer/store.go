@@ -106,8 +106,9 @@ func (s *Store) Rootfs(id string) (string, bool) {
 	return paths(dir).Rootfs, Mounted(dir)
 }
 
-// Remove unmounts and deletes the layer of id and its image; a missing
-// layer is not an error. The image goes after the unmount and before the
+// Remove unmounts and deletes the layer of id and its image, whose file
+// system is shut down first (nothing of it is written back: it is deleted);
+// a missing layer is not an error. The image goes after the unmount and before the
 // directory, so a crash in between leaves the directory for List to find.
 func (s *Store) Remove(id string) error {
 	dir, err := s.dir(id)
@@ -118,6 +119,7 @@ func (s *Store) Remove(id string) error {
 		return Cleanup(dir)
 	}
 	if real, err := realPath(dir); err == nil {
+		shutdownDisk(paths(real).tmpfs())
 		if err := UnmountAll(real); err != nil {
 			return fmt.Errorf("remove layer %s: %w", id, err)
 		}
