@@ -107,9 +107,10 @@ func (s *Store) Rootfs(id string) (string, bool) {
 }
 
 // Remove unmounts and deletes the layer of id and its image, whose file
-// system is shut down first (nothing of it is written back: it is deleted);
-// a missing layer is not an error. The image goes after the unmount and before the
-// directory, so a crash in between leaves the directory for List to find.
+// system is shut down first (nothing of it is written back: it is
+// deleted); a missing layer is not an error. The image goes after the
+// unmount and before the directory, so a crash in between leaves the
+// directory for List to find.
 func (s *Store) Remove(id string) error {
 	dir, err := s.dir(id)
 	if err != nil {
