@@ -20,8 +20,9 @@ import (
 // On runsc the writable layer is a host tmpfs whose pages are charged to
 // the Sentry's cgroup, sized for them (internal/runtime/oci diskmem.go):
 // that cgroup never even reaches its limit (memory.failcnt 0). Before that
-// fix the host OOM-killed the Sentry at ~300 MiB. On crun and runc the
-// layer is an ext4 image on the host's disk (internal/layer disk.go): the
+// fix the host OOM-killed the Sentry at ~300 MiB. On crun and runc, with
+// --disk-layers, the layer is an ext4 image on the host's disk
+// (internal/layer disk.go): the
 // files are page cache in the sandbox's own cgroup, which the kernel writes
 // back and drops at the limit (failcnt counts those reclaims); on a tmpfs
 // they were unswappable and the kernel OOM-killed every process in the
@@ -33,7 +34,11 @@ func TestFilesFillDiskNotMemory(t *testing.T) {
 }
 
 func filesFillDisk(t *testing.T, rt string) {
-	d := startDaemon(t, rt, "")
+	var extra []string
+	if rt != "runsc" {
+		extra = []string{"--disk-layers"}
+	}
+	d := startDaemon(t, rt, "", extra...)
 	for _, mem := range []int{256, 512} {
 		sb := d.create(map[string]any{"memoryMB": mem})
 		sibling := sb.startSibling(t)

@@ -79,15 +79,23 @@ func buildManager(_ context.Context, f *Config, st *store.Store, aud sandbox.Aud
 	return mgr, nw, err
 }
 
-// layerStore makes the sandboxes' writable-layer store: crun and runc
-// layers on disk images under <data-dir>/layer-images unless
-// --tmpfs-layers or the host cannot make them.
+// layerStore makes the sandboxes' writable-layer store: with --disk-layers
+// crun and runc layers on disk images under <data-dir>/layer-images, if the
+// host can make them. Without it, images an earlier run made are still
+// reaped with their sandboxes.
 func layerStore(f *Config, run string, log *slog.Logger) (*layer.Store, error) {
 	ly, err := layer.New(filepath.Join(run, "sandboxes"))
-	if err != nil || f.tmpfsLayers {
-		return ly, err
+	if err != nil {
+		return nil, err
 	}
-	if err := ly.UseImages(filepath.Join(f.dataDir, "layer-images")); err != nil {
+	images := filepath.Join(f.dataDir, "layer-images")
+	if !f.diskLayers {
+		if real, err := filepath.EvalSymlinks(images); err == nil {
+			ly.Images, ly.ReapImagesOnly = real, true
+		}
+		return ly, nil
+	}
+	if err := ly.UseImages(images); err != nil {
 		log.Warn("crun and runc sandboxes' writable layers stay on a tmpfs: their files count against their memory limit", "err", err)
 	}
 	return ly, nil

@@ -211,7 +211,8 @@ func TestStoreImages(t *testing.T) {
 	}
 	must(t, s.UseImages(filepath.Join(t.TempDir(), "images")))
 	ctx := context.Background()
-	for id, owner := range map[string]uint32{"userns": 100000, "gvisor": 0} {
+	upperFS := func(id string, owner uint32) int64 {
+		t.Helper()
 		t.Cleanup(func() { must(t, s.Remove(id)) })
 		rootfs, err := s.Prepare(ctx, id, newLower(t), 16<<20, owner)
 		if err != nil {
@@ -219,16 +220,25 @@ func TestStoreImages(t *testing.T) {
 		}
 		var fs unix.Statfs_t
 		must(t, unix.Statfs(filepath.Join(filepath.Dir(rootfs), "layer"), &fs))
-		if want := map[bool]int64{true: unix.TMPFS_MAGIC, false: unix.EXT4_SUPER_MAGIC}[owner == 0]; fs.Type != want {
-			t.Errorf("%s: upper fs %#x, want %#x", id, fs.Type, want)
+		return fs.Type
+	}
+	for id, owner := range map[string]uint32{"userns": 100000, "gvisor": 0} {
+		if got, want := upperFS(id, owner), map[bool]int64{true: unix.TMPFS_MAGIC, false: unix.EXT4_SUPER_MAGIC}[owner == 0]; got != want {
+			t.Errorf("%s: upper fs %#x, want %#x", id, got, want)
 		}
 	}
+	// Images turned off (no --disk-layers): new layers are tmpfs, the
+	// images made before are still listed and removed with their layers.
+	s.ReapImagesOnly = true
+	if got := upperFS("off", 100000); got != unix.TMPFS_MAGIC {
+		t.Errorf("a userns layer with images off: upper fs %#x, want tmpfs", got)
+	}
 	must(t, os.WriteFile(filepath.Join(s.Images, "orphan.img"), nil, 0o600))
-	if ids, _ := s.List(); len(ids) != 3 {
-		t.Fatalf("List = %v, want userns, gvisor, orphan", ids)
+	if ids, _ := s.List(); len(ids) != 4 {
+		t.Fatalf("List = %v, want userns, gvisor, off, orphan", ids)
 	}
 	img := s.imagePath("userns")
-	for _, id := range []string{"userns", "gvisor", "orphan"} {
+	for _, id := range []string{"userns", "gvisor", "off", "orphan"} {
 		must(t, s.Remove(id))
 	}
 	if ents, _ := os.ReadDir(s.Images); len(ents) != 0 {

@@ -27,6 +27,10 @@ type Store struct {
 	// the Sentry writes, whose cgroup is sized for the quota
 	// (internal/runtime/oci diskmem.go): those layers stay tmpfs.
 	Images string
+	// ReapImagesOnly, with Images set, makes no new images (every new
+	// layer is a tmpfs) while those left by an earlier run with images are
+	// still listed and removed with their layers.
+	ReapImagesOnly bool
 }
 
 // New creates the store directory (mode 0711: sandbox root on user-namespaced
@@ -58,7 +62,7 @@ func (s *Store) Prepare(ctx context.Context, id, lower string, diskBytes int64, 
 
 // image is the image file of id's layer if it is disk-backed ("" if not).
 func (s *Store) image(id string, ownerUID uint32) string {
-	if ownerUID == 0 {
+	if ownerUID == 0 || s.ReapImagesOnly {
 		return ""
 	}
 	return s.imagePath(id)
