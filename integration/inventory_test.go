@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,9 +21,10 @@ import (
 type inventory map[string]bool
 
 // stateDirs are the data dir's per-sandbox directories: writable layers,
-// runtime --root dirs and OCI bundles, all in the daemon's run dir.
+// runtime --root dirs and OCI bundles, all in the daemon's run dir, and the
+// crun and runc layers' disk images.
 var stateDirs = []string{"run/sandboxes", "run/runtime/runsc", "run/runtime/crun", "run/runtime/runc",
-	"run/runtime/bundles-runsc", "run/runtime/bundles-crun", "run/runtime/bundles-runc"}
+	"run/runtime/bundles-runsc", "run/runtime/bundles-crun", "run/runtime/bundles-runc", "layer-images"}
 
 var logID = regexp.MustCompile(`sandbox=([a-z0-9]{20})\b`)
 
@@ -87,6 +89,7 @@ func (d *daemon) inventoryOf(ids map[string]bool) inventory {
 	}
 	d.nftInto(inv)
 	d.mountsInto(inv, ids)
+	d.loopsInto(inv)
 	for _, dir := range stateDirs {
 		ents, _ := os.ReadDir(filepath.Join(d.dataDir, dir))
 		for _, e := range ents {
@@ -138,6 +141,33 @@ func (d *daemon) mountsInto(inv inventory, ids map[string]bool) {
 			inv["mount: "+f[4]] = true
 		}
 	}
+}
+
+// loopsInto adds the loop devices bound to a file in the data dir (the
+// layers' images). One bound to a deleted image is being released (loop
+// devices clear themselves asynchronously after the unmount): it is waited
+// for, up to a second.
+func (d *daemon) loopsInto(inv inventory) {
+	held := boundLoops(d.dataDir)
+	for i := 0; i < 50 && slices.ContainsFunc(held, func(l string) bool { return strings.HasSuffix(l, " (deleted)") }); i++ {
+		time.Sleep(20 * time.Millisecond)
+		held = boundLoops(d.dataDir)
+	}
+	for _, l := range held {
+		inv["loop: "+l] = true
+	}
+}
+
+// boundLoops lists the loop devices whose backing file is under dir.
+func boundLoops(dir string) []string {
+	files, _ := filepath.Glob("/sys/block/loop*/loop/backing_file")
+	var out []string
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err == nil && strings.HasPrefix(string(b), dir+"/") {
+			out = append(out, strings.TrimSpace(string(b)))
+		}
+	}
+	return out
 }
 
 // processesInto adds host processes (other than the daemon) whose command

@@ -52,6 +52,7 @@ type Config struct {
 	tlsConf                                                                                          *tls.Config // loaded from tls by serve
 	obs                                                                                              obsFlags
 	reapAll                                                                                          bool // reap every sandbox, then exit
+	diskLayers                                                                                       bool // crun/runc layers on disk images, not tmpfs
 	secretsKeyFile                                                                                   string
 	intercept                                                                                        interceptFlags
 	egressCA                                                                                         *intercept.CA // loaded by New
@@ -98,6 +99,7 @@ func ParseFlags(args []string) (*Config, error) {
 	fs.IntVar(&f.memMB, "memory-mb", 512, "default memory per sandbox in MiB (requests may set memoryMB up to 8x)")
 	fs.IntVar(&f.diskMB, "disk-mb", 1024, "default writable-layer size per sandbox in MiB (requests may set diskSizeMB up to 8x)")
 	fs.IntVar(&f.pids, "pids", 512, "max tasks per sandbox")
+	fs.BoolVar(&f.diskLayers, "disk-layers", false, "put crun and runc sandboxes' writable layers on ext4 images of their disk quota under <data-dir>/layer-images (sparse, loop-mounted; needs mkfs.ext4 and loop devices, else a warning and the tmpfs): their files then fill the disk quota as page cache instead of counting against the memory limit, where past memoryMB every process of the sandbox is OOM-killed; each create costs a loop device and a mount more (slower bursts). runsc layers are unaffected")
 	fs.IntVar(&f.maxSandboxes, "max-sandboxes", 1000, "max sandboxes on this node; more creates get 429")
 	fs.IntVar(&f.maxCreating, "max-creating", 8, "max creates in flight; more wait in a queue (up to 30 s)")
 	fs.IntVar(&f.maxQueued, "max-queued", 512, "max creates waiting for a slot; more get 429 with Retry-After")

@@ -49,7 +49,7 @@ func buildManager(_ context.Context, f *Config, st *store.Store, aud sandbox.Aud
 	} else if changed != "" {
 		log.Info("raised the kernel's neighbour table thresholds for --max-sandboxes", "changed", changed)
 	}
-	ly, err := layer.New(filepath.Join(run, "sandboxes"))
+	ly, err := layerStore(f, run, log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -77,6 +77,28 @@ func buildManager(_ context.Context, f *Config, st *store.Store, aud sandbox.Aud
 	}
 	mgr, err := sandbox.New(cfg, st, rts, netAdapter{nw, eg.forget}, ly, newRegistry(f, st, owner), log)
 	return mgr, nw, err
+}
+
+// layerStore makes the sandboxes' writable-layer store: with --disk-layers
+// crun and runc layers on disk images under <data-dir>/layer-images, if the
+// host can make them. Without it, images an earlier run made are still
+// reaped with their sandboxes.
+func layerStore(f *Config, run string, log *slog.Logger) (*layer.Store, error) {
+	ly, err := layer.New(filepath.Join(run, "sandboxes"))
+	if err != nil {
+		return nil, err
+	}
+	images := filepath.Join(f.dataDir, "layer-images")
+	if !f.diskLayers {
+		if real, err := filepath.EvalSymlinks(images); err == nil {
+			ly.Images, ly.ReapImagesOnly = real, true
+		}
+		return ly, nil
+	}
+	if err := ly.UseImages(images); err != nil {
+		log.Warn("crun and runc sandboxes' writable layers stay on a tmpfs: their files count against their memory limit", "err", err)
+	}
+	return ly, nil
 }
 
 // nodeID is this data dir's persistent random id (<data-dir>/node-id),

@@ -47,7 +47,8 @@ func (s *Store) SaveUpper(ctx context.Context, id, dst string) error {
 
 // PrepareFrom is Prepare with the upper layer seeded from a copy that
 // SaveUpper wrote (resume after a pause, fork, snapshot): the sandbox sees
-// the files exactly as they were saved. An empty seed is Prepare.
+// the files exactly as they were saved (they count against the quota). An
+// empty seed is Prepare.
 func (s *Store) PrepareFrom(ctx context.Context, id, lower string, diskBytes int64, ownerUID uint32, seed string) (string, error) {
 	dir, err := s.dir(id)
 	if err != nil {
@@ -58,7 +59,11 @@ func (s *Store) PrepareFrom(ctx context.Context, id, lower string, diskBytes int
 			return "", err
 		}
 	}
-	l, err := Prepare(dir, lower, Options{DiskBytes: diskBytes, Inodes: s.Inodes, OwnerUID: ownerUID, OwnerGID: ownerUID, Seed: seed, ctx: ctx})
+	if err := s.clearImage(id, ownerUID); err != nil {
+		return "", err
+	}
+	l, err := Prepare(dir, lower, Options{DiskBytes: diskBytes, Inodes: s.Inodes, OwnerUID: ownerUID, OwnerGID: ownerUID,
+		Seed: seed, Image: s.image(id, ownerUID), ctx: ctx})
 	if err != nil {
 		return "", err
 	}

@@ -45,10 +45,12 @@ var ErrNotMounted = errors.New("layer not mounted")
 
 // Options size and own a layer.
 type Options struct {
-	// DiskBytes is the tmpfs size: the most a sandbox can write. 0 means
+	// DiskBytes is the tmpfs size (with Image: the room for file data): the
+	// most a sandbox can write. 0 means
 	// DefaultDiskBytes.
 	DiskBytes int64
-	// Inodes caps the files a sandbox can create (tmpfs nr_inodes). 0 means
+	// Inodes caps the files a sandbox can create (tmpfs nr_inodes; with
+	// Image, the file system's inode count). 0 means
 	// 64Ki per GiB of DiskBytes, at least 16Ki.
 	Inodes uint64
 	// OwnerUID and OwnerGID own the root of the upper layer, and so the
@@ -58,6 +60,12 @@ type Options struct {
 	// Seed, if set, is a directory copied into the upper layer before the
 	// overlay is mounted (a layer saved by SaveUpper).
 	Seed string
+	// Image, if set, backs the layer by the host's disk instead of a tmpfs:
+	// an ext4 file system made in this file (which must not exist; its
+	// directory must) of DiskBytes for files and exactly Inodes inodes,
+	// loop-mounted where the tmpfs would be (disk.go). Remove the file with
+	// RemoveImage after the layer's Cleanup.
+	Image string
 
 	ctx context.Context // bounds the seed copy; nil means Background
 }
@@ -76,7 +84,7 @@ func (o Options) withDefaults() Options {
 type Layer struct {
 	Dir    string // the layer's directory
 	Rootfs string // the merged tree: the sandbox's root filesystem
-	Upper  string // where the sandbox's writes land (on the tmpfs)
+	Upper  string // where the sandbox's writes land (on the tmpfs or image)
 }
 
 func paths(dir string) *Layer {

@@ -16,9 +16,10 @@ import (
 const overlayOptions = "redirect_dir=on,index=off,xino=off"
 
 // Prepare creates dir (its parent must exist; dir must not), mounts a tmpfs
-// of opts.DiskBytes at dir/layer and an overlay of lower under it at
-// dir/rootfs, and returns the layer. lower is only read. On error nothing is
-// left mounted and dir is removed.
+// of opts.DiskBytes (or the ext4 image opts.Image) at dir/layer and an
+// overlay of lower under it at dir/rootfs, and returns the layer. lower is
+// only read. On error nothing is left mounted, and dir and the image are
+// removed.
 func Prepare(dir, lower string, opts Options) (l *Layer, err error) {
 	opts = opts.withDefaults()
 	if dir, err = realPath(dir); err != nil {
@@ -34,13 +35,14 @@ func Prepare(dir, lower string, opts Options) (l *Layer, err error) {
 	defer func() {
 		if err != nil {
 			_ = Cleanup(dir)
+			_ = RemoveImage(opts.Image)
 			err = fmt.Errorf("prepare layer %s: %w", dir, err)
 		}
 	}()
 	if err := fence(dir, opts); err != nil {
 		return nil, err
 	}
-	if err := l.mountTmpfs(opts); err != nil {
+	if err := l.mountUpperFS(opts); err != nil {
 		return nil, err
 	}
 	if err := l.mountOverlay(lower, opts); err != nil {
@@ -90,6 +92,15 @@ func checkLower(lower string) (string, error) {
 		return "", fmt.Errorf("lower: %d layers do not fit in an overlay mount option (%d bytes)", len(parts), len(out))
 	}
 	return out, nil
+}
+
+// mountUpperFS mounts what holds upper and work: the image if opts names
+// one, else a tmpfs.
+func (l *Layer) mountUpperFS(opts Options) error {
+	if opts.Image != "" {
+		return l.mountDisk(opts)
+	}
+	return l.mountTmpfs(opts)
 }
 
 func (l *Layer) mountTmpfs(opts Options) error {
