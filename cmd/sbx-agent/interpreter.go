@@ -20,10 +20,10 @@ const ipykernelMarker = "/usr/lib/python3/dist-packages/ipykernel"
 
 // startInterpreter serves the E2B code interpreter on port, sharing the
 // agent's /init state (access token, env vars); its drivers start through
-// limiter when it is not empty (see useSubreaper); its requests mark act.
+// limiter when it is not empty (see useSubreaper); its requests and its prewarm keep act busy.
 func startInterpreter(port int, st *identity.State, limiter string, act *oomguard.Activity, log *slog.Logger) (*interpreter.Server, error) {
 	_, err := os.Stat(ipykernelMarker)
-	code, err2 := interpreter.New(interpreter.Config{State: st, Prewarm: err == nil, Launcher: limiter, Logger: log})
+	code, err2 := interpreter.New(interpreter.Config{State: st, Prewarm: err == nil, Begin: act.Begin, Launcher: limiter, Logger: log})
 	if err2 != nil {
 		return nil, err2
 	}

@@ -9,7 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/sbx-dev/sbx/internal/agent/identity"
 )
@@ -117,5 +119,27 @@ func TestStreamEnds(t *testing.T) {
 	}
 	if strings.Join(types, ",") != "error,end_of_execution" {
 		t.Errorf("lines %v", types)
+	}
+}
+
+// TestPrewarmBegin: the prewarm runs inside a Begin span (the agent's OOM
+// guard stays awake while it may start a kernel), begun before New
+// returns and ended once the prewarm is over (here it fails: no python).
+func TestPrewarmBegin(t *testing.T) {
+	var begun atomic.Int32
+	ended := make(chan struct{})
+	s, err := New(Config{Python: "/nonexistent/python3", Prewarm: true, Users: identity.Files{Passwd: "/nonexistent"},
+		Begin: func() func() { begun.Add(1); return func() { close(ended) } }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if begun.Load() != 1 {
+		t.Fatalf("Begin called %d times before New returned, want 1", begun.Load())
+	}
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the prewarm's span never ended")
 	}
 }

@@ -55,6 +55,10 @@ type Config struct {
 	// Prewarm starts the default python context in the background at New,
 	// so the first runCode does not wait for the kernel to boot.
 	Prewarm bool
+	// Begin, when set, is called before the prewarm starts and the end it
+	// returns once the prewarm is over (the agent's OOM guard stays awake
+	// meanwhile: oomguard.Activity.Begin); nil: nothing.
+	Begin func() (end func())
 	// Launcher, when not empty, is a program that executes its arguments
 	// (a driver's path and argv) after bounding its processes: the agent's
 	// process-limit shim under gVisor, so a fork bomb in a kernel fails
@@ -87,7 +91,14 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, dir: dir, contexts: map[string]*kcontext{}, defaults: map[string]*kcontext{}}
 	s.handler = s.routes()
 	if cfg.Prewarm {
-		go s.prewarm()
+		end := func() {}
+		if cfg.Begin != nil {
+			end = cfg.Begin()
+		}
+		go func() {
+			defer end()
+			s.prewarm()
+		}()
 	}
 	return s, nil
 }
