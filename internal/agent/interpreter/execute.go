@@ -54,11 +54,19 @@ func (s *Server) target(req executeRequest) (*kcontext, error) {
 	return s.defaultContext(req.Language)
 }
 
+// headerWait is how long the response's headers may wait for the first
+// lines, to leave with them in one write (under gVisor every write is a trip
+// through the netstack and the daemon's proxy). The SDK's request timer
+// stops at the headers, so they never wait longer than this: a context busy
+// with another cell or a kernel still starting sends them on time.
+var headerWait = 20 * time.Millisecond
+
 // stream writes the lines of out as NDJSON with a keepalive after every
-// quiet keepaliveEvery, then end_of_execution. Lines are flushed as soon as
-// no other line is already waiting (a burst leaves in one write; under gVisor
-// every write is a trip through the netstack), and the last ones go with the
-// response's end. It drains out even after the client left.
+// quiet keepaliveEvery, then end_of_execution. The headers leave with the
+// first lines or after headerWait, whichever comes first. Lines are flushed
+// as soon as no other line is already waiting (a burst leaves in one write),
+// and the last ones go with the response's end: a cell that ends within
+// headerWait is one write in all. It drains out even after the client left.
 func stream(w http.ResponseWriter, out <-chan line) {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -72,12 +80,14 @@ func stream(w http.ResponseWriter, out <-chan line) {
 			ok = enc.Encode(l) == nil
 		}
 	}
+	headers := time.NewTimer(headerWait)
+	defer headers.Stop()
 	flush := func() {
+		headers.Stop()
 		if ok {
 			ok = rc.Flush() == nil
 		}
 	}
-	flush() // headers now: the SDK's request timer stops here
 	tick := time.NewTicker(keepaliveEvery)
 	defer tick.Stop()
 	for {
@@ -98,6 +108,8 @@ func stream(w http.ResponseWriter, out <-chan line) {
 			}
 			flush()
 			tick.Reset(keepaliveEvery)
+		case <-headers.C:
+			flush()
 		case <-tick.C:
 			write(keepaliveLine)
 			flush()
