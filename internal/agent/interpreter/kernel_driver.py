@@ -122,6 +122,15 @@ def start():
     tmp = tempfile.mkdtemp(prefix="sbx-kernel-")
     km = KernelManager(kernel_name=KERNEL)
     km.connection_file = os.path.join(tmp, "kernel.json")
+    if KERNEL == "python3":
+        # unix sockets in our private directory rather than loopback TCP
+        # ports: a little quicker through gVisor's netstack (0.3-0.6 ms a
+        # cell), and no port another process of the sandbox can reach.
+        # IRkernel speaks TCP only. A unix socket's path has at most 107
+        # bytes: a long TMPDIR keeps TCP.
+        ipc = os.path.join(tmp, "ipc")
+        if len(ipc) < 96:
+            km.transport, km.ip = "ipc", ipc
     try:
         km.start_kernel(cwd=os.getcwd(), extra_arguments=KERNEL_ARGS)
         wire = Wire(km)
