@@ -1,14 +1,15 @@
 """Run inside a code-interpreter-v1 sandbox by runcode-parts.mjs: times, interleaved,
 the agent's /execute over the sandbox's loopback (TOK: the access token), and a
-python kernel of its own started with the driver's options (those of
-internal/agent/interpreter/kernel_driver.py; "plain" as argv[2]: none, as before
-2026-11-26) driven the way the driver drives its kernel. Prints medians in ms,
+python kernel of its own started with the driver's options and transport (those
+of internal/agent/interpreter/kernel_driver.py; "plain" as argv[2]: none and TCP,
+as before 2026-11-26) driven the way the driver drives its kernel. Prints medians in ms,
 with the time at which each of the kernel's messages for the cell arrived."""
 import glob
 import http.client
 import json
 import os
 import sys
+import tempfile
 import time
 
 import zmq
@@ -18,7 +19,8 @@ N = int(sys.argv[1])
 FAST = glob.glob("/tmp/sbx-interpreter-*/ipykernel_fast.py")
 ARGS = ["--HistoryManager.enabled=False", "--Kernel._execute_sleep=0"] + (
     ["--IPKernelApp.code_to_run=exec(open(%r).read(), {})" % FAST[0]] if FAST else [])
-if sys.argv[2:] == ["plain"]:
+PLAIN = sys.argv[2:] == ["plain"]
+if PLAIN:
     ARGS = []
 CELL = {"code": "1+1", "silent": False, "store_history": True, "user_expressions": {},
         "allow_stdin": False, "stop_on_error": True}
@@ -34,6 +36,8 @@ def agent_once(conn):
 class Kernel:
     def __init__(self):
         self.km = KernelManager(kernel_name="python3")
+        if not PLAIN:  # unix sockets, as the driver's
+            self.km.transport, self.km.ip = "ipc", os.path.join(tempfile.mkdtemp(), "ipc")
         self.km.start_kernel(extra_arguments=ARGS)
         self.s, self.sh, self.io = self.km.session, self.km.connect_shell(), self.km.connect_iopub()
         self.p = zmq.Poller()
