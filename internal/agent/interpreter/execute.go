@@ -61,12 +61,17 @@ func (s *Server) target(req executeRequest) (*kcontext, error) {
 // with another cell or a kernel still starting sends them on time.
 var headerWait = 20 * time.Millisecond
 
+// lineWait is how long a line may wait for the next ones before it is
+// flushed: a quick cell's count, result and end leave in one write, and
+// streamed output is at most this late.
+var lineWait = 2 * time.Millisecond
+
 // stream writes the lines of out as NDJSON with a keepalive after every
-// quiet keepaliveEvery, then end_of_execution. The headers leave with the
-// first lines or after headerWait, whichever comes first. Lines are flushed
-// as soon as no other line is already waiting (a burst leaves in one write),
-// and the last ones go with the response's end: a cell that ends within
-// headerWait is one write in all. It drains out even after the client left.
+// quiet keepaliveEvery, then end_of_execution. A line is flushed at most
+// lineWait after it came (with whatever came meanwhile), the headers with
+// the first lines or after headerWait, and the last lines go with the
+// response's end: a cell that ends within lineWait is one write in all. It
+// drains out even after the client left.
 func stream(w http.ResponseWriter, out <-chan line) {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -80,10 +85,12 @@ func stream(w http.ResponseWriter, out <-chan line) {
 			ok = enc.Encode(l) == nil
 		}
 	}
-	headers := time.NewTimer(headerWait)
-	defer headers.Stop()
+	due := time.NewTimer(headerWait) // flush what is written (at first: the headers)
+	defer due.Stop()
+	held := false // lines written since the last flush; due is set for them
 	flush := func() {
-		headers.Stop()
+		due.Stop()
+		held = false
 		if ok {
 			ok = rc.Flush() == nil
 		}
@@ -93,22 +100,17 @@ func stream(w http.ResponseWriter, out <-chan line) {
 	for {
 		select {
 		case l, more := <-out:
-			for more {
-				write(l)
-				select {
-				case l, more = <-out:
-					continue
-				default:
-				}
-				break
-			}
 			if !more {
 				write(endLine) // net/http sends what is buffered with the end of the response
 				return
 			}
-			flush()
+			write(l)
+			if !held {
+				held = true
+				due.Reset(lineWait)
+			}
 			tick.Reset(keepaliveEvery)
-		case <-headers.C:
+		case <-due.C:
 			flush()
 		case <-tick.C:
 			write(keepaliveLine)

@@ -22,10 +22,12 @@ func (f *flushRecorder) Flush() {
 }
 
 // TestStreamFlushes: lines already waiting leave in one flush with the
-// headers, a line that comes alone is flushed at once (streaming stays
-// prompt), and the last lines go with the end of the response, not a flush
-// of their own.
+// headers, a line that comes alone is flushed within lineWait (streaming
+// stays prompt), and the last lines go with the end of the response, not a
+// flush of their own.
 func TestStreamFlushes(t *testing.T) {
+	defer func(w time.Duration) { lineWait = w }(lineWait)
+	lineWait = 50 * time.Millisecond // lines already waiting are all read by then, even on a loaded machine
 	out := make(chan line, 8)
 	out <- countLine(1)
 	out <- streamLine("stdout", "a\n", time.Now())
@@ -34,8 +36,12 @@ func TestStreamFlushes(t *testing.T) {
 	done := make(chan struct{})
 	go func() { stream(rec, out); close(done) }()
 	waitFlushes(t, rec, 1)
+	sent := time.Now()
 	out <- streamLine("stdout", "c\n", time.Now())
 	waitFlushes(t, rec, 2)
+	if d := time.Since(sent); d > 2*time.Second {
+		t.Errorf("a lone line flushed after %v, want about %v", d, lineWait)
+	}
 	close(out)
 	<-done
 	rec.mu.Lock()
