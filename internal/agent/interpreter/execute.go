@@ -64,7 +64,7 @@ var headerWait = 20 * time.Millisecond
 // lineWait is how long a line may wait for the next ones before it is
 // flushed: a quick cell's count, result and end leave in one write, and
 // streamed output is at most this late.
-var lineWait = 2 * time.Millisecond
+var lineWait = 5 * time.Millisecond
 
 // stream writes the lines of out as NDJSON with a keepalive after every
 // quiet keepaliveEvery, then end_of_execution. A line is flushed at most
