@@ -1,10 +1,11 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"errors"
-
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -61,12 +62,12 @@ func New(sbx Sandboxes, domain string, fail ErrorWriter, log *slog.Logger) *Prox
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:       func(*httputil.ProxyRequest) {}, // target set in ServeHTTP via context
 		FlushInterval: -1,
-		Transport: &http.Transport{
+		Transport: memBody{&http.Transport{
 			DialContext:           p.dial,
 			MaxIdleConnsPerHost:   16,
 			IdleConnTimeout:       30 * time.Second,
 			ResponseHeaderTimeout: 0, // streams (Start, WatchDir, execute) may take long for headers
-		},
+		}},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			log.Debug("proxy upstream error", "err", err, "path", r.URL.Path)
 			fail(w, http.StatusBadGateway, "sandbox port is not reachable: "+err.Error())
@@ -231,20 +232,64 @@ func (p *Proxy) bySignature(r *http.Request) (Target, sandbox.Info, error) {
 	return Target{}, sandbox.Info{}, sandbox.ErrNotFound
 }
 
-// readDeadline returns the function that sets r's connection read deadline,
-// or nil on HTTP/2, whose streams do not share a connection reader.
+// smallBody is the largest declared request body DetachBody reads whole
+// before forwarding. A body the transport holds in memory goes upstream in
+// the same write as the headers; any other is written after them in a write
+// of its own (net/http flushes the headers first), which under gVisor is one
+// more segment through the sandbox's netstack and a second read for the
+// server there (a runCode's POST /execute, an RPC's request).
+const smallBody = 64 << 10
+
 // DetachBody gives out, the copy of r a handler hands to an
-// http.Transport, a body (see cutBody) that nothing reads or closes once the
-// returned cut has run; call cut before the handler returns (defer it).
+// http.Transport, a body that nothing reads or closes once the returned cut
+// has run; call cut before the handler returns (defer it). A body of a
+// declared length up to smallBody is read here and handed over in memory;
+// any other is wrapped (see cutBody). A failed read hands on what was read
+// and the error, for the transport to fail the request with.
 func DetachBody(w http.ResponseWriter, r, out *http.Request) (cut func()) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return func() {}
 	}
-	body := newCutBody(r.Body, r.ContentLength)
+	var rest io.ReadCloser = r.Body
+	if r.ContentLength > 0 && r.ContentLength <= smallBody {
+		b := make([]byte, r.ContentLength)
+		n, err := io.ReadFull(r.Body, b)
+		if err == nil {
+			*out = *out.WithContext(context.WithValue(out.Context(), memBodyKey{}, b))
+			out.Body = io.NopCloser(bytes.NewReader(b))
+			return func() {}
+		}
+		rest = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(b[:n]), r.Body), r.Body}
+	}
+	body := newCutBody(rest, r.ContentLength)
 	out.Body = body
 	return func() { body.Cut(readDeadline(w, r)) }
 }
 
+// memBodyKey keys the bytes of a body DetachBody read whole in the
+// request's context.
+type memBodyKey struct{}
+
+// memBody is the proxy's transport: a request whose body DetachBody read
+// into memory goes on with that body as a bytes.Reader, which net/http
+// writes with the headers (httputil.ReverseProxy wraps every body in a type
+// of its own, which net/http must assume may block, so it would flush the
+// headers alone first).
+type memBody struct{ http.RoundTripper }
+
+func (m memBody) RoundTrip(r *http.Request) (*http.Response, error) {
+	if b, ok := r.Context().Value(memBodyKey{}).([]byte); ok && r.Body != nil && r.ContentLength == int64(len(b)) {
+		r = r.WithContext(r.Context()) // a shallow copy: a RoundTripper leaves its request as it is
+		r.Body = io.NopCloser(bytes.NewReader(b))
+	}
+	return m.RoundTripper.RoundTrip(r)
+}
+
+// readDeadline returns the function that sets r's connection read deadline,
+// or nil on HTTP/2, whose streams do not share a connection reader.
 func readDeadline(w http.ResponseWriter, r *http.Request) func(time.Time) error {
 	if r.ProtoMajor != 1 {
 		return nil

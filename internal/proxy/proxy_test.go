@@ -75,7 +75,12 @@ func setup(t testing.TB) (front *httptest.Server, a, b sandbox.Info) {
 
 // setupWith is setup with the given upstream handler.
 func setupWith(t testing.TB, h http.Handler) (front *httptest.Server, a, b sandbox.Info) {
-	up := httptest.NewServer(h)
+	return setupServer(t, httptest.NewUnstartedServer(h))
+}
+
+// setupServer is setup with the given upstream, started here.
+func setupServer(t testing.TB, up *httptest.Server) (front *httptest.Server, a, b sandbox.Info) {
+	up.Start()
 	t.Cleanup(up.Close)
 	host, port, _ := net.SplitHostPort(up.Listener.Addr().String())
 	mk := func(tok string) sandbox.Info {

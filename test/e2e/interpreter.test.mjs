@@ -80,6 +80,28 @@ test('onStdout gets the first line before a 1 s sleep ends', async () => {
   assert.deepEqual(got.at(-1), ['err:oops\n'])
 })
 
+// The python driver runs ipykernel with its flush round trips cut short when
+// nothing was written, no SQLite history and a start-up patch of its own
+// (internal/agent/interpreter/ipykernel_fast.py): output written without a
+// flush right before the cell's value still comes
+// before the end, the session's input history is there, and the patch
+// leaves no name in the user's namespace.
+test('python: unflushed output before the end, history, clean namespace', async () => {
+  const ex = await sbx.runCode('import sys\nsys.stdout.write("a")\nsys.stdout.write("c")\nsys.stderr.write("b")\n7')
+  assert.equal(ex.error, undefined)
+  assert.equal(ex.logs.stdout.join(''), 'ac')
+  assert.equal(ex.logs.stderr.join(''), 'b')
+  assert.equal(ex.text, '7')
+  const hist = await sbx.runCode('In[-2].startswith("import sys") and _ih[-1] == In[-1]')
+  assert.equal(hist.text, 'True')
+  const names = await sbx.runCode('[k for k in ("_patch", "_patch_flush", "_patch_control_wait", "original", "flush") if k in globals()], __name__')
+  assert.equal(names.text, "([], '__main__')")
+  for (let i = 0; i < 20; i++) {
+    const r = await sbx.runCode(`print(${i}, end="")`)
+    assert.deepEqual(r.logs.stdout, [String(i)])
+  }
+})
+
 test('env_vars apply to one execution only', async () => {
   const ex = await sbx.runCode('import os; os.environ.get("E2E_VAR")', { envs: { E2E_VAR: 'v1' } })
   assert.equal(ex.text, 'v1')

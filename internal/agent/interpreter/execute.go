@@ -54,11 +54,24 @@ func (s *Server) target(req executeRequest) (*kcontext, error) {
 	return s.defaultContext(req.Language)
 }
 
+// headerWait is how long the response's headers may wait for the first
+// lines, to leave with them in one write (under gVisor every write is a trip
+// through the netstack and the daemon's proxy). The SDK's request timer
+// stops at the headers, so they never wait longer than this: a context busy
+// with another cell or a kernel still starting sends them on time.
+var headerWait = 20 * time.Millisecond
+
+// lineWait is how long a line may wait for the next ones before it is
+// flushed: a quick cell's count, result and end leave in one write, and
+// streamed output is at most this late.
+var lineWait = 5 * time.Millisecond
+
 // stream writes the lines of out as NDJSON with a keepalive after every
-// quiet keepaliveEvery, then end_of_execution. Lines are flushed as soon as
-// no other line is already waiting (a burst leaves in one write; under gVisor
-// every write is a trip through the netstack), and the last ones go with the
-// response's end. It drains out even after the client left.
+// quiet keepaliveEvery, then end_of_execution. A line is flushed at most
+// lineWait after it came (with whatever came meanwhile), the headers with
+// the first lines or after headerWait, and the last lines go with the
+// response's end: a cell that ends within lineWait is one write in all. It
+// drains out even after the client left.
 func stream(w http.ResponseWriter, out <-chan line) {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -72,32 +85,33 @@ func stream(w http.ResponseWriter, out <-chan line) {
 			ok = enc.Encode(l) == nil
 		}
 	}
+	due := time.NewTimer(headerWait) // flush what is written (at first: the headers)
+	defer due.Stop()
+	held := false // lines written since the last flush; due is set for them
 	flush := func() {
+		due.Stop()
+		held = false
 		if ok {
 			ok = rc.Flush() == nil
 		}
 	}
-	flush() // headers now: the SDK's request timer stops here
 	tick := time.NewTicker(keepaliveEvery)
 	defer tick.Stop()
 	for {
 		select {
 		case l, more := <-out:
-			for more {
-				write(l)
-				select {
-				case l, more = <-out:
-					continue
-				default:
-				}
-				break
-			}
 			if !more {
 				write(endLine) // net/http sends what is buffered with the end of the response
 				return
 			}
-			flush()
+			write(l)
+			if !held {
+				held = true
+				due.Reset(lineWait)
+			}
 			tick.Reset(keepaliveEvery)
+		case <-due.C:
+			flush()
 		case <-tick.C:
 			write(keepaliveLine)
 			flush()
