@@ -21,7 +21,8 @@ import (
 // binds root by it too), the agent kills the largest process when the
 // Sentry's memory runs low (oomguard), and the Sentry refuses memory past
 // the sandbox's limit (third_party/gvisor/patches/20-sentry-memory-limit.patch:
-// the syscall fails or the faulting process is killed), so the host never
+// the syscall fails or the faulting process is killed) and bounds what pipes
+// and socket buffers hold on its heap (patches 21 and 22), so the host never
 // kills the Sentry; on crun the pids cgroup and the kernel's OOM killer do it.
 func TestContainedExhaustion(t *testing.T) {
 	const bomb = "bomb() { bomb | bomb & }; bomb; sleep 6"
@@ -33,26 +34,34 @@ func TestContainedExhaustion(t *testing.T) {
 				memoryMB, times int
 				mayPass         string // a runtime on which the command may succeed
 				only            string // the one runtime the case applies to, if any
+				hostCgroup      bool   // on runsc, the host cgroup must never reach its limit
 			}{
-				{"fork bomb", "user", bomb, 512, 1, rt, ""},
-				{"fork bomb in 1 GiB", "user", bomb, 1024, 1, rt, ""}, // bounded by the pids limit, not memory
-				{"fork bomb as root", "root", bomb, 512, 3, rt, ""},
-				{"fork bomb as root in 128 MiB", "root", bomb, 128, 1, rt, ""}, // root's limit includes the agent's threads
-				{"one balloon", "user", "python3 -c 'b = b\"x\" * (400 << 20); print(len(b))'", 128, 1, "", ""},
-				{"growing balloon", "user", "python3 -c '\nl = []\nwhile True: l.append(b\"x\" * (8 << 20))'", 256, 1, "", ""},
+				{"fork bomb", "user", bomb, 512, 1, rt, "", false},
+				{"fork bomb in 1 GiB", "user", bomb, 1024, 1, rt, "", false}, // bounded by the pids limit, not memory
+				{"fork bomb as root", "root", bomb, 512, 3, rt, "", false},
+				{"fork bomb as root in 128 MiB", "root", bomb, 128, 1, rt, "", false}, // root's limit includes the agent's threads
+				{"one balloon", "user", "python3 -c 'b = b\"x\" * (400 << 20); print(len(b))'", 128, 1, "", "", false},
+				{"growing balloon", "user", "python3 -c '\nl = []\nwhile True: l.append(b\"x\" * (8 << 20))'", 256, 1, "", "", false},
 				// The kernel writes the 400 MiB (gVisor: from the Sentry's
 				// own address space): succeeds only if it got them all.
-				{"read into a fresh buffer", "user", readZero, 128, 3, "", ""},
-				{"read into sparsely touched memory", "user", readvTouched, 128, 3, "", ""},
+				{"read into a fresh buffer", "user", readZero, 128, 3, "", "", false},
+				{"read into sparsely touched memory", "user", readvTouched, 128, 3, "", "", false},
 				// runsc's /tmp is the Sentry's tmpfs; crun's is the
 				// writable layer, bounded by the disk quota (Known gaps).
 				// The shell truncates the file (no exec: while it fills the
 				// memory, starting rm may fail).
-				{"tmpfs file", "user", "head -c 400M /dev/zero > /tmp/fill; r=$?; : >/tmp/fill; rm -f /tmp/fill; exit $r", 256, 3, "", "runsc"},
+				{"tmpfs file", "user", "head -c 400M /dev/zero > /tmp/fill; r=$?; : >/tmp/fill; rm -f /tmp/fill; exit $r", 256, 3, "", "runsc", false},
 				// gVisor keeps pipe buffers on the Sentry's heap, outside
 				// the memory limit (21-pipe-buffer-limit.patch bounds them);
 				// Linux at pipe-user-pages-soft.
-				{"full pipes", "user", fullPipes, 128, 2, "", ""},
+				{"full pipes", "user", fullPipes, 128, 2, "", "", false},
+				// Socket buffers are on the Sentry's heap too
+				// (22-socket-buffer-limit.patch bounds what they hold
+				// together); Linux clamps SO_SNDBUF at wmem_max.
+				{"full unix sockets", "user", fullUnixSockets, 128, 2, "", "", true},
+				// runsc only: on a cgroup v1 host crun's TCP buffers
+				// are the host kernel's (tcp_mem), not the sandbox's.
+				{"full tcp connections", "user", fullTCP, 128, 2, "", "runsc", true},
 			} {
 				t.Run(c.name, func(t *testing.T) {
 					if c.only != "" && c.only != rt {
@@ -69,11 +78,51 @@ func TestContainedExhaustion(t *testing.T) {
 						sb.siblingAlive(t, sibling)
 					}
 					sb.usableAfter(t)
+					if c.hostCgroup && rt == "runsc" {
+						logCgroup(t, sb.ID)
+						noHostOOM(t, sb.ID, true)
+					}
 				})
 			}
 		})
 	}
 }
+
+// fullUnixSockets fills 400 unix socketpairs, each end's SO_SNDBUF asked
+// for 16 MiB (8 MiB on gVisor, wmem_max on Linux), that nobody reads; exit
+// 0 only if they hold 8 MiB each. ENOBUFS counts as full.
+const fullUnixSockets = `python3 -c "
+import errno, socket, sys
+n, ps = 0, []
+for i in range(400):
+    a, b = socket.socketpair(); ps.append((a, b))
+    a.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 16 << 20); a.setblocking(False)
+    try:
+        while True: n += a.send(bytes(1 << 20))
+    except BlockingIOError: pass
+    except OSError as e:
+        if e.errno != errno.ENOBUFS: raise
+print(n >> 20, 'MiB'); sys.exit(n < 400 * (8 << 20))"`
+
+// fullTCP opens 1000 TCP connections over loopback and writes each full
+// (twice, as acknowledged data leaves the send buffer), nobody reading;
+// exit 0 only if they took 1 MiB each (gVisor's default send buffer; each
+// receive buffer holds 1 MiB more).
+const fullTCP = `python3 -c "
+import socket, sys, time
+l = socket.socket(); l.bind(('127.0.0.1', 0)); l.listen(1024)
+n, cs = 0, []
+def fill(c):
+    global n
+    try:
+        while True: n += c.send(bytes(1 << 20))
+    except BlockingIOError: pass
+for i in range(1000):
+    c = socket.create_connection(l.getsockname()); a, _ = l.accept()
+    cs.append((c, a)); c.setblocking(False); fill(c)
+time.sleep(1)
+for c, a in cs: fill(c)
+print(n >> 20, 'MiB'); sys.exit(n < 1000 << 20)"`
 
 // readZero reads 400 MiB from /dev/zero into a fresh buffer in one read(2);
 // exit 0 only if it got them all.
