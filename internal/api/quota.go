@@ -147,7 +147,23 @@ func (s *Server) reserveCreate(team string, n int, res sandbox.Resources) (func(
 	if res.MemoryMB == 0 {
 		res.MemoryMB = d.MemoryMB
 	}
-	return s.tenants.reserve(team, s.liveUsage(team), usage{n, n * res.CPUCount, n * res.MemoryMB})
+	var live usage
+	if s.tenants.boundsLive(team) {
+		// A walk over every sandbox (the manager's lock held while it
+		// copies them): not on the path of a create no bound needs it for.
+		live = s.liveUsage(team)
+	}
+	return s.tenants.reserve(team, live, usage{n, n * res.CPUCount, n * res.MemoryMB})
+}
+
+// boundsLive reports whether team's quota bounds its live sandboxes, vCPUs
+// or memory: only then does reserve need the team's live usage.
+func (t *Tenants) boundsLive(team string) bool {
+	if t == nil || team == "" {
+		return false
+	}
+	q := t.effective(team)
+	return q.Sandboxes > 0 || q.VCPU > 0 || q.MemoryMB > 0
 }
 
 // reserveFork admits count children of the sandbox id (its resources).

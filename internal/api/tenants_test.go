@@ -131,6 +131,33 @@ func TestQuotaReserve(t *testing.T) {
 	}
 }
 
+// TestQuotaBoundsLive: a create counts the team's live sandboxes (a walk
+// over every sandbox) only when the team's quota bounds them, their vCPUs
+// or their memory; never for the default team or one bounded only in rate.
+func TestQuotaBoundsLive(t *testing.T) {
+	tn, _, _ := newTenants(t)
+	if tn.boundsLive("") || tn.boundsLive("team_a") {
+		t.Fatal("live usage needed without any quota")
+	}
+	var none *Tenants
+	if none.boundsLive("team_a") {
+		t.Fatal("live usage needed without tenants")
+	}
+	for _, q := range []store.Quota{{Sandboxes: 2}, {VCPU: 4}, {MemoryMB: 1024}} {
+		tn.Defaults = q
+		if !tn.boundsLive("team_a") || tn.boundsLive("") {
+			t.Fatalf("quota %+v: team_a %v, default team %v", q, tn.boundsLive("team_a"), tn.boundsLive(""))
+		}
+	}
+	tn.Defaults = store.Quota{Sandboxes: 2}
+	if err := tn.PutTeam(context.Background(), &store.Team{ID: "team_r", Quota: store.Quota{Sandboxes: -1, CreatesPerSec: 5}}); err != nil {
+		t.Fatal(err)
+	}
+	if tn.boundsLive("team_r") {
+		t.Fatal("a team with its own unlimited quota (rate only) needs live usage")
+	}
+}
+
 // TestTenantsConcurrent: lookups while keys are renamed, flushed, created
 // and revoked (run with -race).
 func TestTenantsConcurrent(t *testing.T) {

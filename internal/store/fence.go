@@ -43,9 +43,14 @@ func (s *Store) node() string {
 }
 
 // write runs f in a transaction that first checks s's lease (unfenced: on
-// the database directly, as a single statement).
+// the database directly, as a single statement, or on SQLite batched with
+// the writes waiting beside it, groupCommit). It returns once f's write is
+// committed.
 func (s *Store) write(ctx context.Context, f func(q querier) (sql.Result, error)) (sql.Result, error) {
 	if s.fence == nil {
+		if s.gc != nil {
+			return s.gc.write(ctx, f)
+		}
 		return f(s.db)
 	}
 	t, err := s.db.BeginTx(ctx, nil)

@@ -43,8 +43,9 @@ func classify(err error) error {
 // one type with the same methods and contracts on both. It is safe for concurrent use.
 type Store struct {
 	db     *db
-	fence  *fence // nil: the single-node store (see Fence)
-	shared string // shared storage id (SetStorage); "" none
+	fence  *fence       // nil: the single-node store (see Fence)
+	shared string       // shared storage id (SetStorage); "" none
+	gc     *groupCommit // batches write on the single-node SQLite store; nil on PostgreSQL
 	// OnWrite observes each sandbox record write (op: put, delete) for
 	// metrics; set it before use, nil: none.
 	OnWrite func(op string, d time.Duration, err error)
@@ -70,7 +71,12 @@ func Open(dir string) (*Store, error) {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	sdb.SetMaxOpenConns(1) // SQLite has one writer; serialising here avoids SQLITE_BUSY storms
-	return open(context.Background(), &db{DB: sdb, dialect: sqlite})
+	s, err := open(context.Background(), &db{DB: sdb, dialect: sqlite})
+	if err != nil {
+		return nil, err
+	}
+	s.gc = newGroupCommit(s.db)
+	return s, nil
 }
 
 // open migrates d and wraps it in a Store; d is closed on failure.
@@ -82,8 +88,13 @@ func open(ctx context.Context, d *db) (*Store, error) {
 	return &Store{db: d}, nil
 }
 
-// Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+// Close closes the database (after the batch of writes in flight).
+func (s *Store) Close() error {
+	if s.gc != nil {
+		s.gc.stop()
+	}
+	return s.db.Close()
+}
 
 // Put inserts or replaces a sandbox record of s's node (fenced: with its
 // lease live, else ErrFenced). A record whose State is not one of the

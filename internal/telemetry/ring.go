@@ -1,21 +1,31 @@
 package telemetry
 
-// ring is a fixed-capacity FIFO that overwrites its oldest element when full.
-// It is not safe for concurrent use; Store's lock guards every ring.
+// ring is a FIFO of bounded capacity that overwrites its oldest element when
+// full. Its buffer grows with what it holds, up to the capacity, instead of
+// being made whole up front: every sandbox has two (1,440 samples and 1,000
+// log entries, ≈ 190 KiB zeroed), and most sandboxes end long before either
+// fills, so a create no longer pays for them. It is not safe for concurrent
+// use; Store's lock guards every ring.
 type ring[T any] struct {
-	buf   []T
-	start int // index of the oldest element
+	buf   []T // len(buf) == n until the ring is full, then == limit
+	limit int
+	start int // index of the oldest element (0 until full)
 	n     int
 }
 
 func newRing[T any](capacity int) *ring[T] {
-	return &ring[T]{buf: make([]T, max(capacity, 1))}
+	return &ring[T]{limit: max(capacity, 1)}
 }
 
 // push appends v, dropping the oldest element when the ring is full.
 func (r *ring[T]) push(v T) {
-	if r.n < len(r.buf) {
-		r.buf[(r.start+r.n)%len(r.buf)] = v
+	if r.n < r.limit {
+		if len(r.buf) == cap(r.buf) { // grow, never past the limit
+			nb := make([]T, len(r.buf), min(max(2*cap(r.buf), 8), r.limit))
+			copy(nb, r.buf)
+			r.buf = nb
+		}
+		r.buf = append(r.buf, v)
 		r.n++
 		return
 	}

@@ -22,6 +22,29 @@ func TestRingKeepsNewest(t *testing.T) {
 	}
 }
 
+// TestRingGrows: a ring holds nothing up front and grows with what it
+// holds, never past its capacity, keeping order across the growth and the
+// wrap.
+func TestRingGrows(t *testing.T) {
+	for _, capacity := range []int{1, 7, 8, 9, 100} {
+		r := newRing[int](capacity)
+		if cap(r.buf) != 0 {
+			t.Fatalf("capacity %d: %d elements allocated before any push", capacity, cap(r.buf))
+		}
+		for i := 1; i <= 3*capacity+2; i++ {
+			r.push(i)
+			if cap(r.buf) > capacity {
+				t.Fatalf("capacity %d: buffer grew to %d", capacity, cap(r.buf))
+			}
+			want := min(i, capacity)
+			if r.len() != want || r.at(0) != i-want+1 || r.at(want-1) != i {
+				t.Fatalf("capacity %d after %d pushes: len %d [%d..%d], want %d [%d..%d]",
+					capacity, i, r.len(), r.at(0), r.at(r.len()-1), want, i-want+1, i)
+			}
+		}
+	}
+}
+
 func TestSamplesWindow(t *testing.T) {
 	s := New(Limits{Samples: 4, Logs: 4, TeamKeep: 4, Retain: time.Hour, MaxEnded: 4})
 	for i := range 6 { // the first two fall out of the ring
