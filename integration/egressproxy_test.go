@@ -311,15 +311,7 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 	}
 }
 
-func waitLog(d *daemon, s string) bool {
-	for i := 0; i < 50; i++ {
-		if strings.Contains(d.log.String(), s) {
-			return true
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return false
-}
+func waitLog(d *daemon, s string) bool { return waitLogFor(d, s, 5*time.Second) }
 
 // updates: PUT …/network replaces the proxy with the rest: denyOut still
 // decides first; an update without egressProxy sends traffic directly.
