@@ -16,8 +16,10 @@ import (
 // counted, so a handler that starts a process late is still covered).
 // It was 5 s with no in-flight count: an idle sandbox polled for 5 s after
 // every request, ≈ 110 ms of CPU a time under gVisor, as much as a cold
-// start's boot in a burst of creates (docs/BENCHMARKS.md, "runsc bursts").
-const QuietAfter = 250 * time.Millisecond
+// start's boot in a burst of creates (docs/BENCHMARKS.md, "runsc bursts");
+// then 250 ms, still ≈ 10 ms of a runsc sandbox's CPU after every command.
+// One poll interval is enough to let back-to-back requests keep it awake.
+const QuietAfter = 25 * time.Millisecond
 
 // Activity is what lets the guard park in an empty sandbox. A process the
 // guard could kill exists only once the agent started one (every process of

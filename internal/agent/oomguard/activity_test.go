@@ -113,10 +113,11 @@ func TestActivityInFlight(t *testing.T) {
 	if a.quiet() {
 		t.Fatal("quiet with a request in flight")
 	}
+	ending := time.Now().UnixNano()
 	close(release)
 	<-done
-	if a.quiet() {
-		t.Fatal("quiet right after a request ended")
+	if last := a.last.Load(); last < ending {
+		t.Fatalf("the request's end was not marked (last %d, ended after %d): QuietAfter must run from the end", last, ending)
 	}
 	time.Sleep(QuietAfter + 10*time.Millisecond)
 	if !a.quiet() {
