@@ -12,7 +12,8 @@
 #                      `git pull` rebuilds and restarts the service; running
 #                      sandboxes survive the restart (re-adopted).
 # Environment: as scripts/install.sh, and SBX_BACKGROUND_TEMPLATES (default
-# "code-interpreter-v1"; "" for none).
+# "code-interpreter-v1"; "" for none). A --data-dir among the serve flags is
+# SBX_DATA_DIR: the templates are built into that data dir too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 service=false
@@ -20,6 +21,14 @@ if [ "${1:-}" = --service ]; then
   service=true
   shift
 fi
+# a --data-dir among the serve flags is the install's data dir too (its
+# templates are built there), as SBX_DATA_DIR would be
+prev=
+for a in "$@"; do
+  case $prev in --data-dir | -data-dir) export SBX_DATA_DIR=$a ;; esac
+  case $a in --data-dir=* | -data-dir=*) export SBX_DATA_DIR=${a#*=} ;; esac
+  prev=$a
+done
 ./scripts/install.sh
 export PATH="${SBX_BIN_DIR:-/opt/sbx/bin}:$PATH"
 DATA_DIR=${SBX_DATA_DIR:-/var/lib/sbx}
