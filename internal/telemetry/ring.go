@@ -7,10 +7,9 @@ package telemetry
 // fills, so a create no longer pays for them. It is not safe for concurrent
 // use; Store's lock guards every ring.
 type ring[T any] struct {
-	buf   []T // len(buf) == n until the ring is full, then == limit
+	buf   []T // the elements held: grows until it holds limit
 	limit int
 	start int // index of the oldest element (0 until full)
-	n     int
 }
 
 func newRing[T any](capacity int) *ring[T] {
@@ -19,14 +18,13 @@ func newRing[T any](capacity int) *ring[T] {
 
 // push appends v, dropping the oldest element when the ring is full.
 func (r *ring[T]) push(v T) {
-	if r.n < r.limit {
+	if len(r.buf) < r.limit {
 		if len(r.buf) == cap(r.buf) { // grow, never past the limit
 			nb := make([]T, len(r.buf), min(max(2*cap(r.buf), 8), r.limit))
 			copy(nb, r.buf)
 			r.buf = nb
 		}
 		r.buf = append(r.buf, v)
-		r.n++
 		return
 	}
 	r.buf[r.start] = v
@@ -34,16 +32,16 @@ func (r *ring[T]) push(v T) {
 }
 
 // len is the number of elements held.
-func (r *ring[T]) len() int { return r.n }
+func (r *ring[T]) len() int { return len(r.buf) }
 
 // at returns the i-th oldest element (0 ≤ i < len).
 func (r *ring[T]) at(i int) T { return r.buf[(r.start+i)%len(r.buf)] }
 
 // last returns the newest element, if any.
 func (r *ring[T]) last() (T, bool) {
-	if r.n == 0 {
+	if len(r.buf) == 0 {
 		var zero T
 		return zero, false
 	}
-	return r.at(r.n - 1), true
+	return r.at(len(r.buf) - 1), true
 }
