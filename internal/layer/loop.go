@@ -16,9 +16,9 @@ const loopTries = 32
 // attachLoop binds image to a free loop device and returns the device,
 // open. The device clears itself (LO_FLAGS_AUTOCLEAR) when its last user
 // lets go: close it after mounting it, and unmounting releases it; close
-// it without mounting, and it is released at once. I/O goes straight to
-// the image (LO_FLAGS_DIRECT_IO): the image's pages are not cached a second
-// time on the host.
+// it without mounting, and it is released at once. I/O is buffered: the
+// image's pages are cached on the host too (a create waits for no disk
+// write-back; Remove shuts the file system down so nothing is flushed).
 func attachLoop(image string) (*os.File, error) {
 	backing, err := os.OpenFile(image, os.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
