@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sbx-dev/sbx/internal/runtime"
 )
 
 // resourceAttack exhausts one shared resource from inside a sandbox created
@@ -49,6 +51,10 @@ func pidsCurrent(id string) int {
 	return -1
 }
 
+// hostPidsLimit is the host pids cgroup's limit of a default sandbox (512
+// tasks) on runtime rt (runsc: room for the Sentry's threads too).
+func hostPidsLimit(rt string) int { return int(runtime.HostPids(rt, 512)) }
+
 // forkBomb: the pids limit (512 by default) holds on the host while the
 // bomb runs; the agent keeps answering (crun: the pids cgroup; runsc:
 // RLIMIT_NPROC on every command, from the sandbox's memory); the sandbox
@@ -65,8 +71,8 @@ func forkBomb(t *testing.T, sb *sandbox, rt string) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	<-done
-	if peak > 512 {
-		t.Errorf("pids.current reached %d > 512", peak)
+	if limit := hostPidsLimit(rt); peak > limit {
+		t.Errorf("pids.current reached %d > %d", peak, limit)
 	}
 	t.Logf("fork bomb: host pids.current peak %d, agent healthy %v", peak, sb.agentHealthy())
 	if !sb.agentHealthy() {
@@ -90,8 +96,8 @@ except Exception as e:
 	if strings.Contains(out, "stopped 100000") {
 		t.Errorf("100000 threads started: no limit")
 	}
-	if n := pidsCurrent(sb.ID); n > 512 {
-		t.Errorf("pids.current %d > 512", n)
+	if n, limit := pidsCurrent(sb.ID), hostPidsLimit(rt); n > limit {
+		t.Errorf("pids.current %d > %d", n, limit)
 	}
 }
 

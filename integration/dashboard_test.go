@@ -94,6 +94,28 @@ func readUntil(t *testing.T, ws *websocket.Conn, want string) string {
 	return out.String()
 }
 
+// waitResized asks the shell for its size (stty size) once a second until
+// it answers want (readUntil's 20 s): a resize is applied beside the input
+// stream, not in order with it, so a command typed right after a resize
+// may still see the old size (it did once, on a loaded machine).
+func waitResized(t *testing.T, ws *websocket.Conn, want string) {
+	t.Helper()
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for tick := time.NewTicker(time.Second); ; {
+			_ = websocket.JSON.Send(ws, map[string]any{"type": "input", "data": "stty size\n"})
+			select {
+			case <-done:
+				tick.Stop()
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	readUntil(t, ws, want)
+}
+
 // TestDashboard drives the dashboard's HTTP surface on a real daemon
 // (runsc): a real PTY through the agent over the WebSocket, resize, files,
 // and the team gate: another team's session gets the same 404 as for an
@@ -118,9 +140,7 @@ func TestDashboard(t *testing.T) {
 		t.Fatalf("terminal output %q", out)
 	}
 	_ = websocket.JSON.Send(ws, map[string]any{"type": "resize", "cols": 123, "rows": 45})
-	time.Sleep(300 * time.Millisecond)
-	_ = websocket.JSON.Send(ws, map[string]any{"type": "input", "data": "stty size\n"})
-	readUntil(t, ws, "45 123")
+	waitResized(t, ws, "45 123")
 
 	if ws2, err := a.terminal(sb.ID, "wrong"); err == nil {
 		var msg string

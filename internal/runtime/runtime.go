@@ -39,7 +39,7 @@ type Capabilities struct {
 type Limits struct {
 	MemoryBytes int64 // hard memory limit (OOM kills inside the sandbox only)
 	CPUMillis   int64 // CPU quota in millicores (1000 = one core)
-	Pids        int64 // max number of tasks
+	Pids        int64 // max number of tasks (HostPids: what the host cgroup holds)
 	NoFile      uint64
 	// DiskBytes is the size of the sandbox's writable layer (a host tmpfs,
 	// internal/layer), whose pages the host charges to the memory cgroup of
@@ -47,6 +47,27 @@ type Limits struct {
 	// the Sentry) lets its cgroup hold that much more so that files count
 	// against the disk quota, not the memory limit. 0: none.
 	DiskBytes int64
+}
+
+// sentryThreads is what the host pids cgroup of a gVisor sandbox holds past
+// twice its tasks: the Sentry's and the gofer's own threads.
+const sentryThreads = 64
+
+// HostPids is the limit of the host pids cgroup of a sandbox of runtime name
+// runtime whose tasks may number pids. It is pids itself where the host
+// kernel runs the tasks. Under gVisor ("runsc") every guest thread is a host
+// stub thread, a running one may hold a Sentry thread too (a task goroutine
+// waiting on its stub blocks an OS thread), and the Sentry and the gofer have
+// threads of their own: at the host limit the Sentry's Go runtime cannot
+// start a thread and the whole sandbox dies (a fork bomb under load did,
+// with a limit of pids). So the host holds 2×pids + sentryThreads, and the
+// guest's tasks are bounded inside (RLIMIT_NPROC per user, cmd/sbx-agent
+// nproc.go).
+func HostPids(name string, pids int64) int64 {
+	if name != "runsc" || pids <= 0 {
+		return pids
+	}
+	return 2*pids + sentryThreads
 }
 
 // Mount is an extra bind mount into the sandbox.

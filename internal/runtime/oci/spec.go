@@ -121,6 +121,7 @@ func mounts(s runtime.Spec, userNS bool) []specs.Mount {
 
 func linux(kind string, s runtime.Spec, l runtime.Limits, userNS bool) *specs.Linux {
 	quota := l.CPUMillis * cpuPeriod / 1000
+	pids := runtime.HostPids(kind, l.Pids)
 	lx := &specs.Linux{
 		Namespaces: []specs.LinuxNamespace{
 			{Type: specs.PIDNamespace}, {Type: specs.IPCNamespace}, {Type: specs.UTSNamespace},
@@ -130,7 +131,7 @@ func linux(kind string, s runtime.Spec, l runtime.Limits, userNS bool) *specs.Li
 		Resources: &specs.LinuxResources{
 			Memory:  &specs.LinuxMemory{Limit: &l.MemoryBytes, Swap: &l.MemoryBytes},
 			CPU:     &specs.LinuxCPU{Quota: &quota, Period: uint64p(cpuPeriod)},
-			Pids:    &specs.LinuxPids{Limit: &l.Pids},
+			Pids:    &specs.LinuxPids{Limit: &pids},
 			Devices: []specs.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}},
 		},
 		MaskedPaths:   maskedPaths,

@@ -17,17 +17,20 @@ func testSpec(l runtime.Limits) runtime.Spec {
 
 func TestBuildSpecLimits(t *testing.T) {
 	for _, tc := range []struct {
-		name             string
+		name, kind       string
 		in               runtime.Limits
 		mem, quota, pids int64
 		nofile           uint64
 	}{
-		{"defaults", runtime.Limits{}, 512 << 20, 100000, 512, 4096},
-		{"explicit", runtime.Limits{MemoryBytes: 1 << 30, CPUMillis: 2500, Pids: 100, NoFile: 1024}, 1 << 30, 250000, 100, 1024},
-		{"fraction of a core", runtime.Limits{CPUMillis: 250}, 512 << 20, 25000, 512, 4096},
+		{"defaults", "crun", runtime.Limits{}, 512 << 20, 100000, 512, 4096},
+		{"explicit", "crun", runtime.Limits{MemoryBytes: 1 << 30, CPUMillis: 2500, Pids: 100, NoFile: 1024}, 1 << 30, 250000, 100, 1024},
+		{"fraction of a core", "crun", runtime.Limits{CPUMillis: 250}, 512 << 20, 25000, 512, 4096},
+		// runsc: the host holds the Sentry's threads too (runtime.HostPids).
+		{"runsc defaults", "runsc", runtime.Limits{}, 512 << 20, 100000, 2*512 + 64, 4096},
+		{"runsc explicit", "runsc", runtime.Limits{Pids: 100}, 512 << 20, 100000, 2*100 + 64, 4096},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sp := buildSpec("crun", testSpec(tc.in))
+			sp := buildSpec(tc.kind, testSpec(tc.in))
 			r := sp.Linux.Resources
 			if *r.Memory.Limit != tc.mem || *r.Memory.Swap != tc.mem {
 				t.Errorf("memory %d swap %d, want %d both (no swap)", *r.Memory.Limit, *r.Memory.Swap, tc.mem)

@@ -49,7 +49,7 @@ func testLimits(t *testing.T, fx *Fixture, rt runtime.Runtime) {
 	}
 	s, rootfs := fx.spec(t, rt, script, lim)
 	sb := create(t, rt, s)
-	checkCgroupLimits(t, sb, lim)
+	checkCgroupLimits(t, rt.Name(), sb, lim)
 	if rt.Name() == "runsc" {
 		testRunscLimits(t, sb, rootfs)
 		testRunscForkBomb(t, fx, rt)
@@ -123,14 +123,15 @@ func testRunscForkBomb(t *testing.T, fx *Fixture, rt runtime.Runtime) {
 	t.Fatalf("fork bomb neither bounded nor stopped the sandbox (state %s)", st)
 }
 
-// checkCgroupLimits reads the limits back from the host cgroup files.
-func checkCgroupLimits(t *testing.T, sb runtime.Sandbox, lim runtime.Limits) {
+// checkCgroupLimits reads the limits back from the host cgroup files of a
+// sandbox of runtime kind.
+func checkCgroupLimits(t *testing.T, kind string, sb runtime.Sandbox, lim runtime.Limits) {
 	t.Helper()
 	paths := sb.CgroupPaths()
 	want := map[string]string{}
 	if p, ok := paths[""]; ok {
 		want[filepath.Join(p, "memory.max")] = fmt.Sprint(lim.MemoryBytes)
-		want[filepath.Join(p, "pids.max")] = fmt.Sprint(lim.Pids)
+		want[filepath.Join(p, "pids.max")] = fmt.Sprint(runtime.HostPids(kind, lim.Pids))
 		want[filepath.Join(p, "cpu.max")] = fmt.Sprintf("%d 100000", lim.CPUMillis*100)
 	} else {
 		mem := paths["memory"]
@@ -140,7 +141,7 @@ func checkCgroupLimits(t *testing.T, sb runtime.Sandbox, lim runtime.Limits) {
 			mem = filepath.Join(mem, "guest")
 		}
 		want[filepath.Join(mem, "memory.limit_in_bytes")] = fmt.Sprint(lim.MemoryBytes)
-		want[filepath.Join(paths["pids"], "pids.max")] = fmt.Sprint(lim.Pids)
+		want[filepath.Join(paths["pids"], "pids.max")] = fmt.Sprint(runtime.HostPids(kind, lim.Pids))
 		want[filepath.Join(paths["cpu"], "cpu.cfs_quota_us")] = fmt.Sprint(lim.CPUMillis * 100)
 	}
 	for f, w := range want {
