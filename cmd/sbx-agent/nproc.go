@@ -23,9 +23,10 @@ const (
 // each user's processes to what the sandbox's memory can hold (mbPerProcess
 // each; measured: 64, 128, 256 processes in 128, 256, 512 MiB leave the
 // sandbox alive, 256 in 128 MiB or 512 in 512 MiB kill it) and to 2/5 of the
-// host's pids limit (SBX_PIDS_LIMIT, set by the daemon: the Sentry's own
-// threads count there; 512 processes under a limit of 512 killed a 1 GiB
-// sandbox, 256 peaked at 431 host pids) makes the bomb's forks fail inside,
+// sandbox's pids limit (SBX_PIDS_LIMIT, set by the daemon; the host cgroup
+// holds runtime.HostPids of it, room for the Sentry's own threads too; 512
+// processes under a host limit of 512 killed a 1 GiB sandbox, 256 peaked at
+// 431 host pids) makes the bomb's forks fail inside,
 // as on a machine, and the agent lives. gVisor counts the limit per user
 // inside the sandbox and, unlike Linux, binds root too unless the task holds
 // CAP_SYS_ADMIN or CAP_SYS_RESOURCE, which no command gets
