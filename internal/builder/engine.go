@@ -241,7 +241,15 @@ func provisioned(ctx context.Context, reg *Registry, tmpDir string, st *state, l
 // COPY add a layer (from the cache when its key is there and not forced).
 func (s *Service) step(ctx context.Context, b *store.BuildRec, lg *buildLog, name string, st *state, step Step, force bool) error {
 	args, _ := json.Marshal(step.Args)
-	key := hashKey(st.key, stepVersion, step.Type, string(args), step.FilesHash)
+	files := step.FilesHash
+	if step.Type == "COPY" { // the files' own digest, never the client's hash alone
+		d, err := s.filesDigest(b.TemplateID, step.FilesHash)
+		if err != nil {
+			return err
+		}
+		files, step.digest = "sha256:"+d, d
+	}
+	key := hashKey(st.key, stepVersion, step.Type, string(args), files)
 	if force {
 		key = hashKey(key, "force", b.ID)
 	}

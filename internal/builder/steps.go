@@ -4,6 +4,8 @@ import (
 	"archive/tar"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -28,7 +30,10 @@ type Step struct {
 	// Upload options the SDK sends along; the upload already applied them.
 	ForceUpload     *bool `json:"forceUpload,omitempty"`
 	ResolveSymlinks *bool `json:"resolveSymlinks,omitempty"`
-	Gzip            *bool `json:"gzip,omitempty"`
+	// digest is the sha256 of a COPY's uploaded files that its cache key
+	// took (filesDigest); the copy refuses files that differ from it.
+	digest string
+	Gzip   *bool `json:"gzip,omitempty"`
 }
 
 // stepSandbox starts a fresh build sandbox over stack and returns a
@@ -153,6 +158,9 @@ func (s *Service) copyStep(ctx context.Context, conn *client.SandboxConn, lg *bu
 		return err
 	}
 	defer f.Close()
+	if err := sameFiles(f, st.digest); err != nil {
+		return err
+	}
 	if !path.IsAbs(dest) {
 		base := cfg.Workdir
 		if base == "" {
@@ -272,6 +280,45 @@ func (s *Service) openUpload(templateID, hash string) (*os.File, error) {
 		return nil, fmt.Errorf("the files of this COPY (hash %s) were never uploaded", hash)
 	}
 	return f, err
+}
+
+// filesDigest is the sha256 of a template's uploaded files of hash. A COPY
+// step's cache key takes it, never the filesHash alone: the hash is the
+// client's claim about the files (E2B's SDK computes it from them, so
+// anyone who knows a victim's files knows it), and a layer cached under it
+// alone would let one team upload other content under that hash, build
+// first and have its files copied into the other team's template (and let
+// a team that names a hash without uploading read another team's files).
+func (s *Service) filesDigest(templateID, hash string) (string, error) {
+	f, err := s.openUpload(templateID, hash)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	return digestOf(f)
+}
+
+func digestOf(r io.Reader) (string, error) {
+	h := sha256.New()
+	if _, err := io.Copy(h, r); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// sameFiles checks that f, an upload opened for a COPY, still has the
+// digest its cache key took (a new upload under the same hash since then
+// would put other files in a layer keyed by the old ones), and rewinds it.
+func sameFiles(f *os.File, digest string) error {
+	d, err := digestOf(f)
+	if err != nil {
+		return err
+	}
+	if d != digest {
+		return fmt.Errorf("the files of this COPY changed during the build (uploaded again): build again")
+	}
+	_, err = f.Seek(0, io.SeekStart)
+	return err
 }
 
 // retarget reads the uploaded tar (gzip or plain) r, keeps the entries of

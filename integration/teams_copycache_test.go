@@ -1,0 +1,87 @@
+package integration
+
+import (
+	"archive/tar"
+	"bytes"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// uploadAs asks key's link for template tid's files of hash and PUTs data
+// there (E2B's GET /templates/{id}/files/{hash}, then the signed URL).
+func (d *daemon) uploadAs(t *testing.T, key, tid, hash string, data []byte) {
+	t.Helper()
+	var link struct{ URL string }
+	if c := d.as(key, "GET", "/templates/"+tid+"/files/"+hash, nil, &link); c != 201 {
+		t.Fatalf("files link: %d", c)
+	}
+	req, _ := http.NewRequest("PUT", link.URL, bytes.NewReader(data))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 201 {
+		t.Fatalf("upload: %d", resp.StatusCode)
+	}
+}
+
+// tarOf is a tar of one file.
+func tarOf(t *testing.T, name, content string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(content)), Typeflag: tar.TypeReg}); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = tw.Write([]byte(content))
+	_ = tw.Close()
+	return b.Bytes()
+}
+
+// TestTeamsCopyCache: the filesHash of a COPY step is the client's claim
+// about its files, so the build cache must not take it as their identity.
+// Team A uploads its own content under the hash that team B's files will
+// have (E2B's hash is computed from the files, so whoever knows B's files
+// knows it) and builds first; B's build of the same step must still copy
+// B's files, never A's cached layer (cross-team cache poisoning). A build
+// naming a hash it never uploaded fails, even when another team's layer of
+// that hash is cached (no reading another team's files by their hash).
+func TestTeamsCopyCache(t *testing.T) {
+	requirements(t, "runsc")
+	d := startDaemon(t, "runsc", "")
+	a, b := d.newTeam("cache-a", nil), d.newTeam("cache-b", nil)
+	hash := strings.Repeat("ab", 32)
+	spec := map[string]any{"fromTemplate": "base", "steps": []map[string]any{
+		{"type": "COPY", "args": []string{"app.conf", "/etc/app.conf"}, "filesHash": hash}}}
+	build := func(key, name, content string) buildStatus {
+		var req struct{ TemplateID, BuildID string }
+		if c := d.as(key, "POST", "/v3/templates", map[string]any{"name": name}, &req); c != 202 {
+			t.Fatalf("request build %s: %d", name, c)
+		}
+		if content != "" {
+			d.uploadAs(t, key, req.TemplateID, hash, tarOf(t, "app.conf", content))
+		}
+		if c, _, body := d.call("POST", "/v2/templates/"+req.TemplateID+"/builds/"+req.BuildID, map[string]string{"X-API-Key": key}, spec); c != 202 {
+			t.Fatalf("start build %s: %d %s", name, c, body)
+		}
+		return d.waitBuildAs(t, key, req.TemplateID, req.BuildID)
+	}
+	if st := build(a.Key, "poison", "attacker's content\n"); st.Status != "ready" {
+		t.Fatalf("team A's build: %+v", st)
+	}
+	if st := build(b.Key, "victim", "victim's content\n"); st.Status != "ready" {
+		t.Fatalf("team B's build: %+v", st)
+	}
+	sb := d.createAs(b.Key, map[string]any{"templateID": "victim", "timeout": 60})
+	if out, code := sb.run("user", "cat /etc/app.conf", 10*time.Second); code != 0 || out != "victim's content\n" {
+		t.Errorf("team B's template holds %q (exit %d), want its own file", out, code)
+	}
+	// Team B names the hash without uploading: A's and B's cached layers
+	// are not its files.
+	if st := build(b.Key, "thief", ""); st.Status != "error" || st.Reason == nil || !strings.Contains(st.Reason.Message, "never uploaded") {
+		t.Errorf("a COPY of files never uploaded: %+v", st)
+	}
+}
