@@ -59,6 +59,13 @@ func (s *Service) RequestBuild(ctx context.Context, req BuildRequest) (*Requeste
 			return nil, fmt.Errorf("%w: tag %q: use 1-64 of a-z, 0-9, '-', '_', '.'", sandbox.ErrInvalid, t)
 		}
 	}
+	// A built-in's name is reserved whether or not it is built here: a
+	// user template's name resolves before the built-in's, so whoever took
+	// it before the operator builds the built-in would own the template
+	// every other team starts under that name.
+	if _, builtin := template.Definitions[name]; builtin {
+		return nil, fmt.Errorf("%w: %q is a built-in template; choose another name", sandbox.ErrConflict, name)
+	}
 	if _, err := s.reg.Builtins.Get(name); err == nil {
 		return nil, fmt.Errorf("%w: %q is a built-in template; choose another name", sandbox.ErrConflict, name)
 	}
