@@ -3,6 +3,7 @@ package dashboard
 import (
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 )
 
@@ -14,7 +15,7 @@ import (
 func (s *Server) forward(w http.ResponseWriter, r *http.Request) {
 	rest := strings.TrimPrefix(r.URL.EscapedPath(), Prefix+"/api")
 	u, err := url.ParseRequestURI(rest)
-	if err != nil || rest == "" {
+	if err != nil || rest == "" || echoesKey(u.Path) {
 		writeError(w, http.StatusNotFound, "no such endpoint")
 		return
 	}
@@ -29,4 +30,12 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request) {
 	}
 	out.Header.Set("X-API-Key", sessionOf(r).key)
 	s.cfg.API.ServeHTTP(w, out)
+}
+
+// echoesKey reports whether the API answers p with the caller's own key
+// (E2B's GET /teams): through the forward that would be the session's key,
+// which must never reach the browser (a session ends at sign-out or after
+// 12 h; the key it would reveal does not).
+func echoesKey(p string) bool {
+	return path.Clean("/"+p) == "/teams"
 }
