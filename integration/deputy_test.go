@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sbx-dev/sbx/internal/envdsig"
 )
 
 // TestFileAPIConfusedDeputy: code running as "user" plants symlinks (and a
@@ -76,7 +78,36 @@ func deputyAttacks(t *testing.T, sb *sandbox) {
 		t.Fatalf("targets changed by requests as user:\nbefore %s\nafter  %s", before, after)
 	}
 	t.Logf("%d attacks refused as user (hard link planted by user: %v, else by root)", len(cases), hard)
+	signedAsRoot(t, sb)
 	asRoot(t, sb)
+}
+
+// signedAsRoot: a signed URL made for the default user (the SDK's
+// downloadUrl/uploadUrl without a user: no username in the URL or the
+// signature), used without routing headers as a browser would, with an
+// Authorization header naming root added by its holder, still acts as
+// user: no read of /etc/shadow, no write to /etc/passwd through the links.
+func signedAsRoot(t *testing.T, sb *sandbox) {
+	before := sb.fingerprint()
+	for _, c := range []struct{ method, path, op string }{
+		{"GET", "/home/user/sh", "read"}, {"POST", "/home/user/pw", "write"},
+	} {
+		q := url.Values{"path": {c.path}, "signature": {envdsig.Sign(c.path, c.op, "", sb.Token, 0)}}
+		req, _ := http.NewRequest(c.method, sb.d.url+"/files?"+q.Encode(), strings.NewReader("pwned\n"))
+		req.Header.Set("Content-Type", "application/octet-stream")
+		req.SetBasicAuth("root", "")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("signed %s of %s with Basic root: %d, want 403", c.op, c.path, resp.StatusCode)
+		}
+	}
+	if after := sb.fingerprint(); after != before {
+		t.Fatalf("targets changed by signed requests:\nbefore %s\nafter  %s", before, after)
+	}
 }
 
 // asRoot: root keeps every right through the same links.

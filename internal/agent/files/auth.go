@@ -18,19 +18,21 @@ const (
 
 // authorize checks a /files request as envd does: with no token set anything
 // goes; an X-Access-Token header must match; otherwise the signature must
-// match (constant time) and then not be expired. Failures are 401.
-func authorize(r *http.Request, st *identity.State, op string) error {
+// match (constant time) and then not be expired. Failures are 401. signed
+// reports that the signature authorised it: its user is then the one the
+// signature covers (caller).
+func authorize(r *http.Request, st *identity.State, op string) (signed bool, err error) {
 	token := st.Token()
 	if token == "" {
-		return nil
+		return false, nil
 	}
 	if h := r.Header.Get("X-Access-Token"); h != "" {
 		if !st.CheckToken(h) {
-			return withStatus(http.StatusUnauthorized, errors.New("access token present in header but does not match"))
+			return false, withStatus(http.StatusUnauthorized, errors.New("access token present in header but does not match"))
 		}
-		return nil
+		return false, nil
 	}
-	return checkSignature(r, token, op)
+	return true, checkSignature(r, token, op)
 }
 
 func checkSignature(r *http.Request, token, op string) error {
@@ -54,14 +56,20 @@ func checkSignature(r *http.Request, token, op string) error {
 
 // caller returns the user of a /files request: the username query when
 // present, else Basic auth, else the default user. Unknown users are 401.
-func (h *handler) caller(r *http.Request) (identity.User, error) {
+// A signed request (signed) never takes Basic auth: its signature covers
+// the username query ("" for the default user), and a header its holder
+// adds must not make a URL signed for the default user act as root.
+func (h *handler) caller(r *http.Request, signed bool) (identity.User, error) {
 	var (
 		u   identity.User
 		err error
 	)
-	if q := r.URL.Query(); q.Has("username") {
+	switch q := r.URL.Query(); {
+	case q.Has("username"):
 		u, err = h.users.Lookup(q.Get("username"))
-	} else {
+	case signed:
+		u, err = identity.Caller(nil, h.state, h.users)
+	default:
 		u, err = identity.Caller(r.Header, h.state, h.users)
 	}
 	if err != nil {

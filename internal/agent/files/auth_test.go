@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -69,3 +70,45 @@ func TestSignedURLs(t *testing.T) {
 }
 
 func contains(b []byte, s string) bool { return strings.Contains(string(b), s) }
+
+// TestSignedURLUserIsSigned: a signed URL acts as the user its signature
+// covers (its username, or the default user when it has none), never as a
+// user named by an Authorization header the holder adds: a URL signed for
+// the default user must not read root's files or write as root (through a
+// symlink the sandbox's code planted there, say).
+func TestSignedURLUserIsSigned(t *testing.T) {
+	e := newEnv(t)
+	tok := "secret-token"
+	e.state.Apply(identity.Init{AccessToken: &tok})
+	secret := filepath.Join(e.dir, "secret")
+	must(t, os.WriteFile(secret, []byte("root only"), 0o600))
+	link := filepath.Join(e.home, "report.txt")
+	must(t, os.Symlink(secret, link))
+	root := map[string]string{"Authorization": "Basic cm9vdDo="} // root:
+	signed := func(path, op, user string) string {
+		v := url.Values{"path": {path}, "signature": {envdsig.Sign(path, op, user, tok, 0)}}
+		if user != "" {
+			v.Set("username", user)
+		}
+		return e.url + "/files?" + v.Encode()
+	}
+	for _, user := range []string{"", "user"} {
+		if status, _, body := do(t, "GET", signed(link, OpRead, user), root, nil); status == 200 {
+			t.Errorf("read signed for %q with Basic root: 200 %q", user, body)
+		}
+		p := filepath.Join(e.home, "w-"+user+".txt")
+		hdr := map[string]string{"Authorization": root["Authorization"], "Content-Type": "application/octet-stream"}
+		if status, _, body := do(t, "POST", signed(p, OpWrite, user), hdr, reader("x")); status != 200 {
+			t.Fatalf("write signed for %q: %d %s", user, status, body)
+		}
+		var st syscall.Stat_t
+		must(t, syscall.Stat(p, &st))
+		if st.Uid != 1000 {
+			t.Errorf("write signed for %q with Basic root: owned by %d, want 1000", user, st.Uid)
+		}
+	}
+	// The signed root stays root.
+	if status, _, body := do(t, "GET", signed(link, OpRead, "root"), nil, nil); status != 200 || string(body) != "root only" {
+		t.Errorf("read signed for root: %d %q", status, body)
+	}
+}

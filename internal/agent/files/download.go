@@ -21,10 +21,11 @@ func (h *handler) download(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) serveFile(w http.ResponseWriter, r *http.Request) error {
-	if err := authorize(r, h.state, OpRead); err != nil {
+	signed, err := authorize(r, h.state, OpRead)
+	if err != nil {
 		return err
 	}
-	u, err := h.caller(r)
+	u, err := h.caller(r, signed)
 	if err != nil {
 		return err
 	}

@@ -44,10 +44,11 @@ type uploadReq struct {
 }
 
 func (h *handler) receive(r *http.Request) ([]written, error) {
-	if err := authorize(r, h.state, OpWrite); err != nil {
+	signed, err := authorize(r, h.state, OpWrite)
+	if err != nil {
 		return nil, err
 	}
-	u, err := h.caller(r)
+	u, err := h.caller(r, signed)
 	if err != nil {
 		return nil, err
 	}
