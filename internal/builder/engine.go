@@ -62,6 +62,12 @@ type state struct {
 	key    string
 	cfg    store.BuildConfig
 	run    struct{ user, workdir string }
+	// scope is the building template's team ("" for the default team):
+	// part of every step's cache key, so that no team's RUN or COPY layer
+	// is another team's cache (a layer a team made while a package it
+	// installs was malicious would serve every team's identical step, and a
+	// CACHED step would tell a team what others have run).
+	scope string
 }
 
 // runCfg is the configuration a RUN or COPY step runs with.
@@ -89,6 +95,9 @@ func hashKey(parts ...string) string {
 func (s *Service) execute(ctx context.Context, b *store.BuildRec, spec Spec, lg *buildLog) (*state, error) {
 	st, err := s.base(ctx, spec, lg)
 	if err != nil {
+		return nil, &stepError{"base", err}
+	}
+	if st.scope, err = s.st.TemplateOwner(ctx, b.TemplateID); err != nil {
 		return nil, &stepError{"base", err}
 	}
 	if err := s.checkDisk(ctx, b.TemplateID, "base", st.layers); err != nil {
@@ -250,6 +259,9 @@ func (s *Service) step(ctx context.Context, b *store.BuildRec, lg *buildLog, nam
 		files, step.digest = "sha256:"+d, d
 	}
 	key := hashKey(st.key, stepVersion, step.Type, string(args), files)
+	if st.scope != "" { // the default team's keys are as before
+		key = hashKey(key, "team", st.scope)
+	}
 	if force {
 		key = hashKey(key, "force", b.ID)
 	}

@@ -85,3 +85,43 @@ func TestTeamsCopyCache(t *testing.T) {
 		t.Errorf("a COPY of files never uploaded: %+v", st)
 	}
 }
+
+// TestTeamsRunCache: a team's RUN layers are not another team's cache.
+// Shared, they would let a team build `RUN pip install x` while x is
+// malicious (then yanked) and have every later team's identical step take
+// that layer, and tell a team which commands other teams have run (a
+// CACHED step). Within a team the cache works as before.
+func TestTeamsRunCache(t *testing.T) {
+	requirements(t, "runsc")
+	d := startDaemon(t, "runsc", "")
+	a, b := d.newTeam("run-a", nil), d.newTeam("run-b", nil)
+	spec := map[string]any{"fromTemplate": "base", "steps": []map[string]any{
+		{"type": "RUN", "args": []string{"date +%s%N > /stamp"}}}}
+	build := func(key, name string) buildStatus {
+		tid, bid, code, _ := d.buildAs(t, key, name, spec)
+		if code != 202 {
+			t.Fatalf("start build %s: %d", name, code)
+		}
+		st := d.waitBuildAs(t, key, tid, bid)
+		if st.Status != "ready" {
+			t.Fatalf("build %s: %+v", name, st)
+		}
+		return st
+	}
+	stamp := func(key, name string) string {
+		sb := d.createAs(key, map[string]any{"templateID": name, "timeout": 60})
+		out, _ := sb.run("user", "cat /stamp", 10*time.Second)
+		d.deleteAs(key, sb.ID)
+		return out
+	}
+	build(a.Key, "run-a-1")
+	if st := build(b.Key, "run-b-1"); logHas(st, "CACHED") {
+		t.Errorf("team B's step came from team A's cache: %+v", st.LogEntries)
+	}
+	if sa, sb := stamp(a.Key, "run-a-1"), stamp(b.Key, "run-b-1"); sa == sb {
+		t.Errorf("team B's template holds team A's layer (stamp %q)", sa)
+	}
+	if st := build(a.Key, "run-a-2"); !logHas(st, "CACHED") {
+		t.Errorf("team A's own second build did not use its cache: %+v", st.LogEntries)
+	}
+}
