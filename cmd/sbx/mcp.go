@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sbx-dev/sbx/client"
+	"github.com/sbx-dev/sbx/internal/api"
 	"github.com/sbx-dev/sbx/internal/mcpserver"
 	"github.com/sbx-dev/sbx/internal/version"
 )
@@ -34,15 +35,35 @@ func (*mcpCmd) run(e *env) int {
 
 // mcpHTTPHandler serves the same tools over streamable HTTP on the daemon
 // (/mcp). Each session is a client of the daemon's own API, authenticated
-// with the caller's X-API-Key (or Authorization: Bearer <key>).
-func mcpHTTPHandler(apiURL string) http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		key := r.Header.Get("X-API-Key")
-		if b, ok := cutBearer(r.Header.Get("Authorization")); ok && key == "" {
-			key = b
+// with the caller's X-API-Key (or Authorization: Bearer <key>). Every
+// request must carry a key that valid accepts (else 401 with the API's
+// {code, message}), so that only the API's callers make sessions, each a
+// server kept in the daemon's memory, and a revoked key's session ends at
+// its next request; a session idle for mcpSessionIdle is closed.
+func mcpHTTPHandler(apiURL string, valid func(key string) bool) http.Handler {
+	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		return mcpserver.New(newMCPBackend(client.New(apiURL, mcpKey(r))), version.Version)
+	}, &mcp.StreamableHTTPOptions{SessionTimeout: mcpSessionIdle})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !valid(mcpKey(r)) {
+			api.WriteError(w, http.StatusUnauthorized, "invalid or missing X-API-Key")
+			return
 		}
-		return mcpserver.New(newMCPBackend(client.New(apiURL, key)), version.Version)
-	}, nil)
+		h.ServeHTTP(w, r)
+	})
+}
+
+// mcpSessionIdle closes an /mcp session no request has used for this long
+// (MCP clients rarely end theirs with DELETE).
+const mcpSessionIdle = 30 * time.Minute
+
+// mcpKey is the API key of an /mcp request: X-API-Key, else a Bearer token.
+func mcpKey(r *http.Request) string {
+	key := r.Header.Get("X-API-Key")
+	if b, ok := cutBearer(r.Header.Get("Authorization")); ok && key == "" {
+		key = b
+	}
+	return key
 }
 
 func cutBearer(h string) (string, bool) {

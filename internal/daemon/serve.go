@@ -67,8 +67,9 @@ type Config struct {
 	sealer    *secrets.Sealer  // the secrets' sealer, also for egress proxy passwords in records (set by New)
 
 	// MCP, if set, serves /mcp: MCP over the daemon's own API at apiURL
-	// (cmd/sbx's client-backed tools). nil: no /mcp.
-	MCP func(apiURL string) http.Handler
+	// (cmd/sbx's client-backed tools), for callers whose key valid accepts
+	// (the API's own authentication). nil: no /mcp.
+	MCP func(apiURL string, valid func(key string) bool) http.Handler
 }
 
 // ParseFlags reads sbx serve's flags into a Config; flag.ErrHelp for -h.
@@ -197,7 +198,7 @@ func listenAndServe(ctx context.Context, f *Config, mgr *sandbox.Manager, bs *bu
 	px.SetObserver(f.metrics)
 	var mcpH http.Handler
 	if f.MCP != nil {
-		mcpH = f.MCP("http://" + f.listen)
+		mcpH = f.MCP("http://"+f.listen, func(key string) bool { _, ok := apiSrv.Authenticate(key); return ok })
 	}
 	dashH := dashboardHandler(f, apiSrv, apiSrv, log)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
