@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -123,5 +124,47 @@ func TestTeamsRunCache(t *testing.T) {
 	}
 	if st := build(a.Key, "run-a-2"); !logHas(st, "CACHED") {
 		t.Errorf("team A's own second build did not use its cache: %+v", st.LogEntries)
+	}
+}
+
+// TestTeamsUploadDisk: a template's uploaded files (the tars its COPY
+// steps take, kept as long as the template) count against the team's disk
+// quota, and an upload at the quota is refused with 429 and Retry-After:
+// without that a team could PUT 512 MiB under one hash after another until
+// the host's disk, shared by every team, is full.
+func TestTeamsUploadDisk(t *testing.T) {
+	requirements(t, "runsc")
+	d := startDaemon(t, "runsc", "")
+	t.Cleanup(func() {
+		for _, m := range volumeMounts(d.dataDir) {
+			_ = syscall.Unmount(m, syscall.MNT_DETACH)
+		}
+	})
+	tm := d.newTeam("upload-disk", map[string]any{"diskMB": 10})
+	var req struct{ TemplateID string }
+	if c := d.as(tm.Key, "POST", "/v3/templates", map[string]any{"name": "uploads"}, &req); c != 202 {
+		t.Fatalf("request build: %d", c)
+	}
+	put := func(hash string, n int) (int, string) {
+		var link struct{ URL string }
+		if c := d.as(tm.Key, "GET", "/templates/"+req.TemplateID+"/files/"+hash, nil, &link); c != 201 {
+			t.Fatalf("files link: %d", c)
+		}
+		r, _ := http.NewRequest("PUT", link.URL, bytes.NewReader(make([]byte, n)))
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("Retry-After")
+	}
+	if c, _ := put(strings.Repeat("1", 64), 12<<20); c != 201 { // under the quota: it may pass it, once
+		t.Fatalf("first upload: %d", c)
+	}
+	if c, retry := put(strings.Repeat("2", 64), 1024); c != 429 || retry == "" {
+		t.Errorf("upload past the disk quota: %d (Retry-After %q), want 429", c, retry)
+	}
+	if c, _, body := d.call("POST", "/volumes", map[string]string{"X-API-Key": tm.Key}, map[string]any{"name": "v", "sizeMB": 8}); c != 429 {
+		t.Errorf("volume while uploads hold the quota: %d %s, want 429", c, body)
 	}
 }

@@ -59,7 +59,7 @@ func (s *Server) buildDisk(ctx context.Context, templateID string, building []st
 }
 
 func diskErr(limit, used int64) error {
-	return fmt.Errorf("%w: team quota: %d MiB of disk (volumes, snapshots and templates hold %d MiB); delete some to free space", sandbox.ErrBusy, limit, used)
+	return fmt.Errorf("%w: team quota: %d MiB of disk (volumes, snapshots, templates and their uploads hold %d MiB); delete some to free space", sandbox.ErrBusy, limit, used)
 }
 
 // diskLimit is team's disk quota in MiB (0 or less: none; the default
@@ -71,8 +71,9 @@ func (s *Server) diskLimit(team string) int64 {
 	return s.tenants.effective(team).DiskMB
 }
 
-// diskUsed is the MiB team holds: volumes, snapshots and template layers
-// (plus building, the layers of a build in progress).
+// diskUsed is the MiB team holds: volumes, snapshots, template layers
+// (plus building, the layers of a build in progress) and the files its
+// templates' COPY steps uploaded.
 func (s *Server) diskUsed(ctx context.Context, team string, building []string) (int64, error) {
 	var used int64
 	if s.vols != nil {
@@ -102,6 +103,11 @@ func (s *Server) diskUsed(ctx context.Context, team string, building []string) (
 		if bytes, err = s.builds.LayerBytes(ctx, owned, building); err != nil {
 			return 0, err
 		}
+		up, err := s.builds.UploadBytes(owned)
+		if err != nil {
+			return 0, err
+		}
+		bytes += up
 	}
 	return used + mib(bytes), nil
 }

@@ -98,6 +98,39 @@ func (s *Service) removeLayers(keep map[string]bool) (int64, error) {
 	return freed, errors.Join(errs...)
 }
 
+// UploadBytes is the size of the uploaded files of the templates owned
+// says are a team's: they are kept as long as their template and count
+// against its disk quota (internal/api diskUsed).
+func (s *Service) UploadBytes(owned func(templateID string) (bool, error)) (int64, error) {
+	dir := filepath.Join(s.cfg.DataDir, "uploads")
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, e := range ents {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if ok, err := owned(e.Name()); err != nil || !ok {
+			if err != nil {
+				return 0, err
+			}
+			continue
+		}
+		files, _ := os.ReadDir(filepath.Join(dir, e.Name()))
+		for _, f := range files {
+			if fi, err := f.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+	}
+	return n, nil
+}
+
 // removeUploads deletes the uploaded files of templates that are gone.
 func (s *Service) removeUploads() error {
 	dir := filepath.Join(s.cfg.DataDir, "uploads")
