@@ -30,6 +30,15 @@ type Spec struct {
 	Steps             []Step        `json:"steps,omitempty"`
 }
 
+// stored is spec as the build record keeps it: without the registry's
+// credentials, which only the pull uses (the database is no secret store).
+func (spec Spec) stored() Spec {
+	if spec.FromImageRegistry != nil {
+		spec.FromImageRegistry = &RegistryAuth{Type: spec.FromImageRegistry.Type, Username: spec.FromImageRegistry.Username}
+	}
+	return spec
+}
+
 // RegistryAuth is E2B's FromImageRegistry; sbx supports type "registry".
 type RegistryAuth struct {
 	Type     string `json:"type"`

@@ -172,7 +172,7 @@ func (s *Service) StartBuild(ctx context.Context, templateID, buildID string, sp
 	if n >= maxPending {
 		return fmt.Errorf("%w: %d builds are running or waiting; try again later", sandbox.ErrBusy, n)
 	}
-	b.Spec, _ = json.Marshal(spec)
+	b.Spec, _ = json.Marshal(spec.stored())
 	b.UpdatedAt = time.Now().UTC()
 	if err := s.st.PutBuild(ctx, b); err != nil {
 		return err
