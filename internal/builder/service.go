@@ -34,8 +34,13 @@ const buildMetaKey = "sbx.build"
 func IsBuildSandbox(md map[string]string) bool { _, ok := md[buildMetaKey]; return ok }
 
 // maxPending bounds builds running or waiting at once (each holds a log and
-// a goroutine); more are refused with 429.
-const maxPending = 64
+// a goroutine); more are refused with 429. A team other than the default
+// one may hold at most maxTeamPending of them, so that no team can fill the
+// queue for all (the team's own --team-max-builds quota may be lower).
+const (
+	maxPending     = 64
+	maxTeamPending = maxPending / 2
+)
 
 // Config sets a Service up.
 type Config struct {
@@ -65,7 +70,7 @@ type Config struct {
 }
 
 // Service is the template build API over a Registry and a Manager.
-// mu guards logs and cancels; names serialises template creation.
+// mu guards logs, cancels and teams; names serialises template creation.
 type Service struct {
 	cfg    Config
 	reg    *Registry
@@ -73,11 +78,12 @@ type Service struct {
 	st     *store.Store
 	puller *oci.Puller
 	log    *slog.Logger
-	slots  chan struct{}
+	slots  *fairSlots // builds at once (MaxConcurrent), round robin across teams
 
 	mu      sync.Mutex
 	logs    map[string]*buildLog
 	cancels map[string]context.CancelFunc
+	teams   map[string]string // build id → its template's team ("" default), while pending
 	names   sync.Mutex
 	wg      sync.WaitGroup
 	bg      context.Context // background work (preshift); Close cancels it
@@ -105,7 +111,8 @@ func New(cfg Config, reg *Registry, mgr *sandbox.Manager, st *store.Store, p *oc
 	}
 	bg, stop := context.WithCancel(context.Background())
 	return &Service{cfg: cfg, reg: reg, mgr: mgr, st: st, puller: p, log: log, bg: bg, stopBG: stop,
-		slots: make(chan struct{}, cfg.MaxConcurrent), logs: map[string]*buildLog{}, cancels: map[string]context.CancelFunc{}}
+		slots: newFairSlots(cfg.MaxConcurrent), logs: map[string]*buildLog{}, cancels: map[string]context.CancelFunc{},
+		teams: map[string]string{}}
 }
 
 // Recover runs at start: builds a killed daemon left unfinished fail (with
@@ -166,11 +173,18 @@ func (s *Service) StartBuild(ctx context.Context, templateID, buildID string, sp
 	if err := validateSpec(spec); err != nil {
 		return err
 	}
+	team, err := s.st.TemplateOwner(ctx, templateID)
+	if err != nil {
+		return err
+	}
 	s.mu.Lock()
-	n := len(s.cancels)
+	n, mine := len(s.cancels), s.pendingOf(team)
 	s.mu.Unlock()
 	if n >= maxPending {
 		return fmt.Errorf("%w: %d builds are running or waiting; try again later", sandbox.ErrBusy, n)
+	}
+	if team != "" && mine >= maxTeamPending {
+		return fmt.Errorf("%w: the team has %d builds running or waiting; try again later", sandbox.ErrBusy, mine)
 	}
 	b.Spec, _ = json.Marshal(spec.stored())
 	b.UpdatedAt = time.Now().UTC()
@@ -183,11 +197,22 @@ func (s *Service) StartBuild(ctx context.Context, templateID, buildID string, sp
 	}
 	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.mu.Lock()
-	s.logs[b.ID], s.cancels[b.ID] = lg, cancel
+	s.logs[b.ID], s.cancels[b.ID], s.teams[b.ID] = lg, cancel, team
 	s.mu.Unlock()
 	s.wg.Add(1)
-	go s.run(bctx, b, spec, lg)
+	go s.run(bctx, b, team, spec, lg)
 	return nil
+}
+
+// pendingOf counts team's builds running or waiting. s.mu must be held.
+func (s *Service) pendingOf(team string) int {
+	n := 0
+	for _, t := range s.teams {
+		if t == team {
+			n++
+		}
+	}
+	return n
 }
 
 func validateSpec(spec Spec) error {
@@ -211,23 +236,22 @@ func validateSpec(spec Spec) error {
 }
 
 // run waits for a build slot, executes the build and records its end.
-func (s *Service) run(ctx context.Context, b *store.BuildRec, spec Spec, lg *buildLog) {
+func (s *Service) run(ctx context.Context, b *store.BuildRec, team string, spec Spec, lg *buildLog) {
 	defer s.wg.Done()
 	defer func() {
 		lg.close()
 		s.mu.Lock()
 		s.cancels[b.ID]()
 		delete(s.cancels, b.ID)
+		delete(s.teams, b.ID)
 		delete(s.logs, b.ID) // complete on disk
 		s.mu.Unlock()
 	}()
-	select {
-	case s.slots <- struct{}{}:
-		defer func() { <-s.slots }()
-	case <-ctx.Done():
-		s.finish(b, nil, ctx.Err(), lg)
+	if err := s.slots.acquire(ctx, team); err != nil {
+		s.finish(b, nil, err, lg)
 		return
 	}
+	defer s.slots.release()
 	b.Status, b.UpdatedAt = "building", time.Now().UTC()
 	if err := s.st.PutBuild(context.WithoutCancel(ctx), b); err == nil {
 		_ = s.reg.Reload(context.WithoutCancel(ctx))
