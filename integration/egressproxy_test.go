@@ -354,13 +354,19 @@ func acrossPause(t *testing.T, d *daemon, proxy *socks5test.Server, paddr string
 		t.Fatalf("resume: %d\n%s", code, tail(d.log.String(), 2000))
 	}
 	n := len(proxy.Requests())
-	mustRun(t, sb, "pkill curl; getent hosts allowed.test && "+curl("http://allowed.test/"))
+	mustRun(t, sb, "pkill curl; getent hosts allowed.test && "+curlPatient("http://allowed.test/"))
 	if r := proxy.Requests(); len(r) != n+1 || r[n] != "allowed.test:80" {
 		t.Errorf("after resume the proxy was asked for %v, want allowed.test:80", r[n:])
 	}
 	d.deleteQuiet(sb.ID)
 	noNftResidue(t, sb.ID)
 }
+
+// curlPatient is curl for a connection that must succeed right after a
+// pause/resume or a daemon restart: 15 s, not curl's 3 s (meant for
+// connections that must fail), which the first connection of a runsc
+// sandbox once took up on a machine loaded by a full CI run.
+func curlPatient(url string) string { return "curl -fsS -m 15 " + url }
 
 // restarted: while the daemon is down a proxied sandbox's connections
 // fail (the redirect meets no listener); the next daemon re-adopts it and
@@ -376,7 +382,7 @@ func restarted(t *testing.T, d *daemon, sb *sandbox, proxy *socks5test.Server, s
 	if rc := strings.TrimSpace(mustRun(t, sb, "cat /tmp/rc")); rc == "0" || len(proxy.Requests()) != n {
 		t.Errorf("daemon down: curl exit %q, proxy asked %v; want a failure and no request", rc, proxy.Requests()[n:])
 	}
-	mustRun(t, sb, curl("http://"+inetA+"/"))
+	mustRun(t, sb, curlPatient("http://"+inetA+"/"))
 	if !asked(proxy, inetA+":80") || len(proxy.Requests()) != n+1 {
 		t.Errorf("re-adopted: proxy asked %v, want %s:80", proxy.Requests()[n:], inetA)
 	}
