@@ -199,6 +199,7 @@ func listenAndServe(ctx context.Context, f *Config, mgr *sandbox.Manager, bs *bu
 	apiSrv.SetObservability(f.metrics, f.metrics.Handler(), debugSource{f: f, ring: f.ring})
 	px := proxy.New(mgr, f.domain, api.WriteError, log)
 	px.SetObserver(f.metrics)
+	px.SetLimits(proxy.DefaultLimits())
 	var mcpH http.Handler
 	if f.MCP != nil {
 		mcpH = f.MCP("http://"+f.listen, func(key string) bool { _, ok := apiSrv.Authenticate(key); return ok })
