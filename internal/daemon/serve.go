@@ -256,7 +256,8 @@ func listen(f *Config, h http.Handler, log *slog.Logger) ([]boundServer, error) 
 	if err != nil {
 		return nil, err
 	}
-	out := []boundServer{{newHTTPServer(h, defaultLimits), ln}}
+	conns := newConnLimit(defaultConnLimit()) // both listeners together
+	out := []boundServer{{newHTTPServer(h, defaultLimits), conns.wrap(ln)}}
 	if f.tlsConf == nil {
 		return out, nil
 	}
@@ -270,7 +271,7 @@ func listen(f *Config, h http.Handler, log *slog.Logger) ([]boundServer, error) 
 	// failed handshakes (scanners, clients without the CA) are routine on
 	// a public port: debug, not the server's default stderr line each
 	srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelDebug)
-	return append(out, boundServer{srv, tls.NewListener(tln, f.tlsConf)}), nil
+	return append(out, boundServer{srv, tls.NewListener(conns.wrap(tln), f.tlsConf)}), nil
 }
 
 // protectDaemon makes the kernel's OOM killer prefer sandbox processes.
