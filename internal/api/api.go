@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/builder"
+	"github.com/sbx-dev/sbx/internal/ratelimit"
 	"github.com/sbx-dev/sbx/internal/reqid"
 	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/secrets"
@@ -41,6 +42,9 @@ type Server struct {
 	debug    DebugSource      // GET /sbx/debug/*; nil: 404
 	tenants  *Tenants         // SetTenants; nil: only the admin keys (default team)
 	secrets  *secrets.Manager // SetSecrets; nil: no secret routes, rules cannot name secrets
+	// teamLim limits team keys' requests (SetTeamRate; nil: unlimited),
+	// unauthLim unauthenticated ones per remote address (ratelimit.go).
+	teamLim, unauthLim *ratelimit.Limiter
 	// patterns lists every route registered behind auth and others lists
 	// the rest (Routes).
 	patterns, others []string
@@ -53,6 +57,7 @@ type Server struct {
 // nil) receives one record per authenticated call.
 func New(mgr *sandbox.Manager, keys *Keys, audit Auditor, log *slog.Logger) *Server {
 	s := &Server{mgr: mgr, keys: keys, log: log, mux: http.NewServeMux(), audit: audit,
+		unauthLim:   ratelimit.New(unauthRate, unauthBurst),
 		BodyTimeout: 30 * time.Second, WriteTimeout: 5 * time.Minute}
 	s.routes()
 	return s
@@ -149,8 +154,15 @@ func (s *Server) auth(next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, ok := s.principal(r.Header.Get("X-API-Key"))
 		if !ok {
+			host := remoteHost(r)
+			if s.limited(w, r, s.unauthLim, host, "", map[string]string{"remote": host, "status": "401"}) {
+				return
+			}
 			s.record(r, "", http.StatusUnauthorized)
 			WriteError(w, http.StatusUnauthorized, "invalid or missing X-API-Key")
+			return
+		}
+		if !p.Admin && s.limited(w, r, s.teamLim, p.TeamID(), p.KeyID, map[string]string{"team": p.TeamID(), "remote": remoteHost(r)}) {
 			return
 		}
 		r = withPrincipal(r, p)

@@ -40,13 +40,17 @@ func (s *Server) serveObserved(w http.ResponseWriter, r *http.Request, next http
 	id := reqid.Pick(r.Header.Get(reqid.Header))
 	w.Header().Set(reqid.Header, id)
 	ctx := reqid.With(r.Context(), id)
-	r = r.WithContext(ctx)
+	r, mark := withLimitMark(r.WithContext(ctx))
+	ctx = r.Context()
 	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 	t0 := time.Now()
 	next.ServeHTTP(sw, r)
 	d := time.Since(t0)
 	if s.obs != nil {
 		s.obs.APIRequest(r.Pattern, sw.status, d)
+	}
+	if mark.set {
+		return // refused by the rate limiter: reported once a second instead
 	}
 	s.logRequest(ctx, r, sw.status, d)
 }

@@ -59,12 +59,13 @@ type Config struct {
 	cluster                                                                                          clusterFlags
 	role, frontListen                                                                                string
 
-	fs        *flag.FlagSet    // the parsed flags (debug config)
-	ring      *logRing         // the daemon's recent log lines
-	metrics   *metrics.Metrics // the daemon's metrics (set by serve)
-	teamQuota store.Quota      // per-team quota defaults (teams.go)
-	secrets   *secrets.Manager // the teams' secrets (set by New)
-	sealer    *secrets.Sealer  // the secrets' sealer, also for egress proxy passwords in records (set by New)
+	fs          *flag.FlagSet    // the parsed flags (debug config)
+	ring        *logRing         // the daemon's recent log lines
+	metrics     *metrics.Metrics // the daemon's metrics (set by serve)
+	teamQuota   store.Quota      // per-team quota defaults (teams.go)
+	teamAPIRate float64          // per team: API requests a second (teams.go)
+	secrets     *secrets.Manager // the teams' secrets (set by New)
+	sealer      *secrets.Sealer  // the secrets' sealer, also for egress proxy passwords in records (set by New)
 
 	// MCP, if set, serves /mcp: MCP over the daemon's own API at apiURL
 	// (cmd/sbx's client-backed tools), for callers whose key valid accepts
@@ -125,6 +126,7 @@ func ParseFlags(args []string) (*Config, error) {
 	fs.StringVar(&f.frontListen, "front-listen", "", "a cluster node also serves the cluster's API front on this address (the node plays both roles: its own API stays on --listen)")
 	f.fs = fs
 	teamQuotaFlags(fs, &f.teamQuota)
+	fs.Float64Var(&f.teamAPIRate, "team-api-rate", 200, "per team key: API requests a second, burst 5× (past it 429; the refusals are audited once a second, not one by one); admin keys are not limited; 0 = unlimited")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -189,6 +191,7 @@ func (l *stringList) Set(v string) error {
 func listenAndServe(ctx context.Context, f *Config, mgr *sandbox.Manager, bs *builder.Service, vols *volume.Manager, keys *api.Keys, tenants *api.Tenants, aud *audit.Log, tel *telemetry.Store, log *slog.Logger) error {
 	apiSrv := api.New(mgr, keys, aud, log)
 	apiSrv.SetTenants(tenants)
+	apiSrv.SetTeamRate(f.teamAPIRate, 5*f.teamAPIRate)
 	apiSrv.SetBuilder(bs)
 	apiSrv.SetVolumes(vols)
 	apiSrv.SetSecrets(f.secrets)
@@ -196,6 +199,7 @@ func listenAndServe(ctx context.Context, f *Config, mgr *sandbox.Manager, bs *bu
 	apiSrv.SetObservability(f.metrics, f.metrics.Handler(), debugSource{f: f, ring: f.ring})
 	px := proxy.New(mgr, f.domain, api.WriteError, log)
 	px.SetObserver(f.metrics)
+	px.SetLimits(proxy.DefaultLimits())
 	var mcpH http.Handler
 	if f.MCP != nil {
 		mcpH = f.MCP("http://"+f.listen, func(key string) bool { _, ok := apiSrv.Authenticate(key); return ok })
@@ -252,7 +256,8 @@ func listen(f *Config, h http.Handler, log *slog.Logger) ([]boundServer, error) 
 	if err != nil {
 		return nil, err
 	}
-	out := []boundServer{{newHTTPServer(h, defaultLimits), ln}}
+	conns := newConnLimit(defaultConnLimit()) // both listeners together
+	out := []boundServer{{newHTTPServer(h, defaultLimits), conns.wrap(ln)}}
 	if f.tlsConf == nil {
 		return out, nil
 	}
@@ -266,7 +271,7 @@ func listen(f *Config, h http.Handler, log *slog.Logger) ([]boundServer, error) 
 	// failed handshakes (scanners, clients without the CA) are routine on
 	// a public port: debug, not the server's default stderr line each
 	srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelDebug)
-	return append(out, boundServer{srv, tls.NewListener(tln, f.tlsConf)}), nil
+	return append(out, boundServer{srv, tls.NewListener(conns.wrap(tln), f.tlsConf)}), nil
 }
 
 // protectDaemon makes the kernel's OOM killer prefer sandbox processes.

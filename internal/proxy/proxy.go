@@ -51,6 +51,8 @@ type Proxy struct {
 	rp     *httputil.ReverseProxy
 	log    *slog.Logger
 	obs    Observer // SetObserver; nil: none
+	lim    Limits   // SetLimits; zero: unlimited
+	open   open     // requests in flight (limit.go)
 
 	testPort int // tests: dial this port instead of the routed one
 }
@@ -122,6 +124,14 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, http.StatusBadGateway, "sandbox is not running")
 		return
 	}
+	release, ok := p.admit(in.ID, in.Team)
+	if !ok {
+		w.Header().Set("Retry-After", "1")
+		w.Header().Set("Connection", "close") // a refused client holds no descriptor
+		p.fail(w, http.StatusTooManyRequests, "too many open requests to this sandbox, its team's sandboxes or this node; close some and retry")
+		return
+	}
+	defer release()
 	p.forward(w, r, in, t.Port)
 }
 

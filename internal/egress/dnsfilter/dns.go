@@ -33,6 +33,13 @@ type Filter struct {
 	Log      QueryLog
 	MinTTL   time.Duration // floor for the TTL handed to Resolved (default 30 s)
 	MaxTTL   time.Duration // answers' TTLs are lowered to this (0: kept)
+	// Per sandbox: Rate queries a second, burst Burst (0: DefaultRate and
+	// DefaultBurst), past it REFUSED; MaxInFlight upstream forwards at once
+	// (0: DefaultMaxInFlight), and MaxForwards for all sandboxes together
+	// (0: DefaultMaxForwards), past them SERVFAIL at once (bound.go).
+	Rate, Burst              float64
+	MaxInFlight, MaxForwards int
+	b                        *bounds
 
 	mu      sync.Mutex // guards servers
 	servers []*dns.Server
@@ -65,6 +72,7 @@ func (f *Filter) init() {
 		f.MinTTL = 30 * time.Second
 	}
 	f.client = dns.Client{Timeout: 3 * time.Second}
+	f.initBounds()
 }
 
 func (f *Filter) shutdown() {
@@ -93,7 +101,7 @@ func (f *Filter) answer(src netip.Addr, req *dns.Msg) *dns.Msg {
 	refuse := new(dns.Msg)
 	refuse.SetRcode(req, dns.RcodeRefused)
 	sb, pol, ok := f.Lookup(src)
-	if !ok || len(req.Question) != 1 {
+	if !ok || len(req.Question) != 1 || !f.admit(sb) {
 		return refuse
 	}
 	q := req.Question[0]
@@ -102,7 +110,7 @@ func (f *Filter) answer(src netip.Addr, req *dns.Msg) *dns.Msg {
 		f.log(sb, q.Name, qtype, "refused")
 		return refuse
 	}
-	resp, err := f.forward(req)
+	resp, err := f.forwardFor(sb, req)
 	if err != nil {
 		f.log(sb, q.Name, qtype, "upstream error: "+err.Error())
 		fail := new(dns.Msg)
@@ -123,6 +131,16 @@ func allowedType(t uint16) bool {
 		return true
 	}
 	return false
+}
+
+// forwardFor forwards req for sb within sb's and the filter's forwards in
+// flight.
+func (f *Filter) forwardFor(sb string, req *dns.Msg) (*dns.Msg, error) {
+	if !f.acquire(sb) {
+		return nil, errors.New("too many queries in flight")
+	}
+	defer f.release(sb)
+	return f.forward(req)
 }
 
 func (f *Filter) forward(req *dns.Msg) (*dns.Msg, error) {

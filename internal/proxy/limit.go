@@ -1,0 +1,76 @@
+package proxy
+
+import (
+	"sync"
+	"syscall"
+)
+
+// Open requests are bounded: each holds a client connection and one to the
+// sandbox (two descriptors) for as long as the sandbox's server keeps it,
+// with no timeout (streams run as long as their process). Before, a server
+// in a sandbox that accepted and never answered let its tenant (or anyone,
+// on a public port) hold 12,000 requests through the proxy (12,000
+// descriptors, 470 MB of the daemon's memory); past the descriptor limit
+// the daemon can accept nothing and reap no sandbox, for every tenant.
+
+// Limits bounds the requests the proxy forwards at once: per sandbox, per
+// team and in all (0: unlimited). Past one, a request gets 429 with
+// Retry-After before anything is dialled.
+type Limits struct {
+	PerSandbox, PerTeam, Total int
+}
+
+// DefaultLimits derives the bounds from the process's descriptor limit:
+// forwarded requests may hold at most half the descriptors (two each), one
+// team at most half of that, one sandbox at most 1024 of its team's.
+func DefaultLimits() Limits {
+	var rl syscall.Rlimit
+	n := uint64(65536)
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl) == nil && rl.Cur > 0 && rl.Cur < n {
+		n = rl.Cur
+	}
+	total := max(int(n/4), 64)
+	return Limits{PerSandbox: min(1024, total/2), PerTeam: total / 2, Total: total}
+}
+
+// open counts the requests in flight by sandbox, team and in all.
+type open struct {
+	mu                sync.Mutex // guards the counts
+	bySandbox, byTeam map[string]int
+	total             int
+}
+
+// SetLimits bounds the requests forwarded at once. Call before serving.
+func (p *Proxy) SetLimits(l Limits) { p.lim = l }
+
+// admit counts a request to sandbox sb of team; ok is false past a bound,
+// else release must be called when the request ends.
+func (p *Proxy) admit(sb, team string) (release func(), ok bool) {
+	o, l := &p.open, p.lim
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.bySandbox == nil {
+		o.bySandbox, o.byTeam = map[string]int{}, map[string]int{}
+	}
+	if past(l.PerSandbox, o.bySandbox[sb]) || past(l.PerTeam, o.byTeam[team]) || past(l.Total, o.total) {
+		return nil, false
+	}
+	o.bySandbox[sb]++
+	o.byTeam[team]++
+	o.total++
+	return func() {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		o.total--
+		dec(o.bySandbox, sb)
+		dec(o.byTeam, team)
+	}, true
+}
+
+func past(limit, have int) bool { return limit > 0 && have >= limit }
+
+func dec(m map[string]int, k string) {
+	if m[k]--; m[k] <= 0 {
+		delete(m, k)
+	}
+}

@@ -1,0 +1,96 @@
+// Package ratelimit is a token bucket per caller for the daemon's shared
+// services (the API, the DNS filter), with the refusals counted so that
+// they can be reported once a second instead of one by one: a caller past
+// its rate must cost neither a log line nor an audit record per request.
+package ratelimit
+
+import (
+	"math"
+	"sync"
+	"time"
+)
+
+// MaxKeys bounds the callers tracked at once; past it, callers whose
+// bucket is full are forgotten (a sweep at most once a second), and until
+// then new callers share one bucket (so many callers can neither grow the
+// map nor escape the limit).
+const MaxKeys = 4096
+
+// Limiter is a token bucket per caller (a team, a remote address, a
+// sandbox), rate tokens a second up to burst. Safe for concurrent use; a
+// nil Limiter, or one of rate 0, admits everything.
+type Limiter struct {
+	rate, burst float64
+	now         func() time.Time
+	mu          sync.Mutex // guards m and swept
+	m           map[string]*limitBucket
+	swept       time.Time // last forgetFull, run at most once a second
+}
+
+// limitBucket is one caller's bucket and its refusals not yet reported.
+type limitBucket struct {
+	tokens   float64
+	at       time.Time
+	refused  int
+	reported time.Time
+}
+
+// New returns a Limiter of rate tokens a second and burst (at least 1).
+func New(rate, burst float64) *Limiter {
+	return &Limiter{rate: rate, burst: math.Max(1, burst), now: time.Now, m: map[string]*limitBucket{}}
+}
+
+// Allow spends a token of key's bucket. When it refuses, report is the
+// number of refusals to report now (at most once a second per key, then
+// counting every refusal since the last report), else 0.
+func (l *Limiter) Allow(key string) (ok bool, report int) {
+	if l == nil || l.rate <= 0 {
+		return true, 0
+	}
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.bucket(key, now)
+	b.tokens = math.Min(l.burst, b.tokens+now.Sub(b.at).Seconds()*l.rate)
+	b.at = now
+	if b.tokens >= 1 {
+		b.tokens--
+		return true, 0
+	}
+	b.refused++
+	if now.Sub(b.reported) < time.Second {
+		return false, 0
+	}
+	report, b.refused, b.reported = b.refused, 0, now
+	return false, report
+}
+
+// bucket returns key's bucket, making it (full) if new. l.mu is held.
+func (l *Limiter) bucket(key string, now time.Time) *limitBucket {
+	if b, ok := l.m[key]; ok {
+		return b
+	}
+	if len(l.m) >= MaxKeys && now.Sub(l.swept) >= time.Second {
+		l.swept = now
+		l.forgetFull(now)
+	}
+	if len(l.m) >= MaxKeys {
+		key = "\x00overflow"
+		if b, ok := l.m[key]; ok {
+			return b
+		}
+	}
+	b := &limitBucket{tokens: l.burst, at: now}
+	l.m[key] = b
+	return b
+}
+
+// forgetFull drops the buckets that have refilled and have no refusal left
+// to report: forgetting them changes nothing. l.mu is held.
+func (l *Limiter) forgetFull(now time.Time) {
+	for k, b := range l.m {
+		if b.refused == 0 && b.tokens+now.Sub(b.at).Seconds()*l.rate >= l.burst {
+			delete(l.m, k)
+		}
+	}
+}
