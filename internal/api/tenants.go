@@ -35,9 +35,17 @@ type Tenants struct {
 	mu     sync.RWMutex
 	byHash map[[sha256.Size]byte]*keyEntry
 	teams  map[string]*store.Team
+	// creating serialises CreateKey, so that its count of a team's keys
+	// still holds when the new one is added (mu is not held across the
+	// store write, which every authenticated request would wait for).
+	creating sync.Mutex
 
 	quota quotaState
 }
+
+// maxKeysPerTeam bounds a team's API keys: every key is held in memory
+// and looked up on each request, and GET /api-keys lists them all.
+var maxKeysPerTeam = 1000 // a var for tests
 
 // keyEntry is a cached key record; used is its unflushed last use (unix ns).
 type keyEntry struct {
@@ -136,7 +144,13 @@ func newKeyRecord(team, name, by string) (string, store.APIKey) {
 }
 
 // CreateKey mints and stores a key of team; the key is returned once.
+// A team holding maxKeysPerTeam keys gets a quota error (429).
 func (t *Tenants) CreateKey(ctx context.Context, team, name, by string) (string, store.APIKey, error) {
+	t.creating.Lock()
+	defer t.creating.Unlock()
+	if n := t.keyCount(team); n >= maxKeysPerTeam {
+		return "", store.APIKey{}, fmt.Errorf("%w; delete some (DELETE /api-keys/{id})", quotaErr("API keys", maxKeysPerTeam))
+	}
 	key, rec := newKeyRecord(team, name, by)
 	if err := t.st.PutAPIKey(ctx, &rec); err != nil {
 		return "", rec, err
@@ -145,6 +159,19 @@ func (t *Tenants) CreateKey(ctx context.Context, team, name, by string) (string,
 	t.add(rec)
 	t.mu.Unlock()
 	return key, rec, nil
+}
+
+// keyCount counts team's keys.
+func (t *Tenants) keyCount(team string) int {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	n := 0
+	for _, e := range t.byHash {
+		if e.rec.Team == team {
+			n++
+		}
+	}
+	return n
 }
 
 // Keys lists the key records of team with their latest use.

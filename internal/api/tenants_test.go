@@ -2,12 +2,14 @@ package api
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/store"
 )
 
@@ -202,4 +204,52 @@ func TestTenantsConcurrent(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
+}
+
+// TestKeysPerTeamBounded: a team holding maxKeysPerTeam keys is refused
+// the next with a quota error (429), keys created at once never pass the
+// bound together, another team is unaffected, and a revoked key makes
+// room again.
+func TestKeysPerTeamBounded(t *testing.T) {
+	defer func(n int) { maxKeysPerTeam = n }(maxKeysPerTeam)
+	maxKeysPerTeam = 5
+	ctx := context.Background()
+	tn, _, _ := newTenants(t)
+	for _, id := range []string{"team_a", "team_b"} {
+		if err := tn.PutTeam(ctx, &store.Team{ID: id, Name: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	recs := make([]store.APIKey, 8)
+	for i := range errs {
+		wg.Add(1)
+		go func() { defer wg.Done(); _, recs[i], errs[i] = tn.CreateKey(ctx, "team_a", "k", "") }()
+	}
+	wg.Wait()
+	made, refused := 0, 0
+	var one store.APIKey
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			made, one = made+1, recs[i]
+		case errors.Is(err, sandbox.ErrBusy) && strings.Contains(err.Error(), "at most 5 API keys"):
+			refused++
+		default:
+			t.Fatalf("create: %v", err)
+		}
+	}
+	if made != 5 || refused != 3 || len(tn.Keys("team_a")) != 5 {
+		t.Fatalf("8 creates at once: %d made, %d refused, %d listed; want 5, 3, 5", made, refused, len(tn.Keys("team_a")))
+	}
+	if _, _, err := tn.CreateKey(ctx, "team_b", "k", ""); err != nil {
+		t.Fatalf("another team's key: %v", err)
+	}
+	if err := tn.RevokeKey(ctx, "team_a", one.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := tn.CreateKey(ctx, "team_a", "k", ""); err != nil {
+		t.Fatalf("a key after one was revoked: %v", err)
+	}
 }
