@@ -60,6 +60,8 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, secrets.ErrExists):
 		return http.StatusConflict
+	case errors.Is(err, secrets.ErrLimit):
+		return http.StatusTooManyRequests
 	}
 	return http.StatusInternalServerError
 }

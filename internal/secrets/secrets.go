@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -25,7 +26,12 @@ var (
 	ErrNotFound = errors.New("secret not found")
 	ErrInvalid  = errors.New("invalid secret")
 	ErrExists   = errors.New("secret exists")
+	ErrLimit    = errors.New("too many secrets")
 )
+
+// MaxPerTeam bounds a team's secrets (each up to ≈ 25 KiB on the shared
+// disk); a var for tests.
+var MaxPerTeam = 1000
 
 // Limits on what a secret may hold (E2B's SecretMetadata limits).
 const (
@@ -48,6 +54,9 @@ type Manager struct {
 	st   *store.Store
 	seal *Sealer
 	now  func() time.Time
+	// creating serialises Create, so that its count of the team's secrets
+	// still holds at the insert.
+	creating sync.Mutex
 }
 
 // New returns a Manager on st sealing values with seal.
@@ -66,6 +75,13 @@ func (m *Manager) Create(ctx context.Context, team, name, value string, meta map
 	name = strings.ToLower(name)
 	if err := firstErr(ValidName(name), checkValue(value), checkMeta(meta)); err != nil {
 		return nil, err
+	}
+	m.creating.Lock() // the count holds until the insert (across nodes it may pass by a few)
+	defer m.creating.Unlock()
+	if n, err := m.st.CountSecrets(ctx, team); err != nil {
+		return nil, err
+	} else if n >= MaxPerTeam {
+		return nil, fmt.Errorf("%w: a team holds at most %d secrets; delete some", ErrLimit, MaxPerTeam)
 	}
 	now := m.now().UTC()
 	sec := &Info{ID: newID(), Owner: team, Name: name, Version: 1, Metadata: orEmpty(meta), CreatedAt: now, UpdatedAt: now}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -236,5 +237,49 @@ func TestExpand(t *testing.T) {
 	}
 	if n, err := Names("a ${e2b.secrets.X} ${e2b.secrets.y}"); err != nil || strings.Join(n, ",") != "x,y" {
 		t.Errorf("Names = %v %v", n, err)
+	}
+}
+
+// TestSecretsPerTeamBounded: a team holding MaxPerTeam secrets is refused
+// the next (ErrLimit: 429), also when creates race at the bound; another
+// team is unaffected, and a deleted secret makes room.
+func TestSecretsPerTeamBounded(t *testing.T) {
+	defer func(n int) { MaxPerTeam = n }(MaxPerTeam)
+	MaxPerTeam = 4
+	ctx := context.Background()
+	m, _ := newManager(t)
+	errs := make(chan error, 7)
+	for i := range 7 {
+		go func() {
+			_, err := m.Create(ctx, "t1", fmt.Sprint("s", i), testValue, nil)
+			errs <- err
+		}()
+	}
+	made, refused := 0, 0
+	for range 7 {
+		switch err := <-errs; {
+		case err == nil:
+			made++
+		case errors.Is(err, ErrLimit):
+			refused++
+		default:
+			t.Fatalf("create: %v", err)
+		}
+	}
+	if made != 4 || refused != 3 {
+		t.Fatalf("7 creates at once: %d made, %d refused; want 4, 3", made, refused)
+	}
+	if _, err := m.Create(ctx, "t2", "s0", testValue, nil); err != nil {
+		t.Fatalf("another team's secret: %v", err)
+	}
+	list, _, err := m.List(ctx, "t1", "", 0)
+	if err != nil || len(list) != 4 {
+		t.Fatalf("list: %d %v", len(list), err)
+	}
+	if err := m.Delete(ctx, "t1", list[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Create(ctx, "t1", "again", testValue, nil); err != nil {
+		t.Fatalf("a secret after one was deleted: %v", err)
 	}
 }

@@ -22,6 +22,15 @@ type Secret struct {
 	UpdatedAt time.Time         `json:"updatedAt"`
 }
 
+// CountSecrets counts owner's secrets.
+func (s *Store) CountSecrets(ctx context.Context, owner string) (int, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM secrets WHERE owner=?`, owner).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count secrets: %w", classify(err))
+	}
+	return n, nil
+}
+
 // InsertSecret adds a secret record with its sealed value; a secret of the
 // same owner and name gives ErrExists.
 func (s *Store) InsertSecret(ctx context.Context, sec *Secret, sealed []byte) error {
