@@ -59,6 +59,9 @@ func (s *Service) RequestBuild(ctx context.Context, req BuildRequest) (*Requeste
 			return nil, fmt.Errorf("%w: tag %q: use 1-64 of a-z, 0-9, '-', '_', '.'", sandbox.ErrInvalid, t)
 		}
 	}
+	if len(tags) > MaxTagsPerTemplate {
+		return nil, fmt.Errorf("%w: %d tags: a template holds at most %d", sandbox.ErrInvalid, len(tags), MaxTagsPerTemplate)
+	}
 	// A built-in's name is reserved whether or not it is built here: a
 	// user template's name resolves before the built-in's, so whoever took
 	// it before the operator builds the built-in would own the template
@@ -77,6 +80,9 @@ func (s *Service) RequestBuild(ctx context.Context, req BuildRequest) (*Requeste
 	defer s.names.Unlock()
 	t, err := s.templateFor(ctx, name)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.tagRoom(ctx, t.ID, tags); err != nil {
 		return nil, err
 	}
 	now := time.Now().UTC()

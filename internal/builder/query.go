@@ -297,6 +297,11 @@ func (s *Service) AssignTags(ctx context.Context, target string, tags []string) 
 			return "", nil, fmt.Errorf("%w: tag %q: use 1-64 of a-z, 0-9, '-', '_', '.'", sandbox.ErrInvalid, tag)
 		}
 	}
+	s.names.Lock() // the count tagRoom takes holds until the puts
+	defer s.names.Unlock()
+	if err := s.tagRoom(ctx, t.ID, tags); err != nil {
+		return "", nil, err
+	}
 	now := time.Now().UTC()
 	for _, tag := range tags {
 		if err := s.st.PutTag(ctx, store.TagRec{TemplateID: t.ID, Tag: tag, BuildID: b.ID, CreatedAt: now}); err != nil {

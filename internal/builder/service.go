@@ -299,10 +299,8 @@ func (s *Service) finish(b *store.BuildRec, st *state, err error, lg *buildLog) 
 	// Tags first: they resolve only once the build is ready, and status
 	// answers from the registry's index, so "ready" is seen only when the
 	// template can be used.
-	for _, tag := range append([]string{"latest"}, b.Tags...) {
-		if perr := s.st.PutTag(ctx, store.TagRec{TemplateID: b.TemplateID, Tag: tag, BuildID: b.ID, CreatedAt: now}); perr != nil {
-			s.log.Error("record build tag", "build", b.ID, "tag", tag, "err", perr)
-		}
+	if dropped := s.putReadyTags(ctx, b, now); len(dropped) > 0 {
+		lg.add("warn", "finalize", "not tagged %v: a template holds at most %d tags", dropped, MaxTagsPerTemplate)
 	}
 	b.Status, b.Layers, b.Config = "ready", st.layers, st.cfg
 	if perr := s.st.PutBuild(ctx, b); perr != nil {
