@@ -20,9 +20,15 @@ func (s *Server) requestOwned(r *http.Request, req builder.BuildRequest) (*build
 	if ref == "" {
 		ref = req.Alias
 	}
-	if _, owner, _, ok := s.templateOwner(r.Context(), ref); ok && owner != team {
+	_, owner, _, exists := s.templateOwner(r.Context(), ref)
+	if exists && owner != team {
 		name, _, _ := strings.Cut(ref, ":")
 		return nil, fmt.Errorf("%w: template name %q is taken", sandbox.ErrConflict, truncate(name, 64))
+	}
+	if !exists {
+		if err := s.templateRoom(r, team); err != nil {
+			return nil, err
+		}
 	}
 	if err := s.buildQuota(r); err != nil {
 		return nil, err
@@ -39,6 +45,31 @@ func (s *Server) requestOwned(r *http.Request, req builder.BuildRequest) (*build
 		return nil, fmt.Errorf("%w: template name %q is taken", sandbox.ErrConflict, truncate(ref, 64))
 	}
 	return res, nil
+}
+
+// maxTemplatesPerTeam bounds the templates a team other than the default
+// one holds: each is a row in the database every team shares and an entry
+// of the registry that every template request resolves against and that
+// each change reloads in full (2,156 template requests in 40 s made every
+// team's GET /templates 0.22 s, and each request slower than the last).
+// Requests for new names racing at the bound may pass it by the number in
+// flight. A var for tests.
+var maxTemplatesPerTeam = 1000
+
+// templateRoom refuses a new template to team at maxTemplatesPerTeam
+// (429).
+func (s *Server) templateRoom(r *http.Request, team string) error {
+	if s.tenants == nil || team == "" {
+		return nil
+	}
+	n, err := s.tenants.st.CountTemplates(r.Context(), team)
+	if err != nil {
+		return err
+	}
+	if n >= maxTemplatesPerTeam {
+		return fmt.Errorf("%w; delete some (DELETE /templates/{id})", quotaErr("templates", maxTemplatesPerTeam))
+	}
+	return nil
 }
 
 // buildQuota refuses a build when the team has its quota of builds waiting

@@ -28,6 +28,16 @@ import (
 // /bin/bash (a build from it needs no sandbox when it has no steps).
 func newTemplateServer(t *testing.T) *httptest.Server {
 	t.Helper()
+	a, _ := newTemplateAPI(t)
+	srv := httptest.NewServer(a)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// newTemplateAPI is newTemplateServer's handler and its store, for a test
+// to add to before it serves.
+func newTemplateAPI(t *testing.T) (*api.Server, *store.Store) {
+	t.Helper()
 	dir := t.TempDir()
 	tdir := filepath.Join(dir, "templates")
 	ls := &layers.Store{Dir: filepath.Join(tdir, "layers")}
@@ -72,9 +82,7 @@ func newTemplateServer(t *testing.T) *httptest.Server {
 	}
 	a := api.New(m, keys, nil, log)
 	a.SetBuilder(b)
-	srv := httptest.NewServer(a)
-	t.Cleanup(srv.Close)
-	return srv
+	return a, st
 }
 
 // waitBuild polls a build's status until it is ready or error.

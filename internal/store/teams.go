@@ -112,6 +112,15 @@ func (s *Store) SetTemplateOwner(ctx context.Context, templateID, team string) e
 	return nil
 }
 
+// CountTemplates returns how many templates team owns (rows of deleted
+// templates are not counted).
+func (s *Store) CountTemplates(ctx context.Context, team string) (int, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM template_owners o JOIN templates t ON t.id=o.template_id
+		WHERE o.team=?`, team).Scan(&n)
+	return n, classify(err)
+}
+
 // TemplateOwner returns the team of templateID ("" when none is recorded).
 func (s *Store) TemplateOwner(ctx context.Context, templateID string) (string, error) {
 	var team string
