@@ -149,3 +149,37 @@ func TestTemplatesPerTeamBounded(t *testing.T) {
 		t.Errorf("a template after one was deleted = %d %v", code, r)
 	}
 }
+
+// TestUnstartedBuildsBounded: a template keeps at most
+// builder.MaxUnstartedBuilds build requests never started; past it the
+// oldest are dropped (starting one is 404) and the newest start. Before,
+// requests were unbounded (313 rows in 20 s for one template).
+func TestUnstartedBuildsBounded(t *testing.T) {
+	defer func(n int) { builder.MaxUnstartedBuilds = n }(builder.MaxUnstartedBuilds)
+	builder.MaxUnstartedBuilds = 3
+	srv := newTemplateServer(t)
+	var tid string
+	var bids []string
+	for range 5 {
+		id, bid := requestBuild(t, srv, "mine")
+		tid, bids = id, append(bids, bid)
+	}
+	for i, want := range []int{404, 404, 202, 202} {
+		if code, e := do(t, srv, "POST", "/v2/templates/"+tid+"/builds/"+bids[i], `{"fromTemplate":"base"}`, nil); code != want {
+			t.Errorf("start request %d of 5 = %d %v, want %d", i, code, e, want)
+		}
+	}
+	if st := waitBuild(t, srv, tid, bids[3]); st["status"] != "ready" {
+		t.Fatalf("status %v", st)
+	}
+	// started builds do not count: three more requests drop only request 4
+	for range 3 {
+		requestBuild(t, srv, "mine")
+	}
+	if code, e := do(t, srv, "POST", "/v2/templates/"+tid+"/builds/"+bids[4], `{"fromTemplate":"base"}`, nil); code != 404 {
+		t.Errorf("start the oldest unstarted request = %d %v, want 404", code, e)
+	}
+	if code, g := do(t, srv, "GET", "/templates/"+tid+"/builds/"+bids[2]+"/status", "", nil); code != 200 {
+		t.Errorf("a started build's status = %d %v", code, g)
+	}
+}

@@ -91,6 +91,9 @@ func (s *Service) RequestBuild(ctx context.Context, req BuildRequest) (*Requeste
 	if err := s.st.PutBuild(ctx, b); err != nil {
 		return nil, err
 	}
+	if err := s.pruneUnstarted(ctx, t.ID); err != nil {
+		return nil, err
+	}
 	if err := s.reg.Reload(ctx); err != nil {
 		return nil, err
 	}
