@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"net/http"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -135,11 +134,7 @@ func TestTeamsRunCache(t *testing.T) {
 func TestTeamsUploadDisk(t *testing.T) {
 	requirements(t, "runsc")
 	d := startDaemon(t, "runsc", "")
-	t.Cleanup(func() {
-		for _, m := range volumeMounts(d.dataDir) {
-			_ = syscall.Unmount(m, syscall.MNT_DETACH)
-		}
-	})
+	unmountVolumesAtEnd(t, d)
 	tm := d.newTeam("upload-disk", map[string]any{"diskMB": 10})
 	var req struct{ TemplateID string }
 	if c := d.as(tm.Key, "POST", "/v3/templates", map[string]any{"name": "uploads"}, &req); c != 202 {

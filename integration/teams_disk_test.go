@@ -2,7 +2,6 @@ package integration
 
 import (
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -45,11 +44,7 @@ func (d *daemon) waitBuildAs(t *testing.T, key, tid, bid string) buildStatus {
 func TestTeamsTemplateDisk(t *testing.T) {
 	requirements(t, "runsc")
 	d := startDaemon(t, "runsc", "")
-	t.Cleanup(func() {
-		for _, m := range volumeMounts(d.dataDir) {
-			_ = syscall.Unmount(m, syscall.MNT_DETACH)
-		}
-	})
+	unmountVolumesAtEnd(t, d)
 	small := d.newTeam("disk-small", map[string]any{"diskMB": 10})
 	big := d.newTeam("disk-big", map[string]any{"diskMB": 50})
 	spec := map[string]any{"fromTemplate": "base",

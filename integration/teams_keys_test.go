@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -134,11 +133,7 @@ func TestTeamsKeys(t *testing.T) {
 // not affected; the create rate is bounded per team.
 func TestTeamsQuota(t *testing.T) {
 	d := startDaemon(t, "crun", "", "--team-max-sandboxes", "2")
-	t.Cleanup(func() {
-		for _, m := range volumeMounts(d.dataDir) {
-			_ = syscall.Unmount(m, syscall.MNT_DETACH)
-		}
-	})
+	unmountVolumesAtEnd(t, d)
 	a := d.newTeam("quota-a", nil)
 	b := d.newTeam("quota-b", map[string]any{"sandboxes": 1, "createsPerSec": 0.2})
 	var wg sync.WaitGroup

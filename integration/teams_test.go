@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -16,11 +15,7 @@ import (
 // Afterwards A's records are all still there.
 func TestTeamsRouteTable(t *testing.T) {
 	d := startDaemon(t, "runsc", "")
-	t.Cleanup(func() {
-		for _, m := range volumeMounts(d.dataDir) {
-			_ = syscall.Unmount(m, syscall.MNT_DETACH)
-		}
-	})
+	unmountVolumesAtEnd(t, d)
 	a, b := d.newTeam("team-a", nil), d.newTeam("team-b", nil)
 	ha, hb := map[string]string{"X-API-Key": a.Key}, map[string]string{"X-API-Key": b.Key}
 

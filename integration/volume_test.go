@@ -46,6 +46,16 @@ func volumeMounts(dataDir string) []string {
 	return ms
 }
 
+// unmountVolumesAtEnd detaches the volume mounts under d's data dir when
+// the test ends (volumes stay mounted across daemon restarts by design).
+func unmountVolumesAtEnd(t *testing.T, d *daemon) {
+	t.Cleanup(func() {
+		for _, m := range volumeMounts(d.dataDir) {
+			_ = syscall.Unmount(m, syscall.MNT_DETACH)
+		}
+	})
+}
+
 // TestVolumes: on each runtime, two sandboxes share a volume (one of them
 // also read-only), ownership is the same as seen from every side, the
 // quota holds from inside, symlinks planted inside never lead the content
@@ -58,11 +68,7 @@ func TestVolumes(t *testing.T) {
 
 func testVolumes(t *testing.T, rt string) {
 	d := startDaemon(t, rt, "")
-	t.Cleanup(func() {
-		for _, m := range volumeMounts(d.dataDir) {
-			_ = syscall.Unmount(m, syscall.MNT_DETACH)
-		}
-	})
+	unmountVolumesAtEnd(t, d)
 	var v volumeRef
 	if code := d.api("POST", "/volumes", map[string]any{"name": "shared-" + rt, "sizeMB": 16}, &v); code != 201 {
 		t.Fatalf("create volume: %d", code)
