@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sbx-dev/sbx/internal/ratelimit"
 	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/store"
 )
@@ -27,13 +28,7 @@ type usage struct{ sandboxes, vcpu, memMB int }
 type quotaState struct {
 	mu      sync.Mutex // guards both maps
 	pending map[string]usage
-	buckets map[string]*bucket
-}
-
-// bucket is a token bucket: rate tokens a second, burst max(1, rate).
-type bucket struct {
-	tokens float64
-	at     time.Time
+	buckets map[string]*ratelimit.Bucket // rate: the team's creates a second, burst max(1, rate)
 }
 
 // effective is team's quota with the defaults filled in.
@@ -81,7 +76,7 @@ func (t *Tenants) reserve(team string, live, want usage) (func(), error) {
 	t.quota.mu.Lock()
 	defer t.quota.mu.Unlock()
 	if t.quota.pending == nil {
-		t.quota.pending, t.quota.buckets = map[string]usage{}, map[string]*bucket{}
+		t.quota.pending, t.quota.buckets = map[string]usage{}, map[string]*ratelimit.Bucket{}
 	}
 	p := t.quota.pending[team]
 	switch {
@@ -113,15 +108,13 @@ func (t *Tenants) take(team string, rate float64, n int) error {
 	burst := math.Max(1, rate)
 	b, ok := t.quota.buckets[team]
 	if !ok {
-		b = &bucket{tokens: burst, at: now}
+		full := ratelimit.Full(burst, now)
+		b = &full
 		t.quota.buckets[team] = b
 	}
-	b.tokens = math.Min(burst, b.tokens+now.Sub(b.at).Seconds()*rate)
-	b.at = now
-	if b.tokens < float64(n) {
+	if !b.Take(now, rate, burst, float64(n)) {
 		return fmt.Errorf("%w: team quota: at most %g creates a second", sandbox.ErrBusy, rate)
 	}
-	b.tokens -= float64(n)
 	return nil
 }
 

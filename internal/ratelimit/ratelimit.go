@@ -27,10 +27,37 @@ type Limiter struct {
 	swept       time.Time // last forgetFull, run at most once a second
 }
 
+// Bucket is one token bucket; the zero Bucket is empty. Its rate and burst
+// are given at each Take, so a caller whose rate changes (a team's quota)
+// keeps its bucket. Not safe for concurrent use: its owner's lock guards it.
+type Bucket struct {
+	tokens float64
+	at     time.Time
+}
+
+// Full returns a Bucket holding burst tokens at now.
+func Full(burst float64, now time.Time) Bucket { return Bucket{tokens: burst, at: now} }
+
+// Take refills b at rate tokens a second up to burst, then spends n tokens
+// if it holds them; a refusal spends nothing.
+func (b *Bucket) Take(now time.Time, rate, burst, n float64) bool {
+	b.tokens = math.Min(burst, b.tokens+now.Sub(b.at).Seconds()*rate)
+	b.at = now
+	if b.tokens < n {
+		return false
+	}
+	b.tokens -= n
+	return true
+}
+
+// fullAt reports whether b has refilled to burst by now.
+func (b *Bucket) fullAt(now time.Time, rate, burst float64) bool {
+	return b.tokens+now.Sub(b.at).Seconds()*rate >= burst
+}
+
 // limitBucket is one caller's bucket and its refusals not yet reported.
 type limitBucket struct {
-	tokens   float64
-	at       time.Time
+	Bucket
 	refused  int
 	reported time.Time
 }
@@ -51,10 +78,7 @@ func (l *Limiter) Allow(key string) (ok bool, report int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.bucket(key, now)
-	b.tokens = math.Min(l.burst, b.tokens+now.Sub(b.at).Seconds()*l.rate)
-	b.at = now
-	if b.tokens >= 1 {
-		b.tokens--
+	if b.Take(now, l.rate, l.burst, 1) {
 		return true, 0
 	}
 	b.refused++
@@ -80,7 +104,7 @@ func (l *Limiter) bucket(key string, now time.Time) *limitBucket {
 			return b
 		}
 	}
-	b := &limitBucket{tokens: l.burst, at: now}
+	b := &limitBucket{Bucket: Full(l.burst, now)}
 	l.m[key] = b
 	return b
 }
@@ -89,7 +113,7 @@ func (l *Limiter) bucket(key string, now time.Time) *limitBucket {
 // to report: forgetting them changes nothing. l.mu is held.
 func (l *Limiter) forgetFull(now time.Time) {
 	for k, b := range l.m {
-		if b.refused == 0 && b.tokens+now.Sub(b.at).Seconds()*l.rate >= l.burst {
+		if b.refused == 0 && b.fullAt(now, l.rate, l.burst) {
 			delete(l.m, k)
 		}
 	}

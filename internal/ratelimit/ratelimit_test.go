@@ -81,3 +81,30 @@ func TestLimiterBounded(t *testing.T) {
 		t.Fatalf("new callers past the bound shared no bucket: %d of 100 refused", refused)
 	}
 }
+
+// TestBucketTake: n tokens at once, a refusal spends nothing, the refill is
+// capped at the burst given at each Take (a caller's rate may change).
+func TestBucketTake(t *testing.T) {
+	now := time.Unix(1000, 0)
+	b := Full(3, now)
+	steps := []struct {
+		after       time.Duration
+		rate, burst float64
+		n           float64
+		ok          bool
+	}{
+		{0, 1, 3, 2, true},                      // 3 → 1
+		{0, 1, 3, 2, false},                     // 1 left: refused, nothing spent
+		{0, 1, 3, 1, true},                      // 1 → 0
+		{time.Hour, 1, 3, 4, false},             // refilled to the burst only
+		{0, 1, 3, 3, true},                      // 3 → 0
+		{500 * time.Millisecond, 4, 8, 2, true}, // a new rate: 2 tokens back
+		{0, 4, 8, 1, false},
+	}
+	for i, s := range steps {
+		now = now.Add(s.after)
+		if got := b.Take(now, s.rate, s.burst, s.n); got != s.ok {
+			t.Fatalf("step %d: Take(%g) = %v, want %v", i, s.n, got, s.ok)
+		}
+	}
+}
