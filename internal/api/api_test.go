@@ -38,16 +38,23 @@ func newAPI(t *testing.T, edit func(*sandbox.Config)) (*api.Server, *sandboxtest
 	return newAPIAudited(t, edit, nil)
 }
 
-// newAPIAudited is newAPI with aud (may be nil) receiving the API's and
-// the manager's audit records.
-func newAPIAudited(t *testing.T, edit func(*sandbox.Config), aud *memAudit) (*api.Server, *sandboxtest.Host) {
+// openStore is a real store in a temporary directory, closed at the end.
+func openStore(t *testing.T) *store.Store {
 	t.Helper()
-	h := sandboxtest.NewHost()
 	st, err := store.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// newAPIAudited is newAPI with aud (may be nil) receiving the API's and
+// the manager's audit records.
+func newAPIAudited(t *testing.T, edit func(*sandbox.Config), aud *memAudit) (*api.Server, *sandboxtest.Host) {
+	t.Helper()
+	h := sandboxtest.NewHost()
+	st := openStore(t)
 	cfg := sandbox.Config{DefaultRuntime: "fake", AgentPort: sandboxtest.StartAgent(t),
 		DefaultTimeout: time.Minute, MaxTimeout: time.Hour,
 		Defaults: sandbox.Resources{CPUCount: 1, MemoryMB: 256, DiskSizeMB: 256, Pids: 100},

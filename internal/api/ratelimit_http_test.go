@@ -23,11 +23,7 @@ import (
 func TestRateLimitBoundsAudit(t *testing.T) {
 	aud := &memAudit{}
 	a, _ := newAPIAudited(t, nil, aud)
-	st, err := store.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openStore(t)
 	ctx := context.Background()
 	tn, err := api.LoadTenants(ctx, st, slog.New(slog.DiscardHandler))
 	if err != nil {

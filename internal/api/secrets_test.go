@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/sbx-dev/sbx/internal/secrets"
-	"github.com/sbx-dev/sbx/internal/store"
 )
 
 const apiSecretValue = "sk-api-test-DO-NOT-LEAK-42"
@@ -22,11 +21,7 @@ func newSecretServer(t *testing.T) (*httptest.Server, *memAudit) {
 	t.Helper()
 	aud := &memAudit{}
 	a, _ := newAPIAudited(t, nil, aud)
-	st, err := store.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openStore(t)
 	seal, _ := secrets.NewSealer(bytes.Repeat([]byte{1}, secrets.KeySize))
 	a.SetSecrets(secrets.New(st, seal))
 	srv := httptest.NewServer(a)

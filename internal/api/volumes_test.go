@@ -12,7 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sbx-dev/sbx/internal/store"
 	"github.com/sbx-dev/sbx/internal/volume"
 )
 
@@ -27,11 +26,7 @@ func newVolumeServer(t *testing.T) *httptest.Server {
 		t.Skip("needs root and mkfs.ext4")
 	}
 	a, _ := newAPI(t, nil)
-	st, err := store.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openStore(t)
 	dir := t.TempDir()
 	vm, err := volume.Open(context.Background(), volume.Config{Dir: dir, DefaultSizeMB: 16, MaxSizeMB: 32, TotalMB: 64},
 		st, slog.New(slog.NewTextHandler(io.Discard, nil)))
