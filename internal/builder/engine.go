@@ -102,13 +102,15 @@ func hashKey(parts ...string) string {
 // Every layer it makes or takes from the cache is marked as used by this
 // daemon (Layers.Use), so GC can release it later.
 func (s *Service) execute(ctx context.Context, b *store.BuildRec, spec Spec, lg *buildLog) (*state, error) {
-	st, err := s.base(ctx, spec, lg)
+	scope, err := s.st.TemplateOwner(ctx, b.TemplateID)
 	if err != nil {
 		return nil, &stepError{"base", err}
 	}
-	if st.scope, err = s.st.TemplateOwner(ctx, b.TemplateID); err != nil {
+	st, err := s.base(ctx, spec, scope, lg)
+	if err != nil {
 		return nil, &stepError{"base", err}
 	}
+	st.scope = scope
 	if err := s.checkDisk(ctx, b.TemplateID, "base", st.layers); err != nil {
 		return nil, err
 	}
@@ -129,15 +131,16 @@ func (s *Service) execute(ctx context.Context, b *store.BuildRec, spec Spec, lg 
 	return st, nil
 }
 
-// base resolves the build's source into a first state.
-func (s *Service) base(ctx context.Context, spec Spec, lg *buildLog) (*state, error) {
+// base resolves the build's source into a first state; scope is the
+// template's team ("" for the default team).
+func (s *Service) base(ctx context.Context, spec Spec, scope string, lg *buildLog) (*state, error) {
 	switch {
 	case spec.FromTemplate != "" && spec.FromImage != "":
 		return nil, fmt.Errorf("give fromImage or fromTemplate, not both")
 	case spec.FromTemplate != "":
 		return s.fromTemplate(spec.FromTemplate, lg)
 	case spec.FromImage != "":
-		return s.fromImage(ctx, spec, lg)
+		return s.fromImage(ctx, spec, scope, lg)
 	}
 	return nil, fmt.Errorf("a build needs fromImage or fromTemplate")
 }
@@ -164,7 +167,9 @@ func (s *Service) fromTemplate(ref string, lg *buildLog) (*state, error) {
 	return st, nil
 }
 
-func (s *Service) fromImage(ctx context.Context, spec Spec, lg *buildLog) (*state, error) {
+// fromImage pulls spec's image; a team's build (scope not "") pulls only
+// from where Config.RegistryGuard allows.
+func (s *Service) fromImage(ctx context.Context, spec Spec, scope string, lg *buildLog) (*state, error) {
 	var auth *oci.Auth
 	if ra := spec.FromImageRegistry; ra != nil {
 		if ra.Type != "" && ra.Type != "registry" {
@@ -175,6 +180,9 @@ func (s *Service) fromImage(ctx context.Context, spec Spec, lg *buildLog) (*stat
 	lg.add("info", "base", "FROM %s", spec.FromImage)
 	p, progress := *s.puller, &lineWriter{log: lg, step: "base", level: "info"}
 	p.Log = progress
+	if scope != "" {
+		p.Guard = s.cfg.RegistryGuard
+	}
 	img, err := p.Pull(ctx, spec.FromImage, auth, s.reg.Layers)
 	progress.flush()
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/sbx-dev/sbx/internal/egress"
 	"github.com/sbx-dev/sbx/internal/layer"
 	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/store"
@@ -63,6 +64,10 @@ type Config struct {
 	// GCGrace is how long a layer no build references is kept (default
 	// DefaultGCGrace).
 	GCGrace time.Duration
+	// RegistryGuard bounds where a build of a team other than the default
+	// one pulls its image from (oci.Puller.Guard; nil: anywhere): not the
+	// host's or its network's private services.
+	RegistryGuard *egress.Ranges
 	// OnBuild observes each finished build and OnStep each layer step
 	// (cached: taken from the layer cache) for metrics; nil: none.
 	OnBuild func(d time.Duration, err error)

@@ -43,7 +43,7 @@ func openTunnel(f *tunnelFlags, maxConns int) (*tunnelSetup, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--tunnel-port: %w", err)
 	}
-	d := &socks.Dialer{Ranges: socks.Ranges{Open: open}}
+	d := &socks.Dialer{Ranges: egress.Ranges{Open: open}}
 	return &tunnelSetup{ln: ln, dialer: d, t: &socks.Tunnel{Dial: d.Dial, MaxConnsPerSandbox: maxConns}}, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,6 +45,8 @@ type Config struct {
 	templateRegistry                                                                                 string
 	templateRegistryInsecure                                                                         bool
 	registryMirror                                                                                   string
+	registryOpenFlag                                                                                 string
+	registryOpen                                                                                     []netip.Prefix
 	buildConcurrency                                                                                 int
 	buildStepTimeout                                                                                 time.Duration
 	templateQuotaMB                                                                                  int64
@@ -110,6 +113,7 @@ func ParseFlags(args []string) (*Config, error) {
 	f.tls.register(fs)
 	fs.Var(&f.insecureRegistries, "insecure-registry", "registry host[:port] pulled over plain HTTP (repeatable; loopback always is)")
 	fs.StringVar(&f.registryMirror, "registry-mirror", "", "registry host[:port] that mirrors Docker Hub, used for its images")
+	fs.StringVar(&f.registryOpenFlag, "registry-open", "", "CIDRs a team's template build may pull images from although they are private, loopback or link-local (e.g. 10.1.2.3/32 for a registry on the LAN), comma separated; never the sandbox subnet. The default team's builds and the --registry-mirror and --insecure-registry hosts are not restricted")
 	fs.StringVar(&f.templateRegistry, "template-registry", "", "host[:port]/prefix of an OCI registry that ready template builds are pushed to and that a node pulls a build's missing layers from on first use (a cluster's nodes share templates through it; empty: none)")
 	fs.BoolVar(&f.templateRegistryInsecure, "template-registry-insecure", false, "reach --template-registry over plain HTTP (tests, a trusted network)")
 	fs.IntVar(&f.buildConcurrency, "build-concurrency", 2, "template builds at once; more wait")
@@ -146,6 +150,10 @@ func ParseFlags(args []string) (*Config, error) {
 		if _, err := (&dist.Remote{Repo: f.templateRegistry}).Ref("t", "b"); err != nil {
 			return nil, fmt.Errorf("--template-registry: %w", err)
 		}
+	}
+	var err error
+	if f.registryOpen, err = parsePrefixes(f.registryOpenFlag); err != nil {
+		return nil, fmt.Errorf("--registry-open: %w", err)
 	}
 	if f.templatesDir == "" {
 		f.templatesDir = filepath.Join(f.dataDir, "templates")

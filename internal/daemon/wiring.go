@@ -152,7 +152,11 @@ func newBuilder(f *Config, mgr *sandbox.Manager, st *store.Store, log *slog.Logg
 	cfg := builder.Config{ShiftLayers: shift, DataDir: f.dataDir, TmpDir: filepath.Join(f.dataDir, "run", "build-views"),
 		MaxConcurrent: f.buildConcurrency, StepTimeout: f.buildStepTimeout, QuotaBytes: f.templateQuotaMB << 20,
 		CPUCount: max(d.CPUCount, 2), MemoryMB: max(d.MemoryMB, 2048), DiskSizeMB: max(d.DiskSizeMB, 4096),
-		OnBuild: f.metrics.Build, OnStep: f.metrics.BuildStep}
+		OnBuild: f.metrics.Build, OnStep: f.metrics.BuildStep,
+		RegistryGuard: &egress.Ranges{Open: f.registryOpen}}
+	if subnet, err := netip.ParsePrefix(f.subnet); err == nil { // checked before the builder is made
+		cfg.RegistryGuard.Never = []netip.Prefix{subnet}
+	}
 	return builder.New(cfg, reg, mgr, st, p, log)
 }
 

@@ -19,28 +19,6 @@ const DefaultDialTimeout = 10 * time.Second
 // addresses a proxy may not be at (Ranges).
 var ErrProxyAddress = errors.New("egress proxy address not allowed")
 
-// Ranges decides where an egress proxy may be: nowhere in Blocked unless
-// in Open, never in Never (the sandbox subnet: other sandboxes and the
-// host sides of their links).
-type Ranges struct {
-	Blocked []netip.Prefix // egress.AlwaysBlocked by default (nil)
-	Open    []netip.Prefix // the operator's exceptions (--egress-proxy-open)
-	Never   []netip.Prefix // closed whatever Open says
-}
-
-// Allowed reports whether a proxy may be at ip.
-func (r Ranges) Allowed(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	if !ip.IsValid() || in(r.Never, ip) || ip.IsUnspecified() {
-		return false
-	}
-	blocked := r.Blocked
-	if blocked == nil {
-		blocked = egress.AlwaysBlocked
-	}
-	return !in(blocked, ip) || in(r.Open, ip)
-}
-
 func in(ps []netip.Prefix, ip netip.Addr) bool {
 	for _, p := range ps {
 		if p.Contains(ip) {
@@ -54,7 +32,7 @@ func in(ps []netip.Prefix, ip netip.Addr) bool {
 // value checks proxies against the default Ranges and resolves with the
 // host's resolver.
 type Dialer struct {
-	Ranges  Ranges
+	Ranges  egress.Ranges
 	Timeout time.Duration // reaching the proxy plus the handshake (DefaultDialTimeout)
 	// Resolve looks a proxy host name up; net.DefaultResolver when nil.
 	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)

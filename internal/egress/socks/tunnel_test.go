@@ -70,7 +70,7 @@ func startTunnel(t *testing.T, pol *egress.Policy, dst netip.AddrPort, res *egre
 		t.Fatal(err)
 	}
 	br := &blockRec{}
-	d := &Dialer{Ranges: Ranges{Open: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, Timeout: 2 * time.Second}
+	d := &Dialer{Ranges: egress.Ranges{Open: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, Timeout: 2 * time.Second}
 	tun := &Tunnel{
 		Lookup: func(netip.Addr) (string, egress.Policy, bool) {
 			if pol == nil {
@@ -256,7 +256,7 @@ func TestTunnelStreams(t *testing.T) {
 }
 
 func TestRanges(t *testing.T) {
-	r := Ranges{Open: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("10.214.0.0/16")},
+	r := egress.Ranges{Open: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("10.214.0.0/16")},
 		Never: []netip.Prefix{netip.MustParsePrefix("10.214.0.0/16")}}
 	for ip, want := range map[string]bool{
 		"1.1.1.1": true, "127.0.0.1": true, "127.0.0.2": false, "10.214.0.5": false, "169.254.169.254": false,

@@ -56,6 +56,8 @@ func (p *Puller) classify(ctx context.Context, r name.Reference, err error) erro
 		errors.Is(err, ErrPlatform), errors.Is(err, ErrNotFound),
 		errors.Is(err, ErrAuth), errors.Is(err, ErrUnreachable):
 		return fmt.Errorf("pull %s: %w", r, err)
+	case errors.Is(err, ErrAddressNotAllowed):
+		return fmt.Errorf("pull %s: %w; a team's builds may not pull from private, loopback or link-local addresses (the operator's may; sbx serve --registry-open opens ranges to all teams)", r, err)
 	case errors.Is(err, errStalled):
 		return fmt.Errorf("pull %s: registry %s sent nothing for %s (%w); %s: %w",
 			r, reg, p.stall(), err, hint, ErrUnreachable)

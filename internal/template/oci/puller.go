@@ -9,6 +9,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/sbx-dev/sbx/internal/egress"
 )
 
 // LayerStore holds unpacked layers by key. Ensure returns the directory of
@@ -33,6 +35,10 @@ type Puller struct {
 	MaxImageBytes int64         // bound on the whole image (0: 32 GiB), see Pull
 	StallTimeout  time.Duration // a registry that sends nothing for this long fails the pull (0: 60s); total bounded by ctx
 	Log           io.Writer     // human progress lines, may be nil
+	// Guard, when set, bounds where the pull may connect (see dial): a
+	// tenant's build must not make the daemon reach the host's or the
+	// network's private services. nil: anywhere (the operator's builds).
+	Guard *egress.Ranges
 }
 
 // Image is a pulled image.

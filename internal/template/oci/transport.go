@@ -3,7 +3,6 @@ package oci
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -16,15 +15,17 @@ import (
 type stallTransport struct {
 	base  *http.Transport
 	stall time.Duration
+	check func(*http.Request) error // the Guard's on proxied requests (nil: none)
 }
 
 func (p *Puller) transport() *stallTransport {
 	d := p.stall()
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.DialContext = (&net.Dialer{Timeout: d, KeepAlive: 30 * time.Second}).DialContext
+	t.DialContext = p.dial(d)
 	t.TLSHandshakeTimeout = d
 	t.ResponseHeaderTimeout = d
-	return &stallTransport{base: t, stall: d}
+	check := func(req *http.Request) error { return p.checkProxied(req, t.Proxy) }
+	return &stallTransport{base: t, stall: d, check: check}
 }
 
 // closeIdle drops the pull's kept-alive connections.
@@ -32,6 +33,11 @@ func (t *stallTransport) closeIdle() { t.base.CloseIdleConnections() }
 
 // RoundTrip implements http.RoundTripper.
 func (t *stallTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.check != nil {
+		if err := t.check(req); err != nil {
+			return nil, err
+		}
+	}
 	ctx, cancel := context.WithCancel(req.Context())
 	resp, err := t.base.RoundTrip(req.WithContext(ctx))
 	if err != nil {
