@@ -1,5 +1,11 @@
-// experiment: first command after a pooled create, with and without a prior
-// GET /health through the proxy (warms the proxy's upstream connection).
+// Does a pooled sandbox's first command pay for the proxy's first upstream
+// connection to the agent? 2N creates (one at a time, against a daemon with
+// a warm pool), each left alone 1 s (its refill done); every other one gets
+// a GET /health through the proxy first, so its first command finds a
+// kept-alive connection. Prints medians of the first command without and
+// with it, and of the second command. Usage (daemon running,
+// E2B_API_URL/E2B_SANDBOX_URL/E2B_API_KEY set):
+//   node test/e2e/bench/preconn.mjs [N]
 import { Sandbox } from 'e2b'
 const n = Number(process.argv[2] || 10)
 const med = a => Number([...a].sort((x, y) => x - y)[Math.floor(a.length / 2)].toFixed(1))
