@@ -153,141 +153,18 @@ func rootfsLayers(store *blobStore, rootfs string, level int) (full, nouser *fil
 		a.abort()
 		return nil, nil, err
 	}
-	droppedUser := false
-	linksA, linksB := map[inode]string{}, map[inode]string{}
-	buf := make([]byte, 1<<20)
-	walkErr := filepath.WalkDir(rootfs, func(p string, d fs.DirEntry, err error) error {
+	w := &twoLayers{a: a, b: b, linksA: map[inode]string{}, linksB: map[inode]string{}, buf: make([]byte, 1<<20)}
+	if err := filepath.WalkDir(rootfs, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		rel, err := filepath.Rel(rootfs, p)
-		if err != nil || rel == "." {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		if fi.Mode()&fs.ModeSocket != 0 {
-			return nil
-		}
-		target := ""
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			if target, err = os.Readlink(p); err != nil {
-				return err
-			}
-		}
-		hdr, err := tar.FileInfoHeader(fi, target)
-		if err != nil {
-			return fmt.Errorf("%s: %w", p, err)
-		}
-		hdr.Name = rel
-		if fi.IsDir() {
-			hdr.Name += "/"
-		}
-		hdr.Uname, hdr.Gname = "", "" // the host's names for the ids mean nothing here
-		dropB, edit := noUserEdit(rel)
-		if dropB && fi.IsDir() && rel == "home/"+user {
-			droppedUser = true
-		}
-
-		if !fi.Mode().IsRegular() {
-			if err := a.tw.WriteHeader(hdr); err != nil {
-				return err
-			}
-			if !dropB {
-				return b.tw.WriteHeader(hdr)
-			}
-			return nil
-		}
-
-		// regular file: a hard link to an earlier entry, or its content
-		hA, hB := *hdr, *hdr
-		var key inode
-		linked := false
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
-			key, linked = inode{uint64(st.Dev), st.Ino}, true
-		}
-		needA, needB := true, !dropB
-		if linked {
-			if first, ok := linksA[key]; ok {
-				hA.Typeflag, hA.Linkname, hA.Size, needA = tar.TypeLink, first, 0, false
-				if err := a.tw.WriteHeader(&hA); err != nil {
-					return err
-				}
-			} else {
-				linksA[key] = rel
-			}
-			if !dropB && edit == nil {
-				if first, ok := linksB[key]; ok {
-					hB.Typeflag, hB.Linkname, hB.Size, needB = tar.TypeLink, first, 0, false
-					if err := b.tw.WriteHeader(&hB); err != nil {
-						return err
-					}
-				} else {
-					linksB[key] = rel
-				}
-			}
-		}
-		if !needA && !needB {
-			return nil
-		}
-		if edit != nil {
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			if needA {
-				if err := a.tw.WriteHeader(&hA); err != nil {
-					return err
-				}
-				if _, err := a.tw.Write(data); err != nil {
-					return err
-				}
-			}
-			if needB {
-				data = edit(data)
-				hB.Size = int64(len(data))
-				if err := b.tw.WriteHeader(&hB); err != nil {
-					return err
-				}
-				if _, err := b.tw.Write(data); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-		var ws []io.Writer
-		if needA {
-			if err := a.tw.WriteHeader(&hA); err != nil {
-				return err
-			}
-			ws = append(ws, a.tw)
-		}
-		if needB {
-			if err := b.tw.WriteHeader(&hB); err != nil {
-				return err
-			}
-			ws = append(ws, b.tw)
-		}
-		f, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		n, err := io.CopyBuffer(io.MultiWriter(ws...), f, buf)
-		if err == nil && n != hdr.Size {
-			err = fmt.Errorf("%s changed size while being read", p)
-		}
-		return err
-	})
-	if walkErr != nil {
+		return w.visit(rootfs, p, d)
+	}); err != nil {
 		a.abort()
 		b.abort()
-		return nil, nil, walkErr
+		return nil, nil, err
 	}
-	if !droppedUser {
+	if !w.droppedUser {
 		log.Printf("warning: %s has no home/%s: debian-nouser:1 differs from debian:bookworm in passwd & co only", rootfs, user)
 	}
 	var errA, errB error
@@ -300,4 +177,159 @@ func rootfsLayers(store *blobStore, rootfs string, level int) (full, nouser *fil
 		return nil, nil, err
 	}
 	return full, nouser, nil
+}
+
+// twoLayers writes one walk of the rootfs into two layers: a, the tree as
+// it is, and b, the tree without `user` (noUserEdit). Hard links are kept
+// per layer (links*: the first name written of each inode).
+type twoLayers struct {
+	a, b           *layerWriter
+	linksA, linksB map[inode]string
+	buf            []byte
+	droppedUser    bool // b left out home/user
+}
+
+// visit writes the entry at p (under rootfs) into both layers.
+func (w *twoLayers) visit(rootfs, p string, d fs.DirEntry) error {
+	rel, err := filepath.Rel(rootfs, p)
+	if err != nil || rel == "." {
+		return err
+	}
+	rel = filepath.ToSlash(rel)
+	fi, err := d.Info()
+	if err != nil || fi.Mode()&fs.ModeSocket != 0 {
+		return err
+	}
+	hdr, err := header(p, rel, fi)
+	if err != nil {
+		return err
+	}
+	dropB, edit := noUserEdit(rel)
+	if dropB && fi.IsDir() && rel == "home/"+user {
+		w.droppedUser = true
+	}
+	if !fi.Mode().IsRegular() {
+		if err := w.a.tw.WriteHeader(hdr); err != nil || dropB {
+			return err
+		}
+		return w.b.tw.WriteHeader(hdr)
+	}
+	hA, hB := *hdr, *hdr
+	needA, needB, err := w.links(fi, rel, &hA, &hB, dropB, edit != nil)
+	if err != nil || (!needA && !needB) {
+		return err
+	}
+	if edit != nil {
+		return w.edited(p, &hA, &hB, needA, needB, edit)
+	}
+	return w.content(p, hdr.Size, &hA, &hB, needA, needB)
+}
+
+// header is the tar header of the entry at p, named rel.
+func header(p, rel string, fi fs.FileInfo) (*tar.Header, error) {
+	target := ""
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		var err error
+		if target, err = os.Readlink(p); err != nil {
+			return nil, err
+		}
+	}
+	hdr, err := tar.FileInfoHeader(fi, target)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	hdr.Name = rel
+	if fi.IsDir() {
+		hdr.Name += "/"
+	}
+	hdr.Uname, hdr.Gname = "", "" // the host's names for the ids mean nothing here
+	return hdr, nil
+}
+
+// links writes a regular file as a hard link to an earlier name of its
+// inode in each layer that has one (an edited file is never linked in b),
+// and reports which layers still need its content.
+func (w *twoLayers) links(fi fs.FileInfo, rel string, hA, hB *tar.Header, dropB, edited bool) (needA, needB bool, err error) {
+	needA, needB = true, !dropB
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || st.Nlink <= 1 {
+		return needA, needB, nil
+	}
+	key := inode{uint64(st.Dev), st.Ino}
+	if needA, err = linkOrRemember(w.a.tw, w.linksA, key, rel, hA); err != nil {
+		return false, false, err
+	}
+	if !dropB && !edited {
+		if needB, err = linkOrRemember(w.b.tw, w.linksB, key, rel, hB); err != nil {
+			return false, false, err
+		}
+	}
+	return needA, needB, nil
+}
+
+// linkOrRemember writes h as a link to key's first name in seen, or
+// remembers rel as that name; need reports whether the content is needed.
+func linkOrRemember(tw *tar.Writer, seen map[inode]string, key inode, rel string, h *tar.Header) (need bool, err error) {
+	first, ok := seen[key]
+	if !ok {
+		seen[key] = rel
+		return true, nil
+	}
+	h.Typeflag, h.Linkname, h.Size = tar.TypeLink, first, 0
+	return false, tw.WriteHeader(h)
+}
+
+// edited writes a file that b holds edited: whole, it is small (passwd & co).
+func (w *twoLayers) edited(p string, hA, hB *tar.Header, needA, needB bool, edit func([]byte) []byte) error {
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	if needA {
+		if err := writeEntry(w.a.tw, hA, data); err != nil {
+			return err
+		}
+	}
+	if needB {
+		data = edit(data)
+		hB.Size = int64(len(data))
+		return writeEntry(w.b.tw, hB, data)
+	}
+	return nil
+}
+
+func writeEntry(tw *tar.Writer, h *tar.Header, data []byte) error {
+	if err := tw.WriteHeader(h); err != nil {
+		return err
+	}
+	_, err := tw.Write(data)
+	return err
+}
+
+// content streams the file at p (size bytes) into the layers that need it.
+func (w *twoLayers) content(p string, size int64, hA, hB *tar.Header, needA, needB bool) error {
+	var ws []io.Writer
+	for _, l := range []struct {
+		need bool
+		tw   *tar.Writer
+		h    *tar.Header
+	}{{needA, w.a.tw, hA}, {needB, w.b.tw, hB}} {
+		if !l.need {
+			continue
+		}
+		if err := l.tw.WriteHeader(l.h); err != nil {
+			return err
+		}
+		ws = append(ws, l.tw)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	n, err := io.CopyBuffer(io.MultiWriter(ws...), f, w.buf)
+	if err == nil && n != size {
+		err = fmt.Errorf("%s changed size while being read", p)
+	}
+	return err
 }
