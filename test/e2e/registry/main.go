@@ -150,115 +150,140 @@ func main() {
 // populate builds the layers and pushes every image to the registry at host.
 func populate(host string, store *blobStore, rootfs, busybox string, level int) error {
 	start := time.Now()
-	if real, err := filepath.EvalSymlinks(rootfs); err == nil {
-		rootfs = real // templates/base/rootfs links to the template's Debian layer
-	}
-	if fi, err := os.Stat(rootfs); err != nil || !fi.IsDir() {
-		return fmt.Errorf("rootfs %s: not a directory (%v): install the base template first (scripts/install.sh)", rootfs, err)
-	}
-	if err := os.MkdirAll(store.dir, 0o755); err != nil {
-		return err
-	}
-	if _, err := os.Lstat(filepath.Join(rootfs, "etc/motd")); err != nil {
-		log.Printf("warning: %s/etc/motd is missing: multi:1's whiteout of it deletes nothing", rootfs)
-	}
-
-	var full, nouser, bb *fileLayer
-	var bbErr error
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); bb, bbErr = busyboxLayer(store, busybox, level) }()
-	full, nouser, err := rootfsLayers(store, rootfs, level)
-	wg.Wait()
+	rootfs, err := checkRootfs(store, rootfs)
 	if err != nil {
 		return err
 	}
-	if bbErr != nil { // only busybox:1 is missing then (its test says why)
-		log.Printf("warning: no sbx-test/busybox:1: %v", bbErr)
-	}
-	mid, err := tarLayer(store, level, midLayer)
-	if err != nil {
-		return err
-	}
-	top, err := tarLayer(store, level, topLayer)
-	if err != nil {
-		return err
-	}
-	arm, err := tarLayer(store, level, func(tw *tar.Writer) error {
-		return writeFile(tw, "hello", 0o644, []byte("arm64 only\n"))
-	})
+	ls, err := buildLayers(store, rootfs, busybox, level)
 	if err != nil {
 		return err
 	}
 	log.Printf("layers built in %s: rootfs %d MiB (gzip %d MiB), no-user %d MiB", time.Since(start).Round(time.Millisecond),
-		full.uncompressed>>20, full.size>>20, nouser.size>>20)
-
-	plat := v1.Platform{OS: "linux", Architecture: runtime.GOARCH}
-	debCfg := v1.Config{Env: []string{debPath}, WorkingDir: "/", Cmd: []string{"bash"}}
-	debian, err := image(false, plat, debCfg, layerAdd(full, "rootfs of the base template"))
+		ls.full.uncompressed>>20, ls.full.size>>20, ls.nouser.size>>20)
+	imgs, err := buildImages(ls)
 	if err != nil {
 		return err
 	}
-	noUser, err := image(false, plat, debCfg, layerAdd(nouser, "rootfs of the base template without user"))
-	if err != nil {
-		return err
-	}
-	var bbImg v1.Image
-	if bb != nil {
-		bbImg, err = image(true, plat, v1.Config{Env: []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}, Cmd: []string{"sh"}},
-			layerAdd(bb, "static busybox"))
-		if err != nil {
+	for _, p := range imgs {
+		if err := push(host, p.ref, p.img); err != nil {
 			return err
 		}
 	}
-	multi, err := image(true, plat, debCfg, layerAdd(full, "rootfs of the base template"),
-		layerAdd(mid, "opt/marker=mid, opt/gone, opt/dir/{a,b}"),
-		layerAdd(top, "opt/marker=top, whiteouts opt/gone etc/motd, opaque opt/dir with c"))
+	log.Printf("all images pushed in %s", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// checkRootfs resolves the template's rootfs and makes the blob store.
+func checkRootfs(store *blobStore, rootfs string) (string, error) {
+	if real, err := filepath.EvalSymlinks(rootfs); err == nil {
+		rootfs = real // templates/base/rootfs links to the template's Debian layer
+	}
+	if fi, err := os.Stat(rootfs); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("rootfs %s: not a directory (%v): install the base template first (scripts/install.sh)", rootfs, err)
+	}
+	if err := os.MkdirAll(store.dir, 0o755); err != nil {
+		return "", err
+	}
+	if _, err := os.Lstat(filepath.Join(rootfs, "etc/motd")); err != nil {
+		log.Printf("warning: %s/etc/motd is missing: multi:1's whiteout of it deletes nothing", rootfs)
+	}
+	return rootfs, nil
+}
+
+// testLayers are the layers of the test images (busybox nil without a
+// static busybox).
+type testLayers struct{ full, nouser, busybox, mid, top, arm *fileLayer }
+
+func buildLayers(store *blobStore, rootfs, busybox string, level int) (*testLayers, error) {
+	ls := &testLayers{}
+	var bbErr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); ls.busybox, bbErr = busyboxLayer(store, busybox, level) }()
+	var err error
+	ls.full, ls.nouser, err = rootfsLayers(store, rootfs, level)
+	wg.Wait()
 	if err != nil {
-		return err
+		return nil, err
+	}
+	if bbErr != nil { // only busybox:1 is missing then (its test says why)
+		log.Printf("warning: no sbx-test/busybox:1: %v", bbErr)
+	}
+	if ls.mid, err = tarLayer(store, level, midLayer); err != nil {
+		return nil, err
+	}
+	if ls.top, err = tarLayer(store, level, topLayer); err != nil {
+		return nil, err
+	}
+	ls.arm, err = tarLayer(store, level, func(tw *tar.Writer) error {
+		return writeFile(tw, "hello", 0o644, []byte("arm64 only\n"))
+	})
+	return ls, err
+}
+
+// testImage is an image or index to push under ref.
+type testImage struct {
+	ref string
+	img any // v1.Image or v1.ImageIndex
+}
+
+func buildImages(ls *testLayers) ([]testImage, error) {
+	plat := v1.Platform{OS: "linux", Architecture: runtime.GOARCH}
+	debCfg := v1.Config{Env: []string{debPath}, WorkingDir: "/", Cmd: []string{"bash"}}
+	debian, err := image(false, plat, debCfg, layerAdd(ls.full, "rootfs of the base template"))
+	if err != nil {
+		return nil, err
+	}
+	noUser, err := image(false, plat, debCfg, layerAdd(ls.nouser, "rootfs of the base template without user"))
+	if err != nil {
+		return nil, err
+	}
+	multi, err := image(true, plat, debCfg, layerAdd(ls.full, "rootfs of the base template"),
+		layerAdd(ls.mid, "opt/marker=mid, opt/gone, opt/dir/{a,b}"),
+		layerAdd(ls.top, "opt/marker=top, whiteouts opt/gone etc/motd, opaque opt/dir with c"))
+	if err != nil {
+		return nil, err
 	}
 	armPlat := v1.Platform{OS: "linux", Architecture: "arm64", Variant: "v8"}
-	armImg, err := image(true, armPlat, v1.Config{Cmd: []string{"/hello"}}, layerAdd(arm, "arm64 only"))
+	armImg, err := image(true, armPlat, v1.Config{Cmd: []string{"/hello"}}, layerAdd(ls.arm, "arm64 only"))
 	if err != nil {
-		return err
+		return nil, err
 	}
-
 	debIdx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.DockerManifestList),
 		mutate.IndexAddendum{Add: debian, Descriptor: v1.Descriptor{Platform: &plat}})
 	armIdx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
 		mutate.IndexAddendum{Add: armImg, Descriptor: v1.Descriptor{Platform: &armPlat}})
-
-	for _, p := range []struct {
-		ref string
-		img any
-	}{
-		{"sbx-test/debian:bookworm", debIdx},
-		{"sbx-test/debian-nouser:1", noUser},
-		{"sbx-test/busybox:1", bbImg}, // nil without busybox
-		{"sbx-test/multi:1", multi},
-		{"sbx-test/arm64only:1", armIdx},
-		{"private/debian:1", debian},
-	} {
-		ref, err := name.ParseReference(host+"/"+p.ref, name.Insecure)
+	imgs := []testImage{{"sbx-test/debian:bookworm", debIdx}, {"sbx-test/debian-nouser:1", noUser}}
+	if ls.busybox != nil {
+		bb, err := image(true, plat, v1.Config{Env: []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}, Cmd: []string{"sh"}},
+			layerAdd(ls.busybox, "static busybox"))
 		if err != nil {
-			return err
+			return nil, err
 		}
-		opts := []remote.Option{remote.WithAuth(&authn.Basic{Username: privUser, Password: privPass})}
-		if p.img == nil {
-			continue
-		}
-		switch img := p.img.(type) {
-		case v1.Image:
-			err = remote.Write(ref, img, opts...)
-		case v1.ImageIndex:
-			err = remote.WriteIndex(ref, img, opts...)
-		}
-		if err != nil {
-			return fmt.Errorf("push %s: %w", ref, err)
-		}
-		log.Printf("pushed %s", ref)
+		imgs = append(imgs, testImage{"sbx-test/busybox:1", bb})
 	}
-	log.Printf("all images pushed in %s", time.Since(start).Round(time.Millisecond))
+	return append(imgs, testImage{"sbx-test/multi:1", multi}, testImage{"sbx-test/arm64only:1", armIdx},
+		testImage{"private/debian:1", debian}), nil
+}
+
+// push writes img to host/ref (as the private repository's user: the
+// others accept anyone).
+func push(host, ref string, img any) error {
+	r, err := name.ParseReference(host+"/"+ref, name.Insecure)
+	if err != nil {
+		return err
+	}
+	opts := []remote.Option{remote.WithAuth(&authn.Basic{Username: privUser, Password: privPass})}
+	switch img := img.(type) {
+	case v1.Image:
+		err = remote.Write(r, img, opts...)
+	case v1.ImageIndex:
+		err = remote.WriteIndex(r, img, opts...)
+	}
+	if err != nil {
+		return fmt.Errorf("push %s: %w", r, err)
+	}
+	log.Printf("pushed %s", r)
 	return nil
 }
 
