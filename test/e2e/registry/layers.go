@@ -212,33 +212,25 @@ func writeFile(tw *tar.Writer, name string, mode int64, data []byte) error {
 }
 
 func midLayer(tw *tar.Writer) error {
-	for _, e := range []struct {
-		name, data string
-	}{{"opt/", ""}, {"opt/marker", "mid\n"}, {"opt/gone", "gone\n"}, {"opt/dir/", ""}, {"opt/dir/a", "a\n"}, {"opt/dir/b", "b\n"}} {
-		var err error
-		if strings.HasSuffix(e.name, "/") {
-			err = writeDir(tw, e.name, 0o755)
-		} else {
-			err = writeFile(tw, e.name, 0o644, []byte(e.data))
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return writeEntries(tw, [][2]string{{"opt/", ""}, {"opt/marker", "mid\n"}, {"opt/gone", "gone\n"},
+		{"opt/dir/", ""}, {"opt/dir/a", "a\n"}, {"opt/dir/b", "b\n"}})
 }
 
 // topLayer: the opaque marker comes first in its directory, as docker writes it.
 func topLayer(tw *tar.Writer) error {
-	for _, e := range []struct {
-		name, data string
-	}{{"etc/", ""}, {"etc/.wh.motd", ""}, {"opt/", ""}, {"opt/.wh.gone", ""}, {"opt/dir/", ""},
-		{"opt/dir/.wh..wh..opq", ""}, {"opt/dir/c", "c\n"}, {"opt/marker", "top\n"}} {
+	return writeEntries(tw, [][2]string{{"etc/", ""}, {"etc/.wh.motd", ""}, {"opt/", ""}, {"opt/.wh.gone", ""},
+		{"opt/dir/", ""}, {"opt/dir/.wh..wh..opq", ""}, {"opt/dir/c", "c\n"}, {"opt/marker", "top\n"}})
+}
+
+// writeEntries writes {name, content} entries: a name ending in / is a
+// directory (0755), any other a file (0644).
+func writeEntries(tw *tar.Writer, entries [][2]string) error {
+	for _, e := range entries {
 		var err error
-		if strings.HasSuffix(e.name, "/") {
-			err = writeDir(tw, e.name, 0o755)
+		if strings.HasSuffix(e[0], "/") {
+			err = writeDir(tw, e[0], 0o755)
 		} else {
-			err = writeFile(tw, e.name, 0o644, []byte(e.data))
+			err = writeFile(tw, e[0], 0o644, []byte(e[1]))
 		}
 		if err != nil {
 			return err
