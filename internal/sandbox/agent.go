@@ -18,8 +18,16 @@ import (
 // agentClient talks to agents over their sandbox links. Keep-alives are off:
 // each sandbox is a different host and connections would only pile up.
 var agentClient = &http.Client{
-	Transport: &http.Transport{DisableKeepAlives: true, DialContext: (&net.Dialer{Timeout: 2 * time.Second}).DialContext},
+	Transport:     &http.Transport{DisableKeepAlives: true, DialContext: (&net.Dialer{Timeout: 2 * time.Second}).DialContext},
+	CheckRedirect: noRedirect,
 }
+
+// noRedirect is the CheckRedirect of every client that talks to an agent:
+// an agent is the sandbox's (its root is the tenant's), so its redirect is
+// an answer, never followed. Following one would make the daemon dial
+// wherever the sandbox names (a host service, another sandbox's agent)
+// with the init token, the new access token and the env vars.
+func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // agentStartTimeout bounds how long a fresh sandbox may take to answer.
 const agentStartTimeout = 10 * time.Second

@@ -30,7 +30,7 @@ func newAgentClient() *http.Client {
 		DialContext:     (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
 		MaxIdleConns:    1,
 		IdleConnTimeout: pooledConnIdle,
-	}}
+	}, CheckRedirect: noRedirect}
 }
 
 // preInit readies a started pooled sandbox for its claim (see above). On

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"time"
 
@@ -71,9 +72,11 @@ func waitReady(ctx context.Context, conn *client.SandboxConn, t Template, ready 
 }
 
 // AgentConn is a connection straight to a sandbox's agent (not through the
-// proxy), for the daemon's own commands.
+// proxy), for the daemon's own commands. The agent's redirects are not
+// followed (noRedirect).
 func AgentConn(ip string, port int, id, token string) *client.SandboxConn {
-	return client.New(fmt.Sprintf("http://%s:%d", ip, port), "").SandboxByID(id, token)
+	hc := &http.Client{CheckRedirect: noRedirect}
+	return client.New(fmt.Sprintf("http://%s:%d", ip, port), "", client.WithHTTPClient(hc)).SandboxByID(id, token)
 }
 
 // capped writes at most n bytes to w, dropping the rest.
