@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/sbx-dev/sbx/internal/agent"
 	"github.com/sbx-dev/sbx/internal/agent/identity"
 	"github.com/sbx-dev/sbx/internal/agent/interpreter"
 	"github.com/sbx-dev/sbx/internal/agent/oomguard"
@@ -33,8 +34,13 @@ func startInterpreter(port int, st *identity.State, limiter string, act *oomguar
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       10 * time.Minute,
 	}
+	l, err := agent.Listen(srv.Addr)
+	if err != nil {
+		log.Error("code interpreter stopped", "err", err)
+		return code, nil
+	}
 	go func() {
-		if err := srv.ListenAndServe(); err != nil && err != http.ErrServerClosed {
+		if err := srv.Serve(l); err != nil && err != http.ErrServerClosed {
 			log.Error("code interpreter stopped", "err", err)
 		}
 	}()

@@ -87,7 +87,7 @@ func run(args []string) error {
 	if os.Getpid() == 1 && underGVisor() {
 		go oomguard.Run(ctx, log, act) // the offender dies inside, not the whole sandbox
 	}
-	l, err := net.Listen("tcp", srv.Addr())
+	l, err := agent.Listen(srv.Addr())
 	if err != nil {
 		return err
 	}

@@ -163,7 +163,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // ListenAndServe listens on the configured address and serves until
 // Shutdown; it then returns http.ErrServerClosed.
 func (s *Server) ListenAndServe() error {
-	l, err := net.Listen("tcp", s.cfg.Addr)
+	l, err := Listen(s.cfg.Addr)
 	if err != nil {
 		return err
 	}
