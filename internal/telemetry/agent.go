@@ -29,6 +29,14 @@ const (
 	// agentMaxSkew: an event claiming a time further back than this (or in
 	// the future) is stamped with the time it was read.
 	agentMaxSkew = 10 * time.Minute
+	// agentRestMin and agentRestMax bound how long the collector leaves an
+	// agent unread after a read that failed slowly (half agentTimeout or
+	// more): root inside can stop the agent (gVisor delivers SIGSTOP to
+	// init) or answer on its behalf, and every such read holds one of the
+	// collector's agentParallel slots for agentTimeout, delaying every
+	// other tenant's logs. The rest doubles with each slow failure.
+	agentRestMin = 10 * time.Second
+	agentRestMax = 5 * time.Minute
 )
 
 // agentLoggers are the logger names an agent may use; others read "agent".
@@ -39,6 +47,13 @@ type agentReader struct {
 	client *http.Client
 	mu     sync.Mutex
 	cursor map[string]agentCursor // guarded by mu
+	rest   map[string]agentRest   // guarded by mu: agents left unread a while
+}
+
+// agentRest is how long an agent is left unread (see agentRestMin).
+type agentRest struct {
+	until time.Time
+	d     time.Duration
 }
 
 type agentCursor struct {
@@ -47,7 +62,7 @@ type agentCursor struct {
 }
 
 func newAgentReader() *agentReader {
-	return &agentReader{cursor: map[string]agentCursor{}, client: &http.Client{
+	return &agentReader{cursor: map[string]agentCursor{}, rest: map[string]agentRest{}, client: &http.Client{
 		Timeout: agentTimeout,
 		// Never follow a redirect: the agent must not steer the daemon
 		// (with the sandbox's token) anywhere else.
@@ -63,7 +78,9 @@ func (a *agentReader) read(ctx context.Context, tg Target) []Entry {
 	a.mu.Lock()
 	cur := a.cursor[tg.ID]
 	a.mu.Unlock()
+	t0 := time.Now()
 	page, ok := a.fetch(ctx, tg, cur.after)
+	a.noteRead(tg.ID, ok || time.Since(t0) < agentTimeout/2)
 	if !ok {
 		return nil
 	}
@@ -90,13 +107,40 @@ func (a *agentReader) setCursor(id string, c agentCursor) {
 	a.cursor[id] = c
 }
 
-// forget drops the cursors of sandboxes not in keep.
+// noteRead ends id's rest after a read that was quick or succeeded, and
+// starts or doubles it after one that failed slowly.
+func (a *agentReader) noteRead(id string, quick bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if quick {
+		delete(a.rest, id)
+		return
+	}
+	r := a.rest[id]
+	r.d = min(max(2*r.d, agentRestMin), agentRestMax)
+	r.until = time.Now().Add(r.d)
+	a.rest[id] = r
+}
+
+// resting reports whether the collector leaves id's agent unread now.
+func (a *agentReader) resting(id string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return time.Now().Before(a.rest[id].until)
+}
+
+// forget drops the cursors and rests of sandboxes not in keep.
 func (a *agentReader) forget(keep map[string]bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for id := range a.cursor {
 		if !keep[id] {
 			delete(a.cursor, id)
+		}
+	}
+	for id := range a.rest {
+		if !keep[id] {
+			delete(a.rest, id)
 		}
 	}
 }

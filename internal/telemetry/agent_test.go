@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -156,5 +157,51 @@ func TestCollectorReadsAgents(t *testing.T) {
 	c.ReadAgents(context.Background())
 	if len(s.agents.cursor) != 0 {
 		t.Fatal("cursor of a gone sandbox kept")
+	}
+}
+
+// TestStalledAgentsRest: a tenant's stalled agents (root inside can stop
+// the agent, or answer on its port and never finish) cost the collector one
+// timed-out read each and are then left unread a while, so that the next
+// rounds read every other sandbox's agent at once; a stalled agent is still
+// read at its sandbox's end (Drain). Before, each round waited
+// agentTimeout for every agentParallel stalled agents: 16 of them delayed
+// another tenant's logs by 4 s every round.
+func TestStalledAgentsRest(t *testing.T) {
+	var stalledReads atomic.Int32
+	stalled := fakeAgent(t, func(w http.ResponseWriter, r *http.Request) {
+		stalledReads.Add(1)
+		<-r.Context().Done()
+	})
+	var seq atomic.Uint64
+	good := fakeAgent(t, func(w http.ResponseWriter, r *http.Request) {
+		n := seq.Add(1)
+		_ = json.NewEncoder(w).Encode(agentPage{Boot: "b", Events: []agentEvent{{Seq: n, Level: "info", Logger: "agent", Message: "m"}}})
+	})
+	var targets []Target
+	for i := range 2 * agentParallel {
+		targets = append(targets, Target{ID: "stalled" + strconv.Itoa(i), Team: "hostile", Agent: stalled, Token: "t"})
+	}
+	targets = append(targets, Target{ID: "good", Team: "other", Agent: good, Token: "t"})
+	s := New(DefaultLimits)
+	c := NewCollector(s, &fakeSource{targets: targets}, nil)
+	c.ReadAgents(context.Background()) // every stalled agent times out once
+	first := stalledReads.Load()
+	for round := range 3 {
+		t0 := time.Now()
+		c.ReadAgents(context.Background())
+		if d := time.Since(t0); d > agentTimeout/2 {
+			t.Fatalf("round %d after the stalled agents timed out took %v", round, d)
+		}
+	}
+	if n := stalledReads.Load(); n != first {
+		t.Fatalf("resting agents read %d more times", n-first)
+	}
+	if logs, _ := s.Logs("good", LogQuery{}); len(logs) != 4 {
+		t.Fatalf("the other tenant's agent: %d entries after 4 rounds, want 4", len(logs))
+	}
+	s.Drain(context.Background(), "stalled0", stalled, "t")
+	if stalledReads.Load() != first+1 {
+		t.Fatal("a resting agent was not read at its sandbox's end")
 	}
 }

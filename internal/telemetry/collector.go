@@ -121,7 +121,9 @@ func cpuPercent(cpu int64, d time.Duration, cores int) float64 {
 const agentParallel = 8
 
 // ReadAgents moves the running sandboxes' new agent events into their
-// logs, a few agents at a time, each read bounded by agentTimeout.
+// logs, a few agents at a time, each read bounded by agentTimeout; agents
+// whose last read failed slowly rest a while (agentRestMin), so that a
+// tenant's stalled agents do not hold the slots. Drain reads them anyway.
 func (c *Collector) ReadAgents(ctx context.Context) {
 	targets := c.src.Targets()
 	seen := make(map[string]bool, len(targets))
@@ -132,7 +134,7 @@ func (c *Collector) ReadAgents(ctx context.Context) {
 	sem := make(chan struct{}, agentParallel)
 	var wg sync.WaitGroup
 	for _, tg := range targets {
-		if tg.Agent == "" {
+		if tg.Agent == "" || c.store.agents.resting(tg.ID) {
 			continue
 		}
 		wg.Add(1)
