@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -70,4 +71,47 @@ func TestAgentPortKept(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStoppedAgent (runsc): root inside stopping the agent (gVisor delivers
+// SIGSTOP to init; Known gaps) costs only its own sandbox: a resume answers
+// 503 and leaves it paused, a kill ends it within seconds, a neighbour
+// keeps working and the host is back to its baseline after.
+func TestStoppedAgent(t *testing.T) {
+	d := startDaemon(t, "runsc", "")
+	base := d.inventory()
+	nb := d.create(nil)
+	stopped := func() *sandbox {
+		sb := d.create(nil)
+		if out, code := sb.run("root", "setsid sh -c 'sleep 1; kill -STOP 1' >/dev/null 2>&1 < /dev/null & echo ok", 30*time.Second); code != 0 {
+			t.Fatalf("stop the agent: %q (exit %d)", out, code)
+		}
+		time.Sleep(2 * time.Second)
+		req, _ := http.NewRequest("GET", d.url+"/health", nil)
+		req.Header.Set("E2b-Sandbox-Id", sb.ID)
+		if resp, err := (&http.Client{Timeout: 2 * time.Second}).Do(req); err == nil {
+			resp.Body.Close()
+			t.Fatalf("the stopped agent answered /health (%d): it was not stopped", resp.StatusCode)
+		}
+		return sb
+	}
+	a := stopped()
+	if code := d.api("POST", "/sandboxes/"+a.ID+"/pause", nil, nil); code != 204 {
+		t.Fatalf("pause: %d", code)
+	}
+	if code := d.api("POST", "/v2/sandboxes/"+a.ID+"/connect", map[string]any{"timeout": 60}, nil); code != 503 || d.state(a.ID) != "paused" {
+		t.Fatalf("resume of a stopped agent: %d, state %s; want 503, paused", code, d.state(a.ID))
+	}
+	b := stopped()
+	for _, sb := range []*sandbox{a, b} {
+		t0 := time.Now()
+		if code := d.api("DELETE", "/sandboxes/"+sb.ID, nil, nil); code != 204 || time.Since(t0) > 5*time.Second {
+			t.Fatalf("delete: %d after %v", code, time.Since(t0))
+		}
+	}
+	if out, code := nb.run("user", "echo neighbour", 30*time.Second); code != 0 || out != "neighbour\n" {
+		t.Fatalf("neighbour: %q (exit %d)", out, code)
+	}
+	d.api("DELETE", "/sandboxes/"+nb.ID, nil, nil)
+	d.backToBaseline(t, base, a.ID, b.ID, nb.ID)
 }
