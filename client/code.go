@@ -22,6 +22,10 @@ type CodeRequest struct {
 	ContextID string            `json:"context_id,omitempty"`
 	Language  string            `json:"language,omitempty"`
 	EnvVars   map[string]string `json:"env_vars,omitempty"`
+	// MaxOutput, if > 0, bounds the bytes of the stream read: past it the
+	// stream is closed and the result so far has Truncated set (the
+	// sandbox chooses how much a cell prints).
+	MaxOutput int `json:"-"`
 }
 
 // CodeResult collects the NDJSON stream of one execution.
@@ -30,6 +34,7 @@ type CodeResult struct {
 	Results        []map[string]any // "result" lines (text, html, png ...)
 	Error          *CodeError
 	ExecutionCount int
+	Truncated      bool // the stream was cut at CodeRequest.MaxOutput
 }
 
 // CodeError is an exception raised by the cell.
@@ -80,7 +85,15 @@ func (s *SandboxConn) RunCode(ctx context.Context, req CodeRequest) (*CodeResult
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		return nil, &APIError{Status: resp.StatusCode, Code: resp.StatusCode, Message: strings.TrimSpace(string(msg))}
 	}
-	return readCodeStream(resp.Body)
+	if req.MaxOutput <= 0 {
+		return readCodeStream(resp.Body)
+	}
+	lr := &io.LimitedReader{R: resp.Body, N: int64(req.MaxOutput)}
+	res, err := readCodeStream(lr)
+	if lr.N <= 0 {
+		res.Truncated, err = true, nil
+	}
+	return res, err
 }
 
 func readCodeStream(r io.Reader) (*CodeResult, error) {
