@@ -23,7 +23,9 @@ const (
 // connection it finds the sandbox by source address (Lookup) and the
 // original destination (SO_ORIGINAL_DST), then:
 //
-//   - an always-blocked destination (egress.AlwaysBlocked) is refused;
+//   - an always-blocked destination (egress.AlwaysBlocked) is refused, and
+//     so is one of the host's own addresses (egress.HostAddr: the guard
+//     dials from the host, where it would reach the host's services);
 //   - a destination the policy's IP rules allow (egress.Policy.AllowsAddr: an
 //     allowOut IP/CIDR, or an open policy) is forwarded as is;
 //   - under an open policy, anything else (a denyOut hit) is refused;
@@ -61,6 +63,9 @@ type Guard struct {
 	// origDst finds a connection's original destination; originalDst
 	// (conntrack) unless a test injects one.
 	origDst func(net.Conn) (netip.AddrPort, error)
+	// hostAddr tells the host's own addresses; egress.HostAddr unless a
+	// test injects one.
+	hostAddr func(netip.Addr) bool
 
 	mu    sync.Mutex     // guards conns
 	conns map[string]int // sandbox id → open connections

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -267,4 +268,35 @@ func TestGuardStopsOnCancel(t *testing.T) {
 func isTimeout(err error) bool {
 	ne, ok := err.(net.Error)
 	return ok && ne.Timeout()
+}
+
+// A name that resolves to one of the host's own addresses (a DNS answer
+// the sandbox's own allowed domain gives, whatever its range) is refused
+// before anything is dialed, TLS or plain HTTP, even when an allowOut CIDR
+// covers it: the guard dials from the host, where the address is the
+// host's services, which the kernel keeps from the sandbox itself.
+func TestGuardBlocksHostAddr(t *testing.T) {
+	cidr, _ := egress.Parse(nil, []string{"example.com", "93.184.216.0/24"}, nil)
+	for _, tc := range []struct {
+		name   string
+		policy egress.Policy
+		dst    string
+		send   []byte
+	}{
+		{"tls", allowExample(t), resolvedIP + ":443", clientHello(t, &tls.Config{ServerName: "example.com"})},
+		{"http", allowExample(t), resolvedIP + ":80", []byte("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n")},
+		{"allowed cidr", cidr, resolvedIP + ":443", clientHello(t, &tls.Config{ServerName: "example.com"})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := startGuard(t, guardSetup{policy: tc.policy, dst: tc.dst, upstream: sumServer(t), resolved: resolvedExample(),
+				mod: func(g *Guard) { g.hostAddr = func(ip netip.Addr) bool { return ip.String() == resolvedIP } }})
+			c := e.dial(t)
+			_, _ = c.Write(tc.send)
+			e.wantBlocked(t, ReasonHostAddr)
+			wantClosed(t, c)
+			if n := e.dials.Load(); n != 0 {
+				t.Fatalf("dialed %d times", n)
+			}
+		})
+	}
 }

@@ -18,6 +18,7 @@ const (
 	ReasonNoOrigDst      = "no original destination"
 	ReasonTooMany        = "too many connections"
 	ReasonIPBlocked      = "ip always blocked"
+	ReasonHostAddr       = "host address"
 	ReasonIPDenied       = "ip denied"
 	ReasonTimeout        = "handshake timeout"
 	ReasonClosed         = "closed before handshake"
@@ -86,6 +87,8 @@ func (g *Guard) admit(c net.Conn, sb string, p egress.Policy, ip netip.Addr) (pe
 	switch {
 	case alwaysBlocked(ip):
 		return nil, "", ReasonIPBlocked
+	case g.isHostAddr(ip):
+		return nil, "", ReasonHostAddr
 	case p.AllowsAddr(ip):
 		return nil, "", ""
 	case !p.DenyAll:
@@ -170,6 +173,13 @@ func readReason(err error) string {
 		return ReasonTimeout
 	}
 	return ReasonClosed // EOF, reset, or closed because Serve stops
+}
+
+func (g *Guard) isHostAddr(ip netip.Addr) bool {
+	if g.hostAddr != nil {
+		return g.hostAddr(ip)
+	}
+	return egress.HostAddr(ip)
 }
 
 func (g *Guard) originalDst(c net.Conn) (netip.AddrPort, error) {
