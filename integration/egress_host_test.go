@@ -14,7 +14,9 @@ import (
 // always-blocked range) does not take the SNI/Host guard to the host's own
 // services on TCP 80/443: the guard dials from the host, where that address
 // is local, so it refuses before dialing. The allowed name next to it still
-// works, and the host's listeners see no connection at all.
+// works, and the host's listeners see no connection at all. An egressProxy
+// at that address (the daemon would dial it from the host, any port) is
+// refused at create and update (400).
 func TestEgressGuardHostAddr(t *testing.T) {
 	for _, rt := range egressRuntimes {
 		t.Run(rt, func(t *testing.T) { egressGuardHostAddr(t, rt) })
@@ -47,6 +49,17 @@ func egressGuardHostAddr(t *testing.T, rt string) {
 		"host-http": false, "host-https": false, "host-ip": false})
 	if n := reached.Load(); n != 0 {
 		t.Errorf("the host's listeners on 11.210.0.1 got %d connections from the sandbox's egress", n)
+	}
+	proxy := map[string]any{"egressProxy": map[string]any{"address": "11.210.0.1:80"}}
+	var e struct{ Code int }
+	if code := d.api("POST", "/v2/sandboxes", map[string]any{"templateID": "base", "network": proxy}, &e); code != 400 || e.Code != 400 {
+		t.Errorf("create with an egressProxy at the host's address = %d %+v, want 400", code, e)
+	}
+	if code := d.api("PUT", "/sandboxes/"+sb.ID+"/network", proxy, &e); code != 400 || e.Code != 400 {
+		t.Errorf("PUT an egressProxy at the host's address = %d %+v, want 400", code, e)
+	}
+	if n := reached.Load(); n != 0 {
+		t.Errorf("the host's listeners on 11.210.0.1 got %d connections", n)
 	}
 	if code := d.api("DELETE", "/sandboxes/"+sb.ID, nil, nil); code != 204 {
 		t.Fatalf("delete = %d", code)
