@@ -23,7 +23,7 @@ const (
 // connection it finds the sandbox by source address (Lookup) and the
 // original destination (SO_ORIGINAL_DST), then:
 //
-//   - an always-blocked destination (egress.AlwaysBlocked) is refused, and
+//   - an always-blocked destination (egress.AlwaysBlocked, Never) is refused, and
 //     so is one of the host's own addresses (egress.HostAddr: the guard
 //     dials from the host, where it would reach the host's services);
 //   - a destination the policy's IP rules allow (egress.Policy.AllowsAddr: an
@@ -55,6 +55,10 @@ type Guard struct {
 	// rules, package egress/intercept), or returns false without reading
 	// and the connection is forwarded as usual.
 	Intercept func(ctx context.Context, c net.Conn, sb, name string, dst netip.AddrPort, peeked []byte) bool
+	// Never are destinations refused like always-blocked ones whatever
+	// their range: the sandbox subnet (other sandboxes), which an operator
+	// may have put outside egress.AlwaysBlocked.
+	Never []netip.Prefix
 
 	HandshakeTimeout   time.Duration // from accept until the name is read
 	MaxPeekBytes       int           // bytes read while looking for the name

@@ -300,3 +300,18 @@ func TestGuardBlocksHostAddr(t *testing.T) {
 		})
 	}
 }
+
+// A destination in Never (the sandbox subnet, here a public-looking one an
+// operator chose) is refused like an always-blocked one, before any name is
+// read: another sandbox is no upstream, whatever DNS said.
+func TestGuardBlocksNever(t *testing.T) {
+	e := startGuard(t, guardSetup{policy: allowExample(t), dst: resolvedIP + ":80", upstream: sumServer(t), resolved: resolvedExample(),
+		mod: func(g *Guard) { g.Never = []netip.Prefix{netip.MustParsePrefix("93.184.0.0/16")} }})
+	c := e.dial(t)
+	_, _ = c.Write([]byte("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n"))
+	e.wantBlocked(t, ReasonIPBlocked)
+	wantClosed(t, c)
+	if n := e.dials.Load(); n != 0 {
+		t.Fatalf("dialed %d times", n)
+	}
+}

@@ -85,7 +85,7 @@ func (g *Guard) identify(c net.Conn) (sb string, p egress.Policy, dst netip.Addr
 // the bytes it had to read, the name it read, and a Reason when refused.
 func (g *Guard) admit(c net.Conn, sb string, p egress.Policy, ip netip.Addr) (peeked []byte, name, reason string) {
 	switch {
-	case alwaysBlocked(ip):
+	case alwaysBlocked(ip) || inAny(g.Never, ip):
 		return nil, "", ReasonIPBlocked
 	case g.isHostAddr(ip):
 		return nil, "", ReasonHostAddr
@@ -105,9 +105,11 @@ func (g *Guard) admit(c net.Conn, sb string, p egress.Policy, ip netip.Addr) (pe
 	return peeked, name, reason
 }
 
-func alwaysBlocked(ip netip.Addr) bool {
-	for _, b := range egress.AlwaysBlocked {
-		if b.Contains(ip) {
+func alwaysBlocked(ip netip.Addr) bool { return inAny(egress.AlwaysBlocked, ip) }
+
+func inAny(ps []netip.Prefix, ip netip.Addr) bool {
+	for _, p := range ps {
+		if p.Contains(ip) {
 			return true
 		}
 	}
