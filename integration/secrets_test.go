@@ -39,6 +39,12 @@ func TestSecretsInjection(t *testing.T) {
 	}
 }
 
+// pipelined sends two requests at once on one TLS connection to api.test,
+// the second for evil.test: only the first may get the header.
+const pipelined = `python3 -c "import socket,ssl; c=ssl.create_default_context().wrap_socket(socket.create_connection(('api.test',443)),server_hostname='api.test'); ` +
+	`c.sendall(b'GET /echo HTTP/1.1\r\nHost: api.test\r\n\r\nGET /echo HTTP/1.1\r\nHost: evil.test\r\nConnection: close\r\n\r\n'); ` +
+	`print(b''.join(iter(lambda: c.recv(65536), b'')).decode())"`
+
 func secretsInjection(t *testing.T, rt string) {
 	lockHost(t)
 	in := newInternet(t)
@@ -81,6 +87,9 @@ func secretsInjection(t *testing.T, rt string) {
 		"ip-literal":    "getent hosts api.test >/dev/null; " + curlS + "-k -H 'Host: api.test' https://" + inetC + "/echo",
 		"keepalive":     curlS + "https://api.test/echo https://api.test/echo -H 'Connection: keep-alive'",
 		"sse":           curlS + "-N https://api.test/sse",
+		"trace":         curlS + "-X TRACE https://api.test/echo",
+		"trace-http":    curlS + "-X TRACE http://api.test/echo",
+		"pipelined":     pipelined,
 	})
 	has := func(name, s string) bool { return strings.Contains(out[name], s) }
 	for _, n := range []string{"https", "http", "http2-offered", "python", "own-header", "keepalive"} {
@@ -91,10 +100,14 @@ func secretsInjection(t *testing.T, rt string) {
 	if !has("http2-offered", `"proto":"HTTP/1.1"`) || strings.Count(out["keepalive"], bearer) != 2 || has("own-header", "mine") {
 		t.Errorf("proto/keepalive/override: %s | %s | %s", out["http2-offered"], out["keepalive"], out["own-header"])
 	}
-	for _, n := range []string{"host-lies", "http-host-lie", "no-rule", "no-rule-ca", "sni-vs-host", "redirect", "ip-literal"} {
+	for _, n := range []string{"host-lies", "http-host-lie", "no-rule", "no-rule-ca", "sni-vs-host", "redirect", "ip-literal", "trace", "trace-http"} {
 		if has(n, secretValue) {
 			t.Errorf("%s: the secret reached the wrong place: %s", n, out[n])
 		}
+	}
+	if !has("trace", "TRACE and TRACK are not forwarded") || !has("trace-http", "TRACE and TRACK are not forwarded") ||
+		strings.Count(out["pipelined"], secretValue) != 1 || !has("pipelined", "421 Misdirected") {
+		t.Errorf("trace/pipelined: %s | %s | %s", out["trace"], out["trace-http"], out["pipelined"])
 	}
 	if !has("host-lies", "this connection is for api.test") || !has("no-rule", `"auth":""`) || has("no-rule-ca", `"auth"`) ||
 		!has("redirect", `"host":"evil.test"`) || has("ip-literal", `"host"`) || !has("sse", "data: two") {

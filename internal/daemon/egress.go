@@ -147,7 +147,7 @@ func (e *egressSetup) serveDNS(ctx context.Context, nw *network.Manager, aud aud
 // only if the name they state resolved to that address for that sandbox.
 // Refusals are logged and audited.
 func (e *egressSetup) serveGuard(ctx context.Context, nw *network.Manager, aud auditor, log *slog.Logger) {
-	g := &guard.Guard{Lookup: nw.PolicyOf, Resolved: e.res.Has, Log: log, Intercept: e.intercept,
+	g := &guard.Guard{Lookup: nw.PolicyOf, Resolved: e.res.Has, Log: log, Intercept: e.intercept, Never: []netip.Prefix{nw.Subnet()},
 		Blocked: func(sb, dst, reason string) {
 			log.Info("egress blocked", "sandbox", sb, "dst", dst, "reason", reason)
 			if e.obs != nil {

@@ -4,9 +4,10 @@ import "net/netip"
 
 // Ranges decides where a connection the daemon makes on a tenant's behalf
 // (to a sandbox's egress proxy, to a team's image registry) may go:
-// nowhere in Blocked unless in Open, never in Never (the sandbox subnet:
-// other sandboxes and the host sides of their links), never to an
-// unspecified or invalid address.
+// nowhere in Blocked, nor to one of the host's own addresses (HostAddr:
+// its services, whatever the address's range), unless in Open; never in
+// Never (the sandbox subnet: other sandboxes and the host sides of their
+// links), never to an unspecified or invalid address.
 type Ranges struct {
 	Blocked []netip.Prefix // AlwaysBlocked by default (nil)
 	Open    []netip.Prefix // the operator's exceptions (e.g. --egress-proxy-open)
@@ -23,7 +24,7 @@ func (r Ranges) Allowed(ip netip.Addr) bool {
 	if blocked == nil {
 		blocked = AlwaysBlocked
 	}
-	return !inAny(blocked, ip) || inAny(r.Open, ip)
+	return !inAny(blocked, ip) && !HostAddr(ip) || inAny(r.Open, ip)
 }
 
 func inAny(ps []netip.Prefix, ip netip.Addr) bool {

@@ -60,6 +60,10 @@ func (m *Manager) lockLink(ctx context.Context, id string) (*Link, func(), error
 	return l, unlock, nil
 }
 
+// Subnet is the sandbox subnet: other sandboxes and the host sides of
+// their links, closed to a sandbox's egress whatever its range.
+func (m *Manager) Subnet() netip.Prefix { return m.cfg.Subnet }
+
 // PolicyOf finds the sandbox whose address is src and its policy; ok is
 // false for an address that is no sandbox of this manager or a sandbox
 // without a policy yet (the DNS filter then refuses everything).

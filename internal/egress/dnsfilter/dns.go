@@ -101,12 +101,12 @@ func (f *Filter) answer(src netip.Addr, req *dns.Msg) *dns.Msg {
 	refuse := new(dns.Msg)
 	refuse.SetRcode(req, dns.RcodeRefused)
 	sb, pol, ok := f.Lookup(src)
-	if !ok || len(req.Question) != 1 || !f.admit(sb) {
+	if !ok || len(req.Question) != 1 || req.Opcode != dns.OpcodeQuery || !f.admit(sb) {
 		return refuse
 	}
 	q := req.Question[0]
 	qtype := dns.TypeToString[q.Qtype]
-	if !pol.AllowsName(q.Name) || !allowedType(q.Qtype) {
+	if !hostName(q.Name) || q.Qclass != dns.ClassINET || !pol.AllowsName(q.Name) || !allowedType(q.Qtype) {
 		f.log(sb, q.Name, qtype, "refused")
 		return refuse
 	}
@@ -121,6 +121,19 @@ func (f *Filter) answer(src netip.Addr, req *dns.Msg) *dns.Msg {
 	f.clampTTL(resp)
 	f.publish(sb, q.Name, resp)
 	return resp
+}
+
+// hostName reports whether name (in text form) has host-name labels only:
+// letters, digits, '-' and '_'. A label holding a dot or other bytes shows
+// escaped ("x\.example.com." is the label "x.example" under "com."), so
+// a name the policy's text match allows could be queried elsewhere.
+func hostName(name string) bool {
+	for _, c := range []byte(name) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // allowedType limits queries to what programs need; TXT, NULL, ANY and the
@@ -143,9 +156,16 @@ func (f *Filter) forwardFor(sb string, req *dns.Msg) (*dns.Msg, error) {
 	return f.forward(req)
 }
 
+// forward asks the upstream req's question, and nothing else of req: its
+// other sections and EDNS options could carry data out (an EDNS0 OPT with
+// its buffer size and DO bit, but no option, is kept).
 func (f *Filter) forward(req *dns.Msg) (*dns.Msg, error) {
-	out := req.Copy()
-	out.Id = dns.Id()
+	out := new(dns.Msg)
+	out.SetQuestion(req.Question[0].Name, req.Question[0].Qtype)
+	out.RecursionDesired, out.CheckingDisabled = req.RecursionDesired, req.CheckingDisabled
+	if opt := req.IsEdns0(); opt != nil {
+		out.SetEdns0(opt.UDPSize(), opt.Do())
+	}
 	resp, _, err := f.client.Exchange(out, f.Upstream)
 	if err != nil {
 		return nil, err

@@ -23,7 +23,9 @@ const (
 // connection it finds the sandbox by source address (Lookup) and the
 // original destination (SO_ORIGINAL_DST), then:
 //
-//   - an always-blocked destination (egress.AlwaysBlocked) is refused;
+//   - an always-blocked destination (egress.AlwaysBlocked, Never) is refused, and
+//     so is one of the host's own addresses (egress.HostAddr: the guard
+//     dials from the host, where it would reach the host's services);
 //   - a destination the policy's IP rules allow (egress.Policy.AllowsAddr: an
 //     allowOut IP/CIDR, or an open policy) is forwarded as is;
 //   - under an open policy, anything else (a denyOut hit) is refused;
@@ -53,6 +55,10 @@ type Guard struct {
 	// rules, package egress/intercept), or returns false without reading
 	// and the connection is forwarded as usual.
 	Intercept func(ctx context.Context, c net.Conn, sb, name string, dst netip.AddrPort, peeked []byte) bool
+	// Never are destinations refused like always-blocked ones whatever
+	// their range: the sandbox subnet (other sandboxes), which an operator
+	// may have put outside egress.AlwaysBlocked.
+	Never []netip.Prefix
 
 	HandshakeTimeout   time.Duration // from accept until the name is read
 	MaxPeekBytes       int           // bytes read while looking for the name
@@ -61,6 +67,9 @@ type Guard struct {
 	// origDst finds a connection's original destination; originalDst
 	// (conntrack) unless a test injects one.
 	origDst func(net.Conn) (netip.AddrPort, error)
+	// hostAddr tells the host's own addresses; egress.HostAddr unless a
+	// test injects one.
+	hostAddr func(netip.Addr) bool
 
 	mu    sync.Mutex     // guards conns
 	conns map[string]int // sandbox id → open connections

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -267,4 +268,50 @@ func TestGuardStopsOnCancel(t *testing.T) {
 func isTimeout(err error) bool {
 	ne, ok := err.(net.Error)
 	return ok && ne.Timeout()
+}
+
+// A name that resolves to one of the host's own addresses (a DNS answer
+// the sandbox's own allowed domain gives, whatever its range) is refused
+// before anything is dialed, TLS or plain HTTP, even when an allowOut CIDR
+// covers it: the guard dials from the host, where the address is the
+// host's services, which the kernel keeps from the sandbox itself.
+func TestGuardBlocksHostAddr(t *testing.T) {
+	cidr, _ := egress.Parse(nil, []string{"example.com", "93.184.216.0/24"}, nil)
+	for _, tc := range []struct {
+		name   string
+		policy egress.Policy
+		dst    string
+		send   []byte
+	}{
+		{"tls", allowExample(t), resolvedIP + ":443", clientHello(t, &tls.Config{ServerName: "example.com"})},
+		{"http", allowExample(t), resolvedIP + ":80", []byte("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n")},
+		{"allowed cidr", cidr, resolvedIP + ":443", clientHello(t, &tls.Config{ServerName: "example.com"})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := startGuard(t, guardSetup{policy: tc.policy, dst: tc.dst, upstream: sumServer(t), resolved: resolvedExample(),
+				mod: func(g *Guard) { g.hostAddr = func(ip netip.Addr) bool { return ip.String() == resolvedIP } }})
+			c := e.dial(t)
+			_, _ = c.Write(tc.send)
+			e.wantBlocked(t, ReasonHostAddr)
+			wantClosed(t, c)
+			if n := e.dials.Load(); n != 0 {
+				t.Fatalf("dialed %d times", n)
+			}
+		})
+	}
+}
+
+// A destination in Never (the sandbox subnet, here a public-looking one an
+// operator chose) is refused like an always-blocked one, before any name is
+// read: another sandbox is no upstream, whatever DNS said.
+func TestGuardBlocksNever(t *testing.T) {
+	e := startGuard(t, guardSetup{policy: allowExample(t), dst: resolvedIP + ":80", upstream: sumServer(t), resolved: resolvedExample(),
+		mod: func(g *Guard) { g.Never = []netip.Prefix{netip.MustParsePrefix("93.184.0.0/16")} }})
+	c := e.dial(t)
+	_, _ = c.Write([]byte("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n"))
+	e.wantBlocked(t, ReasonIPBlocked)
+	wantClosed(t, c)
+	if n := e.dials.Load(); n != 0 {
+		t.Fatalf("dialed %d times", n)
+	}
 }

@@ -18,6 +18,7 @@ const (
 	ReasonNoOrigDst      = "no original destination"
 	ReasonTooMany        = "too many connections"
 	ReasonIPBlocked      = "ip always blocked"
+	ReasonHostAddr       = "host address"
 	ReasonIPDenied       = "ip denied"
 	ReasonTimeout        = "handshake timeout"
 	ReasonClosed         = "closed before handshake"
@@ -84,8 +85,10 @@ func (g *Guard) identify(c net.Conn) (sb string, p egress.Policy, dst netip.Addr
 // the bytes it had to read, the name it read, and a Reason when refused.
 func (g *Guard) admit(c net.Conn, sb string, p egress.Policy, ip netip.Addr) (peeked []byte, name, reason string) {
 	switch {
-	case alwaysBlocked(ip):
+	case alwaysBlocked(ip) || inAny(g.Never, ip):
 		return nil, "", ReasonIPBlocked
+	case g.isHostAddr(ip):
+		return nil, "", ReasonHostAddr
 	case p.AllowsAddr(ip):
 		return nil, "", ""
 	case !p.DenyAll:
@@ -102,9 +105,11 @@ func (g *Guard) admit(c net.Conn, sb string, p egress.Policy, ip netip.Addr) (pe
 	return peeked, name, reason
 }
 
-func alwaysBlocked(ip netip.Addr) bool {
-	for _, b := range egress.AlwaysBlocked {
-		if b.Contains(ip) {
+func alwaysBlocked(ip netip.Addr) bool { return inAny(egress.AlwaysBlocked, ip) }
+
+func inAny(ps []netip.Prefix, ip netip.Addr) bool {
+	for _, p := range ps {
+		if p.Contains(ip) {
 			return true
 		}
 	}
@@ -170,6 +175,13 @@ func readReason(err error) string {
 		return ReasonTimeout
 	}
 	return ReasonClosed // EOF, reset, or closed because Serve stops
+}
+
+func (g *Guard) isHostAddr(ip netip.Addr) bool {
+	if g.hostAddr != nil {
+		return g.hostAddr(ip)
+	}
+	return egress.HostAddr(ip)
 }
 
 func (g *Guard) originalDst(c net.Conn) (netip.AddrPort, error) {

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
 	"net/netip"
 	"strings"
 	"sync"
@@ -188,6 +189,41 @@ func TestRefusesMisdirection(t *testing.T) {
 	}
 	if n := r.hits.Load(); n != 0 {
 		t.Errorf("upstream got %d requests", n)
+	}
+}
+
+// TestTraceRefused: TRACE (and TRACK) make a server that implements them
+// echo the request it got, the injected header with the secret included
+// (Apache's default): they are refused with 405 before any secret is read,
+// over HTTPS and plain HTTP, whatever the method's case.
+func TestTraceRefused(t *testing.T) {
+	trace := func(w http.ResponseWriter, r *http.Request) {
+		b, _ := httputil.DumpRequest(r, false) // as a TRACE-enabled server answers
+		_, _ = w.Write(b)
+	}
+	for _, tlsOn := range []bool{true, false} {
+		r := newRig(t, tlsOn, trace)
+		scheme := map[bool]string{true: "https", false: "http"}[tlsOn]
+		for _, method := range []string{"TRACE", "TRACK", "trace"} {
+			req, _ := http.NewRequest(method, scheme+"://example.com/", nil)
+			resp, err := r.client(tlsOn).Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusMethodNotAllowed || strings.Contains(string(b), testSecret) {
+				t.Errorf("%s %s: %d %q", scheme, method, resp.StatusCode, b)
+			}
+		}
+		if n := r.hits.Load(); n != 0 {
+			t.Errorf("%s: upstream got %d requests", scheme, n)
+		}
+		r.mu.Lock()
+		if len(r.used) != 0 {
+			t.Errorf("%s: secrets reported used: %v", scheme, r.used)
+		}
+		r.mu.Unlock()
 	}
 }
 

@@ -71,6 +71,10 @@ func (s *session) serve(w http.ResponseWriter, r *http.Request, tr *http.Transpo
 		http.Error(w, "sbx egress: only origin-form requests are forwarded", http.StatusMethodNotAllowed)
 		return
 	}
+	if echoes(r.Method) {
+		http.Error(w, "sbx egress: TRACE and TRACK are not forwarded", http.StatusMethodNotAllowed)
+		return
+	}
 	if h := hostOnly(r.Host); h != s.name {
 		http.Error(w, "sbx egress: this connection is for "+s.name+"; open a new one for another host", http.StatusMisdirectedRequest)
 		return
@@ -182,6 +186,13 @@ func upstreamErr(err error) string {
 		return "canceled"
 	}
 	return "connection error"
+}
+
+// echoes reports whether method makes a server that implements it answer
+// with the request it got, the injected headers included (TRACE, and IIS's
+// TRACK; methods are matched in any case, as some servers do).
+func echoes(method string) bool {
+	return strings.EqualFold(method, http.MethodTrace) || strings.EqualFold(method, "TRACK")
 }
 
 // hostOnly is a Host header's name: lower case, no port, no trailing dot.
