@@ -21,7 +21,8 @@ import (
 //	  iifname vmap @guarded                                jump guard-L
 //	input:
 //	  iifname "sbx*" ct state established,related accept  replies to the host
-//	  iifname "sbx*" ct status dnat accept                 the DNS filter (redirected)
+//	  iifname "sbx*" ct status dnat udp/tcp dport DNSPort/GuardPort/TunnelPort accept
+//	                                                       redirected to the daemon (only)
 //	  iifname "sbx*" drop                                  no other host service
 //	  iifname != "sbx*" iiftype != loopback udp/tcp dport DNSPort/GuardPort drop
 //	forward:

@@ -29,11 +29,11 @@ func (m *Manager) baseChains(t *nftables.Table, addrs, vmap, redir, guard *nftab
 			cat(in, nfproto(expr.CmpOpEq), notFromOwnAddr(addrs), drop),
 		}},
 		{nat("nat-pre", nftables.ChainHookPrerouting, nftables.ChainPriorityNATDest), append(append(m.dnsRedirect(redir), m.tunnelRedirect()...), jumpByIif(guard))},
-		{hook("input", nftables.ChainHookInput, nftables.ChainPriorityFilter), append([][]expr.Any{
-			cat(in, established(), acc),
-			cat(in, dnatted(), acc),
-			cat(in, drop),
-		}, m.filterPortsOnlyForSandboxes()...)},
+		{hook("input", nftables.ChainHookInput, nftables.ChainPriorityFilter), catRules(
+			[][]expr.Any{cat(in, established(), acc)},
+			m.redirectedToOwnPorts(),
+			[][]expr.Any{cat(in, drop)},
+			m.filterPortsOnlyForSandboxes())},
 		{hook("forward", nftables.ChainHookForward, nftables.ChainPriorityFilter), [][]expr.Any{
 			jumpByIif(vmap),
 			cat(in, drop),
@@ -44,6 +44,15 @@ func (m *Manager) baseChains(t *nftables.Table, addrs, vmap, redir, guard *nftab
 			cat(fromSubnet(m.cfg.Subnet), notPrefix(expr.MetaKeyOIFNAME, m.cfg.IfPrefix), []expr.Any{&expr.Masq{}}),
 		}},
 	}
+}
+
+// catRules concatenates lists of rules.
+func catRules(lists ...[][]expr.Any) [][]expr.Any {
+	var out [][]expr.Any
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
 }
 
 func cat(parts ...[]expr.Any) []expr.Any {

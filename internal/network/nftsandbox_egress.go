@@ -211,13 +211,43 @@ func (m *Manager) dnsRedirect(redir *nftables.Set) [][]expr.Any {
 func (m *Manager) filterPortsOnlyForSandboxes() [][]expr.Any {
 	notIn, drop := cat(notPrefix(expr.MetaKeyIIFNAME, m.cfg.IfPrefix), notLoopback()), verdict(expr.VerdictDrop)
 	var rules [][]expr.Any
+	for _, p := range m.ownPorts() {
+		rules = append(rules, cat(notIn, dport(p.proto, p.port), drop))
+	}
+	return rules
+}
+
+// redirectedToOwnPorts are the input rules that let a sandbox's redirected
+// connections in: iifname "sbx*" ct status dnat udp/tcp dport P accept, for
+// the daemon's own ports only. Another program's DNAT to this host (Docker's
+// published ports, a NodePort) is no door for a sandbox: it meets the drop.
+func (m *Manager) redirectedToOwnPorts() [][]expr.Any {
+	in, acc := ifPrefix(expr.MetaKeyIIFNAME, m.cfg.IfPrefix), verdict(expr.VerdictAccept)
+	var rules [][]expr.Any
+	for _, p := range m.ownPorts() {
+		rules = append(rules, cat(in, dnatted(), dport(p.proto, p.port), acc))
+	}
+	return rules
+}
+
+// hostPort is a port of the daemon's listeners that sandboxes' traffic is
+// redirected to.
+type hostPort struct {
+	proto byte
+	port  uint16
+}
+
+// ownPorts are the DNS filter's (UDP and TCP), the guard's and the tunnel's
+// ports, those that are configured.
+func (m *Manager) ownPorts() []hostPort {
+	var out []hostPort
 	if port := m.cfg.Egress.DNSPort; port != 0 {
-		rules = append(rules, cat(notIn, dport(unix.IPPROTO_UDP, port), drop), cat(notIn, dport(unix.IPPROTO_TCP, port), drop))
+		out = append(out, hostPort{unix.IPPROTO_UDP, port}, hostPort{unix.IPPROTO_TCP, port})
 	}
 	for _, port := range []uint16{m.cfg.Egress.GuardPort, m.cfg.Egress.TunnelPort} {
 		if port != 0 {
-			rules = append(rules, cat(notIn, dport(unix.IPPROTO_TCP, port), drop))
+			out = append(out, hostPort{unix.IPPROTO_TCP, port})
 		}
 	}
-	return rules
+	return out
 }
