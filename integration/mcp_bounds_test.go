@@ -48,17 +48,7 @@ func TestMCPOutputBounded(t *testing.T) {
 	defer cs.Close()
 	call := func(name string, args map[string]any) (*mcp.CallToolResult, string) {
 		t.Helper()
-		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		var b strings.Builder
-		for _, c := range r.Content {
-			if tc, ok := c.(*mcp.TextContent); ok {
-				b.WriteString(tc.Text)
-			}
-		}
-		return r, b.String()
+		return callTool(t, ctx, cs, name, args)
 	}
 	sb := d.create(map[string]any{"templateID": "code-interpreter-v1", "timeout": 600})
 	base := d.hwm(t)

@@ -52,17 +52,8 @@ func mcpSession(t *testing.T, tr mcp.Transport) {
 		t.Fatalf("tools: %v %v", tools, err)
 	}
 	call := func(name string, args map[string]any) (*mcp.CallToolResult, string) {
-		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		var b strings.Builder
-		for _, c := range r.Content {
-			if tc, ok := c.(*mcp.TextContent); ok {
-				b.WriteString(tc.Text)
-			}
-		}
-		return r, b.String()
+		t.Helper()
+		return callTool(t, ctx, cs, name, args)
 	}
 	_, text := call("create_sandbox", map[string]any{"timeout_seconds": 120})
 	id := strings.TrimPrefix(text, "created sandbox ")
@@ -85,4 +76,20 @@ func mcpSession(t *testing.T, tr mcp.Transport) {
 	if r, _ := call("run_command", map[string]any{"sandbox_id": id, "command": "true"}); !r.IsError {
 		t.Fatal("command in a killed sandbox was not a tool error")
 	}
+}
+
+// callTool calls an MCP tool; it returns the result and its text content.
+func callTool(t *testing.T, ctx context.Context, cs *mcp.ClientSession, name string, args map[string]any) (*mcp.CallToolResult, string) {
+	t.Helper()
+	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return r, b.String()
 }
