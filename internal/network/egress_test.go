@@ -2,6 +2,7 @@ package network
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/netip"
 	"strings"
@@ -169,16 +170,7 @@ func holdServer(t *testing.T, in *internet, a netip.Addr, port uint16) string {
 // sandbox to a resolved address goes to the guard on the host (here a
 // plain server); other ports and other policies are not redirected.
 func TestGuardRedirect(t *testing.T) {
-	guard, err := net.Listen("tcp4", "0.0.0.0:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	serve(t, guard)
-	cfg := testConfig(44)
-	cfg.Egress = Egress{GuardPort: uint16(guard.Addr().(*net.TCPAddr).Port)}
-	m := testManager(t, cfg)
-	in := newInternet(t, 44)
-	a := setup(t, m, "a44aaaaaaaaaaaaaaaaa")
+	m, in, a := withGuard(t, 44)
 	reach := func(port int) bool {
 		return retry(3, func() error { return dialFrom(t, a, netip.AddrPortFrom(in.a, uint16(port)).String()) }) == nil
 	}
@@ -206,4 +198,19 @@ func TestGuardRedirect(t *testing.T) {
 	if out := run(t, "nft", "list", "table", "inet", m.cfg.Table); strings.Contains(out, a.HostIf) {
 		t.Errorf("nft objects of %s left:\n%s", a.HostIf, out)
 	}
+}
+
+// withGuard is test n's manager with a guard port (a plain server on the
+// host), its internet and one sandbox link.
+func withGuard(t *testing.T, n int) (*Manager, *internet, *Link) {
+	t.Helper()
+	guard, err := net.Listen("tcp4", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve(t, guard)
+	cfg := testConfig(n)
+	cfg.Egress = Egress{GuardPort: uint16(guard.Addr().(*net.TCPAddr).Port)}
+	m := testManager(t, cfg)
+	return m, newInternet(t, n), setup(t, m, fmt.Sprintf("a%daaaaaaaaaaaaaaaaa", n))
 }

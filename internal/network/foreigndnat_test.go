@@ -3,7 +3,6 @@ package network
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/netip"
 	"testing"
 )
@@ -14,16 +13,7 @@ import (
 // test's own redirecting TCP 7777 to a host server) must not open the host
 // to the sandbox; the daemon's own redirect (the guard) still works.
 func TestForeignDNATIsNoDoor(t *testing.T) {
-	guard, err := net.Listen("tcp4", "0.0.0.0:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	serve(t, guard)
-	cfg := testConfig(62)
-	cfg.Egress = Egress{GuardPort: uint16(guard.Addr().(*net.TCPAddr).Port)}
-	m := testManager(t, cfg)
-	in := newInternet(t, 62)
-	a := setup(t, m, "a62aaaaaaaaaaaaaaaaa")
+	m, in, a := withGuard(t, 62)
 	if err := m.SetPolicy(context.Background(), a.ID, mustPolicy(t, nil, nil, nil)); err != nil {
 		t.Fatal(err)
 	}
