@@ -173,10 +173,8 @@ func (p Policy) AllowsName(name string) bool {
 // (names resolved by the DNS filter are added separately).
 func (p Policy) AllowsAddr(a netip.Addr) bool {
 	a = a.Unmap()
-	for _, b := range AlwaysBlocked {
-		if b.Contains(a) {
-			return false
-		}
+	if InAny(AlwaysBlocked, a) {
+		return false
 	}
 	for _, n := range p.AllowNets {
 		if n.Contains(a) {

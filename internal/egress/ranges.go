@@ -17,17 +17,18 @@ type Ranges struct {
 // Allowed reports whether a connection may go to ip.
 func (r Ranges) Allowed(ip netip.Addr) bool {
 	ip = ip.Unmap()
-	if !ip.IsValid() || ip.IsUnspecified() || inAny(r.Never, ip) {
+	if !ip.IsValid() || ip.IsUnspecified() || InAny(r.Never, ip) {
 		return false
 	}
 	blocked := r.Blocked
 	if blocked == nil {
 		blocked = AlwaysBlocked
 	}
-	return !inAny(blocked, ip) && !HostAddr(ip) || inAny(r.Open, ip)
+	return !InAny(blocked, ip) && !HostAddr(ip) || InAny(r.Open, ip)
 }
 
-func inAny(ps []netip.Prefix, ip netip.Addr) bool {
+// InAny reports whether one of ps contains ip.
+func InAny(ps []netip.Prefix, ip netip.Addr) bool {
 	for _, p := range ps {
 		if p.Contains(ip) {
 			return true

@@ -85,7 +85,7 @@ func (g *Guard) identify(c net.Conn) (sb string, p egress.Policy, dst netip.Addr
 // the bytes it had to read, the name it read, and a Reason when refused.
 func (g *Guard) admit(c net.Conn, sb string, p egress.Policy, ip netip.Addr) (peeked []byte, name, reason string) {
 	switch {
-	case alwaysBlocked(ip) || inAny(g.Never, ip):
+	case egress.InAny(egress.AlwaysBlocked, ip) || egress.InAny(g.Never, ip):
 		return nil, "", ReasonIPBlocked
 	case g.isHostAddr(ip):
 		return nil, "", ReasonHostAddr
@@ -103,17 +103,6 @@ func (g *Guard) admit(c net.Conn, sb string, p egress.Policy, ip netip.Addr) (pe
 		reason = ReasonNotResolved
 	}
 	return peeked, name, reason
-}
-
-func alwaysBlocked(ip netip.Addr) bool { return inAny(egress.AlwaysBlocked, ip) }
-
-func inAny(ps []netip.Prefix, ip netip.Addr) bool {
-	for _, p := range ps {
-		if p.Contains(ip) {
-			return true
-		}
-	}
-	return false
 }
 
 // peekName reads from c until the TLS SNI or HTTP Host can be parsed,

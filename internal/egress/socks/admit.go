@@ -37,7 +37,7 @@ const (
 func (t *Tunnel) admit(c net.Conn, sb string, pol egress.Policy, dst netip.AddrPort) (host string, peeked []byte, reason string) {
 	ip := dst.Addr()
 	switch {
-	case in(egress.AlwaysBlocked, ip):
+	case egress.InAny(egress.AlwaysBlocked, ip):
 		return "", nil, guard.ReasonIPBlocked
 	case pol.AllowsAddr(ip):
 		return ip.String(), nil, ""

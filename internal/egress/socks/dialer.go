@@ -19,15 +19,6 @@ const DefaultDialTimeout = 10 * time.Second
 // addresses a proxy may not be at (Ranges).
 var ErrProxyAddress = errors.New("egress proxy address not allowed")
 
-func in(ps []netip.Prefix, ip netip.Addr) bool {
-	for _, p := range ps {
-		if p.Contains(ip) {
-			return true
-		}
-	}
-	return false
-}
-
 // Dialer opens tunnelled connections through a sandbox's proxy. The zero
 // value checks proxies against the default Ranges and resolves with the
 // host's resolver.
