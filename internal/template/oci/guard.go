@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"slices"
 	"syscall"
 	"time"
 )
@@ -70,14 +69,5 @@ func (p *Puller) checkProxied(req *http.Request, proxy func(*http.Request) (*url
 // operatorNamed reports whether addr (host:port, or a host) is a registry
 // the operator named: the Mirror or one of Insecure, with or without port.
 func (p *Puller) operatorNamed(addr string) bool {
-	host := addr
-	if h, _, err := net.SplitHostPort(addr); err == nil {
-		host = h
-	}
-	for _, r := range append(slices.Clone(p.Insecure), p.Mirror) {
-		if r != "" && (r == addr || r == host) {
-			return true
-		}
-	}
-	return false
+	return listed(p.Insecure, addr) || listed([]string{p.Mirror}, addr)
 }

@@ -50,18 +50,27 @@ func (p *Puller) source(r name.Reference) (name.Reference, error) {
 // insecure reports whether registry host[:port] may be spoken to over
 // plain HTTP: listed in Insecure, or loopback.
 func (p *Puller) insecure(registry string) bool {
-	if slices.Contains(p.Insecure, registry) {
-		return true
-	}
-	host := registry
-	if h, _, err := net.SplitHostPort(registry); err == nil {
-		host = h
-	}
-	if slices.Contains(p.Insecure, host) || host == "localhost" {
+	host := hostOf(registry)
+	if listed(p.Insecure, registry) || host == "localhost" {
 		return true
 	}
 	ip := net.ParseIP(strings.Trim(host, "[]"))
 	return ip != nil && ip.IsLoopback()
+}
+
+// listed reports whether registries (each "host" or "host:port") name
+// addr ("host:port" or "host"): as it is, or its host.
+func listed(registries []string, addr string) bool {
+	host := hostOf(addr)
+	return slices.ContainsFunc(registries, func(r string) bool { return r != "" && (r == addr || r == host) })
+}
+
+// hostOf is addr without its port, if it has one.
+func hostOf(addr string) string {
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		return h
+	}
+	return addr
 }
 
 // platform is the wanted platform (an unparsable Platform is the host's).
