@@ -28,6 +28,7 @@ if (skip && process.env.CI === 'true') throw new Error('CI=true: ' + skip)
 let browser, page, sbx
 const pageErrors = []
 const cspViolations = [] // the app itself must never trip its own CSP
+const cspSources = [] // where each violation came from (securitypolicyviolation events)
 const work = mkdtempSync(join(tmpdir(), 'sbx-dash-'))
 const hostile = '<img src=x onerror="window.pwned=1"><script>window.pwned=1</script>'
 
@@ -42,6 +43,9 @@ before(async () => {
   page = await browser.newPage()
   page.on('pageerror', (e) => { pageErrors.push(e.message) })
   page.on('console', (m) => { if (/Content.Security.Policy/i.test(m.text())) cspViolations.push(m.text()) })
+  await page.exposeFunction('sbxCSPViolation', (v) => { cspSources.push(v) })
+  await page.evaluateOnNewDocument(() => document.addEventListener('securitypolicyviolation', (e) =>
+    window.sbxCSPViolation(`${e.violatedDirective} at ${e.sourceFile}:${e.lineNumber}:${e.columnNumber} on ${location.pathname}: ${e.sample}`)))
   sbx = await Sandbox.create('base', { timeoutMs: 300_000, metadata: { who: hostile } })
 })
 
@@ -64,16 +68,19 @@ async function screen () {
   })
 }
 
-async function waitScreen (re, what) {
+// waitScreen waits for re in the buffer and, with dom, also in the rows
+// the page shows: xterm.js draws them on an animation frame after the
+// buffer has the text.
+async function waitScreen (re, what, { dom = false } = {}) {
   const deadline = Date.now() + 20_000
   let s
   while (Date.now() < deadline) {
     s = await screen()
-    if (re.test(s.buffer)) return s
+    if (re.test(s.buffer) && (!dom || re.test(s.dom))) return s
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
   await shot('terminal-timeout')
-  assert.fail(`${what}: ${re} not on screen:\n${s.buffer}`)
+  assert.fail(`${what}: ${re} not on screen:\n${s.buffer}\n(rows shown: ${JSON.stringify(s.dom)})`)
 }
 
 test('sign-in redirects, sets an HttpOnly SameSite=Strict cookie, keeps the key out of URLs and storage', { skip }, async () => {
@@ -118,8 +125,15 @@ test('the terminal runs a shell: type, read back, resize', { skip }, async () =>
   await page.waitForFunction(() => document.getElementById('term-status')?.textContent === 'connected', { timeout: 20_000 })
   await page.click('#terminal')
   await page.keyboard.type('echo hi-$RANDOM\n')
-  const s = await waitScreen(/^hi-\d+\s*$/m, 'echo')
-  assert.match(s.dom, /hi-\d+/, 'on screen, not only in the buffer')
+  await waitScreen(/^hi-\d+\s*$/m, 'echo, on screen and not only in the buffer', { dom: true })
+  // 24-bit colour (xterm.js writes it as a style attribute, which the CSP
+  // would block): drawn in its colour, with no CSP violation
+  await page.keyboard.type("printf '\\e[38;2;255;0;0mtrue-red\\e[48;2;0;0;255mon-blue\\e[0m\\n'\n")
+  await waitScreen(/^true-redon-blue\s*$/m, '24-bit colour', { dom: true })
+  const colours = await page.$$eval('#terminal .xterm-rows span', (spans) => spans
+    .filter((e) => /^(true-red|on-blue)$/.test(e.textContent))
+    .map((e) => e.textContent + ' ' + getComputedStyle(e).color + ' ' + getComputedStyle(e).backgroundColor))
+  assert.deepEqual(colours, ['true-red rgb(255, 0, 0) rgba(0, 0, 0, 0)', 'on-blue rgb(255, 0, 0) rgb(0, 0, 255)'])
   const before = await page.evaluate(() => [window.sbxTerm.cols, window.sbxTerm.rows])
   await page.$eval('#terminal', (e) => { e.style.height = '200px'; e.style.width = '500px' })
   await page.waitForFunction((c, r) => window.sbxTerm.cols !== c && window.sbxTerm.rows !== r, {}, ...before)
@@ -316,5 +330,5 @@ test('kill from the sandbox page, then sign out ends the session', { skip }, asy
 
 test('no uncaught errors and no CSP violations in any view', { skip }, () => {
   assert.deepEqual(pageErrors, [])
-  assert.deepEqual(cspViolations, [])
+  assert.deepEqual(cspViolations, [], cspSources.join('\n'))
 })

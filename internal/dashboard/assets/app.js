@@ -153,11 +153,18 @@
   // theme, cell sizes) apply under the strict CSP (style-src 'self', no
   // 'unsafe-inline'): their text goes into constructable stylesheets
   // adopted by the document, which only script can make; the element xterm
-  // holds is an inert <template>. A <style> that arrived as markup would
-  // still be blocked.
+  // holds is an inert <template>. Likewise the style attributes it sets on
+  // cells in 24-bit colour go through the CSSOM (el.style), which the CSP
+  // allows to script. A <style> or style attribute that arrived as markup
+  // would still be blocked.
   function adoptStyles () {
     if (adoptStyles.done) return
     adoptStyles.done = true
+    const setAttribute = Element.prototype.setAttribute
+    Element.prototype.setAttribute = function (name, value) {
+      if (String(name).toLowerCase() !== 'style' || !this.style) return setAttribute.call(this, name, value)
+      this.style.cssText = String(value)
+    }
     const create = document.createElement.bind(document)
     document.createElement = function (tag, opts) {
       if (String(tag).toLowerCase() !== 'style') return create(tag, opts)
