@@ -83,7 +83,8 @@ type Manager struct {
 // per-sandbox objects of live sandboxes) and rebuilds the manager's view
 // from the kernel: existing links are adopted, their addresses reserved and
 // their nftables objects restored; nftables objects without a link are
-// removed.
+// removed, and so are the conntrack entries of the subnet's addresses
+// that no live network holds.
 func New(cfg Config) (*Manager, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -101,6 +102,9 @@ func New(cfg Config) (*Manager, error) {
 		return nil, err
 	}
 	if err := m.rescan(); err != nil {
+		return nil, err
+	}
+	if err := m.forgetStaleFlows(); err != nil {
 		return nil, err
 	}
 	return m, m.syncRules()

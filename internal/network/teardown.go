@@ -11,7 +11,8 @@ import (
 
 // Teardown removes the network of id: its nftables objects, its veth pair
 // (deleting the host end deletes eth0) and its netns file, then releases
-// its address. Missing pieces are not errors, so Teardown is idempotent and
+// its address once the host's connection tracking has forgotten its flows
+// (conntrack.go). Missing pieces are not errors, so Teardown is idempotent and
 // reaps the remains of a Setup cut short by a crash. A host link whose alias
 // names another id is never touched. On error the id keeps its address and
 // Teardown can be retried.
@@ -41,8 +42,9 @@ func (m *Manager) teardown(id string) error {
 	if err != nil {
 		return err
 	}
+	ip := m.sandboxIP(id)
 	rules := make(chan error, 1)
-	go func() { rules <- m.delRules(ifname, m.sandboxIP(id)) }()
+	go func() { rules <- m.delRules(ifname, ip) }()
 	var errs []error
 	if link != nil {
 		if err := netlink.LinkDel(link); err != nil && !errors.Is(err, unix.ENODEV) {
@@ -52,6 +54,11 @@ func (m *Manager) teardown(id string) error {
 	errs = append(errs, removeNS(m.nsPath(id)), <-rules)
 	if err := errors.Join(errs...); err != nil {
 		return err
+	}
+	if ip.IsValid() { // once the link is gone: no new flow can start
+		if err := forgetSandboxFlows(ip); err != nil {
+			return err
+		}
 	}
 	m.forget(id)
 	return nil
