@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"net"
+	"net/netip"
 	"sync"
 	"syscall"
 )
@@ -12,10 +13,59 @@ import (
 // anyone reaching the port could hold 20,000 idle keep-alive connections
 // (2 min each, then open them again): the daemon hit its descriptor limit
 // and could neither accept for anyone nor reap sandboxes (EMFILE).
-type connLimit struct{ sem chan struct{} }
+//
+// One remote address may hold at most perAddr of them (loopback is not
+// counted: a reverse proxy on the host speaks for everyone); its next
+// connection is closed at once, so that one client cannot take the whole
+// bound and make everyone else's connections wait.
+type connLimit struct {
+	sem     chan struct{}
+	perAddr int
+	mu      sync.Mutex
+	byAddr  map[netip.Addr]int // open connections per remote address; mu
+}
 
-// newConnLimit allows n connections at once.
-func newConnLimit(n int) *connLimit { return &connLimit{sem: make(chan struct{}, n)} }
+// newConnLimit allows n connections at once, perAddr of them (0: no bound)
+// from one non-loopback address.
+func newConnLimit(n, perAddr int) *connLimit {
+	return &connLimit{sem: make(chan struct{}, n), perAddr: perAddr, byAddr: map[netip.Addr]int{}}
+}
+
+// take counts a connection from a; false (nothing counted) if a holds
+// perAddr already.
+func (c *connLimit) take(a netip.Addr) bool {
+	if c.perAddr <= 0 || !a.IsValid() || a.IsLoopback() {
+		return true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byAddr[a] >= c.perAddr {
+		return false
+	}
+	c.byAddr[a]++
+	return true
+}
+
+// give returns what take counted for a.
+func (c *connLimit) give(a netip.Addr) {
+	if c.perAddr <= 0 || !a.IsValid() || a.IsLoopback() {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byAddr[a]--; c.byAddr[a] <= 0 {
+		delete(c.byAddr, a)
+	}
+}
+
+// remoteAddr is c's remote IP (unmapped), invalid if it has none.
+func remoteAddr(c net.Conn) netip.Addr {
+	ap, err := netip.ParseAddrPort(c.RemoteAddr().String())
+	if err != nil {
+		return netip.Addr{}
+	}
+	return ap.Addr().Unmap()
+}
 
 // defaultConnLimit is half the process's descriptor limit: the rest stays
 // for the sandboxes' upstream connections (the proxy holds at most a
@@ -31,28 +81,35 @@ func defaultConnLimit() int {
 
 // wrap returns ln accepting only while the limit has room.
 func (c *connLimit) wrap(ln net.Listener) net.Listener {
-	return &limitedListener{Listener: ln, sem: c.sem, done: make(chan struct{})}
+	return &limitedListener{Listener: ln, lim: c, done: make(chan struct{})}
 }
 
 type limitedListener struct {
 	net.Listener
-	sem   chan struct{}
+	lim   *connLimit
 	done  chan struct{} // closed by Close: a waiting Accept returns
 	close sync.Once
 }
 
+// Accept waits for a slot, then returns the next connection whose address
+// has room; it closes those that have none.
 func (l *limitedListener) Accept() (net.Conn, error) {
 	select {
-	case l.sem <- struct{}{}:
+	case l.lim.sem <- struct{}{}:
 	case <-l.done:
 		return nil, net.ErrClosed
 	}
-	c, err := l.Listener.Accept()
-	if err != nil {
-		<-l.sem
-		return nil, err
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			<-l.lim.sem
+			return nil, err
+		}
+		if a := remoteAddr(c); l.lim.take(a) {
+			return &limitedConn{Conn: c, lim: l.lim, addr: a}, nil
+		}
+		c.Close()
 	}
-	return &limitedConn{Conn: c, sem: l.sem}, nil
 }
 
 func (l *limitedListener) Close() error {
@@ -63,12 +120,16 @@ func (l *limitedListener) Close() error {
 // limitedConn gives its slot back once, at its first Close.
 type limitedConn struct {
 	net.Conn
-	sem  chan struct{}
+	lim  *connLimit
+	addr netip.Addr
 	once sync.Once
 }
 
 func (c *limitedConn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(func() { <-c.sem })
+	c.once.Do(func() {
+		c.lim.give(c.addr)
+		<-c.lim.sem
+	})
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"net"
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -17,20 +18,12 @@ func TestConnLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lim := newConnLimit(4)
+	lim := newConnLimit(4, 0)
 	lln := lim.wrap(ln)
 	srv := newHTTPServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), defaultLimits)
 	go srv.Serve(lln)
 	t.Cleanup(func() { srv.Close() })
 	addr := ln.Addr().String()
-	ask := func(c net.Conn, wait time.Duration) error {
-		_ = c.SetDeadline(time.Now().Add(wait))
-		if _, err := c.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
-			return err
-		}
-		_, err := http.ReadResponse(bufio.NewReader(c), nil)
-		return err
-	}
 	var idle []net.Conn
 	for range 4 {
 		c, err := net.Dial("tcp", addr)
@@ -58,4 +51,78 @@ func TestConnLimit(t *testing.T) {
 	if len(lim.sem) != 4 {
 		t.Fatalf("%d slots held, want 4", len(lim.sem))
 	}
+}
+
+// ask sends a request on c and reads the answer within wait.
+func ask(c net.Conn, wait time.Duration) error {
+	_ = c.SetDeadline(time.Now().Add(wait))
+	if _, err := c.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
+		return err
+	}
+	_, err := http.ReadResponse(bufio.NewReader(c), nil)
+	return err
+}
+
+// TestConnLimitPerAddr: one remote address holds at most its share; its
+// next connection is closed at once (not queued), while loopback is not
+// counted and the address gets a slot back when one of its connections
+// closes.
+func TestConnLimitPerAddr(t *testing.T) {
+	host := nonLoopback(t)
+	ln, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := newConnLimit(10, 2)
+	srv := newHTTPServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), defaultLimits)
+	go srv.Serve(lim.wrap(ln))
+	t.Cleanup(func() { srv.Close() })
+	port := ln.Addr().(*net.TCPAddr).Port
+	dial := func(ip string) net.Conn {
+		c, err := net.Dial("tcp", net.JoinHostPort(ip, strconv.Itoa(port)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	var held []net.Conn
+	for range 2 {
+		c := dial(host)
+		if err := ask(c, 2*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	start := time.Now()
+	if err := ask(dial(host), 2*time.Second); err == nil || time.Since(start) > time.Second {
+		t.Fatalf("a third connection from %s: %v after %v, want closed at once", host, err, time.Since(start))
+	}
+	for range 4 {
+		if err := ask(dial("127.0.0.1"), 2*time.Second); err != nil {
+			t.Fatalf("loopback: %v", err)
+		}
+	}
+	held[0].Close()
+	deadline := time.Now().Add(2 * time.Second)
+	for ask(dial(host), time.Second) != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("no slot back for the address after one of its connections closed")
+		}
+	}
+}
+
+// nonLoopback is an IPv4 address of this host that is not loopback.
+func nonLoopback(t *testing.T) string {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() {
+			return n.IP.String()
+		}
+	}
+	t.Skip("no non-loopback IPv4 address")
+	return ""
 }

@@ -39,6 +39,7 @@ type Config struct {
 	defaultTimeout, maxTimeout, runtimeTimeout                                                       time.Duration
 	cpu, memMB, diskMB, pids                                                                         int
 	maxSandboxes, maxCreating, maxQueued                                                             int
+	maxConnsPerAddr                                                                                  int
 	imageQuotaMB                                                                                     int64
 	egress                                                                                           egressFlags
 	insecureRegistries                                                                               stringList
@@ -108,6 +109,7 @@ func ParseFlags(args []string) (*Config, error) {
 	fs.IntVar(&f.maxSandboxes, "max-sandboxes", 1000, "max sandboxes on this node; more creates get 429")
 	fs.IntVar(&f.maxCreating, "max-creating", 8, "max creates in flight; more wait in a queue (up to 30 s)")
 	fs.IntVar(&f.maxQueued, "max-queued", 512, "max creates waiting for a slot; more get 429 with Retry-After")
+	fs.IntVar(&f.maxConnsPerAddr, "max-conns-per-addr", defaultConnLimit()/4, "client connections one remote address may hold at once (of the daemon's bound, half its descriptor limit); past it new ones are closed at once. Loopback is not counted (a reverse proxy on the host); 0: no per-address bound")
 	fs.Int64Var(&f.imageQuotaMB, "image-quota-mb", 0, "disk bound in MiB for paused sandboxes and snapshots under <data-dir>/images (0: none); past it pause and snapshot get 507")
 	f.egress.register(fs)
 	f.tls.register(fs)
@@ -264,7 +266,7 @@ func listen(f *Config, h http.Handler, log *slog.Logger) ([]boundServer, error) 
 	if err != nil {
 		return nil, err
 	}
-	conns := newConnLimit(defaultConnLimit()) // both listeners together
+	conns := newConnLimit(defaultConnLimit(), f.maxConnsPerAddr) // both listeners together
 	out := []boundServer{{newHTTPServer(h, defaultLimits), conns.wrap(ln)}}
 	if f.tlsConf == nil {
 		return out, nil
