@@ -18,7 +18,7 @@ import (
 )
 
 // Anchor keeps the log's head outside the log: signed checkpoints (seq and
-// hash of the newest record, hash of the first) appended to a file in a
+// hash of the newest record, hash of the first, the oldest seq kept) appended to a file in a
 // directory apart from the data dir, signed with an ed25519 key kept there
 // too. Whoever can rewrite the data dir but not the anchor dir can then no
 // longer cut the log short, restore an older copy or swap in another log
@@ -32,12 +32,16 @@ type Anchor struct {
 
 // Checkpoint is one signed head of the log.
 type Checkpoint struct {
-	Seq     uint64    `json:"seq"`
-	Hash    string    `json:"hash"`    // hash of record Seq ("" when Seq is 0)
-	Genesis string    `json:"genesis"` // hash of record 1 ("" when Seq is 0)
-	Time    time.Time `json:"time"`
-	Final   bool      `json:"final,omitempty"` // written as the daemon stopped
-	Sig     string    `json:"sig,omitempty"`   // ed25519 over the JSON without sig, hex
+	Seq     uint64 `json:"seq"`
+	Hash    string `json:"hash"`    // hash of record Seq ("" when Seq is 0)
+	Genesis string `json:"genesis"` // hash of record 1 ("" when Seq is 0)
+	// First is the oldest record the log keeps from then on: records before
+	// it were (or are about to be) rotated away. 0 in checkpoints from
+	// before rotation: 1.
+	First uint64    `json:"first,omitempty"`
+	Time  time.Time `json:"time"`
+	Final bool      `json:"final,omitempty"` // written as the daemon stopped
+	Sig   string    `json:"sig,omitempty"`   // ed25519 over the JSON without sig, hex
 }
 
 // Key and checkpoint file names under the anchor dir.

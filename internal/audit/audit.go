@@ -7,10 +7,16 @@
 // fsync'd at most syncEvery after a write (a machine crash loses at most that
 // window). Fields are JSON-encoded, so sandbox-controlled strings (argv,
 // paths, output) can never forge a record or break a line.
+//
+// Rotation (SetRotation): the log is audit.log plus its rotated segments
+// audit.log.<first seq>, one chain through them (segment.go); the oldest
+// are deleted only after a signed checkpoint records the chain's new start
+// (prune.go), and a rotation a crash cut short is resumed (rotate.go).
 package audit
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -39,24 +45,29 @@ type Record struct {
 	Hash    string            `json:"hash"`
 }
 
-// Log appends records. It is safe for concurrent use; mu guards every field.
+// Log appends records. It is safe for concurrent use; mu guards every field
+// but those marked otherwise.
 type Log struct {
-	mu     sync.Mutex
-	f      appendFile
-	size   int64 // bytes of whole records in f
-	seq    uint64
-	last   string
-	dirty  bool
-	timer  *time.Timer
-	closed bool
+	mu       sync.Mutex
+	f        appendFile
+	size     int64 // bytes of whole records in f
+	seq      uint64
+	last     string
+	dirty    bool
+	timer    *time.Timer
+	closed   bool
+	segFirst uint64 // seq of the active file's first record (next one's when empty)
+	first    uint64 // oldest seq kept (checkpoints sign it: Checkpoint.First)
 
 	path    string
-	genesis string // hash of record 1
+	genesis string // hash of record 1 ("" when rotated away and not anchored)
 	anchor  *Anchor
 	hooks   Hooks
+	rot     rotation
 	cpMu    sync.Mutex // serialises checkpoints (taken before mu)
-	cpSeq   uint64     // seq of the last checkpoint written
-	cpDone  bool       // a checkpoint was written this run
+	cpSeq   uint64     // seq of the last checkpoint written (cpMu)
+	cpFirst uint64     // its First (cpMu)
+	cpDone  bool       // a checkpoint was written this run (cpMu)
 }
 
 // Hooks observe appends; both are called under the log's lock and must not
@@ -64,13 +75,22 @@ type Log struct {
 type Hooks struct {
 	Line    func(line []byte)                     // each record as written (with its newline)
 	Latency func(took time.Duration, failed bool) // each append's write time
+	// Error gets failures of rotation and pruning (the record itself was
+	// written; rotation is retried later).
+	Error func(err error)
 }
 
-// Open opens (creating) the log at path and resumes its chain. A log whose
-// chain does not verify is refused rather than extended.
+// Open opens (creating) the log at path and resumes its chain where it
+// stands: the active file and its newest rotated segment must verify and
+// join (Verify and SetAnchor check the older segments). A rotation a crash
+// cut short is finished or undone first. A log whose chain does not verify
+// is refused rather than extended.
 func Open(path string) (*Log, error) {
-	seq, last, genesis, err := scanChain(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := recoverRotation(path); err != nil {
+		return nil, err
+	}
+	r, err := resume(path)
+	if err != nil {
 		return nil, err
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
@@ -82,7 +102,8 @@ func Open(path string) (*Log, error) {
 		f.Close()
 		return nil, fmt.Errorf("open audit log: %w", err)
 	}
-	return &Log{f: f, size: st.Size(), seq: seq, last: last, path: path, genesis: genesis}, nil
+	return &Log{f: f, size: st.Size(), seq: r.head.seq, last: r.head.hash, path: path, genesis: r.genesis,
+		first: r.first, segFirst: r.segFirst}, nil
 }
 
 // appendFile is what Log needs of its file (an *os.File opened O_APPEND).
@@ -128,6 +149,7 @@ func (l *Log) Append(kind, sandbox, actor string, fields map[string]string) erro
 		l.hooks.Line(line)
 	}
 	l.scheduleSyncLocked()
+	l.maybeRotateLocked()
 	return nil
 }
 
@@ -142,6 +164,44 @@ func seal(r *Record) ([]byte, string, error) {
 	r.Hash = hex.EncodeToString(sum[:])
 	line, err := json.Marshal(r)
 	return append(line, '\n'), r.Hash, err
+}
+
+// decode reads one line (the whole record if full, else its Seq, Prev and
+// Hash) and reports whether it carries the hash of its line. A line as seal
+// writes it is the hashed body with the hash filled in, so the body is
+// hashed from the line's bytes (one SHA-256, no re-encoding); any other
+// line is decoded whole and re-encoded as seal does.
+func decode(line []byte, full bool) (Record, bool, error) {
+	var rec Record
+	if full {
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return rec, false, err
+		}
+	} else {
+		var h struct {
+			Seq        uint64
+			Prev, Hash string
+		}
+		if err := json.Unmarshal(line, &h); err != nil {
+			return rec, false, err
+		}
+		rec = Record{Seq: h.Seq, Prev: h.Prev, Hash: h.Hash}
+	}
+	want := rec.Hash
+	if n := len(line) - len(want) - 2; len(want) == sha256.Size*2 && n > 0 &&
+		bytes.HasSuffix(line[:n], []byte(`"hash":"`)) && string(line[n:]) == want+`"}` {
+		h := sha256.New()
+		h.Write(line[:n])
+		h.Write([]byte(`"}`))
+		var sum [sha256.Size]byte
+		return rec, hex.EncodeToString(h.Sum(sum[:0])) == want, nil
+	}
+	var whole Record
+	if err := json.Unmarshal(line, &whole); err != nil {
+		return rec, false, err
+	}
+	_, got, err := seal(&whole)
+	return rec, err == nil && got == want, nil
 }
 
 func (l *Log) scheduleSyncLocked() {
@@ -159,8 +219,10 @@ func (l *Log) scheduleSyncLocked() {
 	})
 }
 
-// Close writes a last checkpoint (when anchored), syncs and closes the log.
+// Close waits for a prune in progress, writes a last checkpoint (when
+// anchored), syncs and closes the log.
 func (l *Log) Close() error {
+	l.stopPruner()
 	cerr := l.checkpoint(true)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -175,41 +237,47 @@ func (l *Log) Close() error {
 	return errors.Join(cerr, err, l.f.Close())
 }
 
-// scanChain verifies the file and returns its last seq and hash and the
-// hash of its first record.
-func scanChain(path string) (seq uint64, last, genesis string, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, "", "", err
+// Read verifies the chain from r, a whole log that starts at record 1, and
+// calls fn for each record in order. It stops at the first broken link with
+// an error naming the line.
+func Read(r io.Reader, fn func(Record) error) error {
+	sp, err := readFrom(r, "audit log", true, fn)
+	if err == nil && sp.n > 0 && sp.start != (link{}) {
+		err = fmt.Errorf("audit log line 1 (seq %d): chain broken: the records before it were removed", sp.start.seq+1)
 	}
-	defer f.Close()
-	h, err := scanHeads(f, nil)
-	return h.Records, h.Hash, h.Genesis, err
+	return err
 }
 
-// Read verifies the chain from r and calls fn for each record in order. It
-// stops at the first broken link with an error naming the line.
-func Read(r io.Reader, fn func(Record) error) error {
+// readFrom verifies the records of r, named name in errors, each sealed and
+// following the one before; the first may follow any link (returned as the
+// span's start, for the caller to check). fn gets whole records if full,
+// else only their Seq, Prev and Hash (verifying alone decodes no more).
+func readFrom(r io.Reader, name string, full bool, fn func(Record) error) (span, error) {
 	s := bufio.NewScanner(r)
 	s.Buffer(make([]byte, 64<<10), 16<<20)
-	var prev string
-	var seq uint64
+	var sp span
 	for line := 1; s.Scan(); line++ {
-		var rec Record
-		if err := json.Unmarshal(s.Bytes(), &rec); err != nil {
-			return fmt.Errorf("audit log line %d: not a record: %w", line, err)
+		rec, ok, err := decode(s.Bytes(), full)
+		if err != nil {
+			return sp, fmt.Errorf("%s line %d: not a record: %w", name, line, err)
 		}
-		want := rec.Hash
-		if _, got, err := seal(&rec); err != nil || got != want {
-			return fmt.Errorf("audit log line %d (seq %d): hash mismatch: record was edited", line, rec.Seq)
+		if !ok {
+			return sp, fmt.Errorf("%s line %d (seq %d): hash mismatch: record was edited", name, line, rec.Seq)
 		}
-		if rec.Prev != prev || rec.Seq != seq+1 {
-			return fmt.Errorf("audit log line %d (seq %d): chain broken: a record before it was removed, reordered or edited", line, rec.Seq)
+		if line == 1 {
+			if rec.Seq == 0 || (rec.Seq == 1) != (rec.Prev == "") {
+				return sp, fmt.Errorf("%s line 1 (seq %d): not a chain's record", name, rec.Seq)
+			}
+			sp.start = link{seq: rec.Seq - 1, hash: rec.Prev}
+			sp.end = sp.start
 		}
-		prev, seq = rec.Hash, rec.Seq
+		if rec.Prev != sp.end.hash || rec.Seq != sp.end.seq+1 {
+			return sp, fmt.Errorf("%s line %d (seq %d): chain broken: a record before it was removed, reordered or edited", name, line, rec.Seq)
+		}
+		sp.end, sp.n = link{seq: rec.Seq, hash: rec.Hash}, sp.n+1
 		if err := fn(rec); err != nil {
-			return err
+			return sp, err
 		}
 	}
-	return s.Err()
+	return sp, s.Err()
 }

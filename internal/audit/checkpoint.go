@@ -15,7 +15,7 @@ func (l *Log) SetHooks(h Hooks) {
 	l.hooks = h
 }
 
-// SetAnchor checks the log against a's checkpoints and, when it matches,
+// SetAnchor checks the log (every kept segment) against a's checkpoints and, when it matches,
 // anchors it: a checkpoint of the current head is written now, then by
 // Checkpoint (RunCheckpoints) and at Close. A log that does not match its
 // checkpoints (truncated, rolled back, replaced) is refused with a
@@ -26,11 +26,17 @@ func (l *Log) SetAnchor(a *Anchor) error {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	if _, err := VerifyAnchored(l.path, cps); err != nil {
+	h, err := VerifyAnchored(l.path, cps)
+	if err != nil {
 		return fmt.Errorf("%w (checkpoints: %s; move that file aside to accept this log as it is)", err, a.Path())
 	}
 	l.mu.Lock()
 	l.anchor = a
+	if l.genesis == "" && h.Genesis != "" {
+		l.genesis = h.Genesis
+	} else if l.genesis == "" && len(cps) > 0 {
+		l.genesis = cps[len(cps)-1].Genesis // record 1 was rotated away
+	}
 	l.mu.Unlock()
 	return l.Checkpoint()
 }
@@ -46,12 +52,12 @@ func (l *Log) checkpoint(final bool) error {
 	l.cpMu.Lock()
 	defer l.cpMu.Unlock()
 	l.mu.Lock()
-	if l.anchor == nil || l.closed || (!final && l.cpDone && l.cpSeq == l.seq) {
+	if l.anchor == nil || l.closed || (!final && l.cpDone && l.cpSeq == l.seq && l.cpFirst == l.first) {
 		l.mu.Unlock()
 		return nil
 	}
 	err := l.f.Sync()
-	c := Checkpoint{Seq: l.seq, Hash: l.last, Genesis: l.genesis, Time: time.Now().UTC(), Final: final}
+	c := Checkpoint{Seq: l.seq, Hash: l.last, Genesis: l.genesis, First: l.first, Time: time.Now().UTC(), Final: final}
 	a := l.anchor
 	l.mu.Unlock()
 	if err != nil {
@@ -60,7 +66,7 @@ func (l *Log) checkpoint(final bool) error {
 	if err := a.write(c); err != nil {
 		return err
 	}
-	l.cpSeq, l.cpDone = c.Seq, true
+	l.cpSeq, l.cpFirst, l.cpDone = c.Seq, c.First, true
 	return nil
 }
 
