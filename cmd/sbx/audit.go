@@ -24,9 +24,11 @@ type auditCmd struct {
 
 // Help is the long help of sbx audit.
 func (*auditCmd) Help() string {
-	return "Prints the audit records (JSON lines), or with verify checks the hash chain and\n" +
-		"the signed checkpoints of its head, and exits non-zero on any edit, gap,\n" +
-		"reordering, truncation, rollback or replacement, saying which."
+	return "Prints the audit records (JSON lines), or with verify checks the hash chain (through\n" +
+		"the rotated segments audit.log.<seq> and the active audit.log) and the signed\n" +
+		"checkpoints of its head, and exits non-zero on any edit, gap, deleted segment,\n" +
+		"reordering, truncation, rollback or replacement, saying which. Segments deleted\n" +
+		"by rotation (--audit-keep) are reported as the chain's new start, not as a failure."
 }
 
 func (a *auditCmd) run(e *env) int {
@@ -56,7 +58,16 @@ func (a *auditCmd) verify(e *env) int {
 		e.errorf("%v", err)
 		return 1
 	}
-	msg := fmt.Sprintf("audit log OK: %d records verified", h.Records)
+	msg := fmt.Sprintf("audit log OK: %d records verified", h.Kept())
+	if h.First > 1 {
+		msg += fmt.Sprintf(" (seq %d to %d in %d rotated segments and the active file; the %d before were rotated away", h.First, h.Records, h.Segments, h.First-1)
+		if h.RotatedAway > 0 {
+			msg += fmt.Sprintf(", with the %d checkpoints that anchored them", h.RotatedAway)
+		}
+		msg += ")"
+	} else if h.Segments > 0 {
+		msg += fmt.Sprintf(" (in %d rotated segments and the active file)", h.Segments)
+	}
 	if h.Anchored != nil {
 		msg += fmt.Sprintf("; head anchored by the signed checkpoint of %s (seq %d)", h.Anchored.Time.UTC().Format("2006-01-02T15:04:05Z"), h.Anchored.Seq)
 	} else if a.Unanchored {

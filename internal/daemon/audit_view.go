@@ -16,6 +16,7 @@ type auditView struct {
 	Verdict     string         `json:"verdict"` // OK, EDITED, TRUNCATED, ROLLED BACK, REPLACED, or ERROR
 	Message     string         `json:"message"`
 	Records     uint64         `json:"records"`               // records verified
+	First       uint64         `json:"first,omitempty"`       // the oldest seq kept (older ones rotated away)
 	AnchoredAt  *time.Time     `json:"anchoredAt,omitempty"`  // the newest signed checkpoint the log matches
 	AnchoredSeq uint64         `json:"anchoredSeq,omitempty"` // its sequence number
 	Newest      []audit.Record `json:"newest"`                // newest first
@@ -34,7 +35,7 @@ func (d debugSource) Audit(n int) (any, error) {
 	case err != nil:
 		v.Verdict, v.Message = "ERROR", err.Error()
 	default:
-		v.Records = h.Records
+		v.Records, v.First = h.Kept(), h.First
 		if h.Anchored != nil {
 			t := h.Anchored.Time.UTC()
 			v.AnchoredAt, v.AnchoredSeq = &t, h.Anchored.Seq

@@ -31,6 +31,8 @@ type obsFlags struct {
 	logFormat, metricsListen string
 	anchorDir, auditSyslog   string
 	checkpointEvery          time.Duration
+	auditMaxMB               float64
+	auditKeep                int
 }
 
 func (o *obsFlags) register(fs *flag.FlagSet) {
@@ -38,6 +40,8 @@ func (o *obsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.metricsListen, "metrics-listen", "", "also serve /metrics and /debug/pprof/ WITHOUT authentication on this address; bind it to loopback (127.0.0.1:9090) or a private interface (off when empty; /metrics is always on the API for the admin key)")
 	fs.StringVar(&o.anchorDir, "audit-anchor-dir", DefaultAnchorDir, "directory apart from the data dir for the audit log's ed25519 signing key (made on first start) and its signed checkpoints; \"none\" disables anchoring")
 	fs.DurationVar(&o.checkpointEvery, "audit-checkpoint-every", 10*time.Second, "how often the audit log's head is signed into a checkpoint (also at shutdown)")
+	fs.Float64Var(&o.auditMaxMB, "audit-max-mb", 100, "rotate the audit log when it reaches this many MiB (fractions allowed, at least 0.01): it becomes the segment audit.log.<first seq> beside it and a new file continues the chain; 0 = never rotate")
+	fs.IntVar(&o.auditKeep, "audit-keep", 10, "rotated audit log segments kept besides the active file (older ones are deleted after a signed checkpoint records the chain's new start); 0 = keep all")
 	fs.StringVar(&o.auditSyslog, "audit-syslog", "", "also stream every audit record to syslog: local, udp://host:port or tcp://host:port (off when empty)")
 }
 
@@ -48,19 +52,25 @@ func (o *obsFlags) validate() error {
 	if o.checkpointEvery < time.Second {
 		return errors.New("--audit-checkpoint-every must be at least 1s")
 	}
+	if o.auditMaxMB != 0 && !(o.auditMaxMB >= 0.01 && o.auditMaxMB <= 1<<20) {
+		return fmt.Errorf("--audit-max-mb must be 0 (never rotate) or from 0.01 to 1048576 (1 TiB), not %v", o.auditMaxMB)
+	}
+	if o.auditKeep < 0 {
+		return fmt.Errorf("--audit-keep must be 0 (keep all) or more, not %d", o.auditKeep)
+	}
 	return nil
 }
 
 // openAudit opens the audit log, checks it against its signed checkpoints
 // (refusing a log that was cut short, rolled back or replaced), anchors
-// it, and connects the syslog stream and the metrics. The returned close
+// it, sets its rotation, and connects the syslog stream and the metrics. The returned close
 // writes the last checkpoint.
 func openAudit(ctx context.Context, f *Config, m *metrics.Metrics, log *slog.Logger) (*audit.Log, func(), error) {
 	aud, err := audit.Open(filepath.Join(f.dataDir, audit.FileName))
 	if err != nil {
 		return nil, nil, err
 	}
-	hooks := audit.Hooks{Latency: m.AuditWrite}
+	hooks := audit.Hooks{Latency: m.AuditWrite, Error: func(err error) { log.Error("audit log", "err", err) }}
 	var sl *audit.Syslog
 	if f.obs.auditSyslog != "" {
 		if sl, err = audit.DialSyslog(f.obs.auditSyslog); err != nil {
@@ -79,8 +89,10 @@ func openAudit(ctx context.Context, f *Config, m *metrics.Metrics, log *slog.Log
 			_ = sl.Close()
 		}
 	}
+	rotate := func() { aud.SetRotation(int64(f.obs.auditMaxMB*(1<<20)), f.obs.auditKeep) }
 	if f.obs.anchorDir == "none" {
 		log.Warn("audit log is not anchored (--audit-anchor-dir none): a log cut short would still verify")
+		rotate()
 		return aud, closeAll, nil
 	}
 	a, err := audit.OpenAnchor(f.obs.anchorDir, f.dataDir)
@@ -93,6 +105,7 @@ func openAudit(ctx context.Context, f *Config, m *metrics.Metrics, log *slog.Log
 		closeAll()
 		return nil, nil, err
 	}
+	rotate() // after the anchor: a prune signs the chain's new start before deleting
 	go aud.RunCheckpoints(ctx, f.obs.checkpointEvery, func(err error) { log.Error("audit checkpoint", "err", err) })
 	log.Info("audit log anchored", "checkpoints", a.Path())
 	return aud, closeAll, nil

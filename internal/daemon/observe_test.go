@@ -44,10 +44,20 @@ func TestDebugConfigRedacts(t *testing.T) {
 }
 
 func TestServeFlagsObservability(t *testing.T) {
-	for _, bad := range [][]string{{"--log-format", "xml"}, {"--audit-checkpoint-every", "10ms"}} {
+	for _, bad := range [][]string{{"--log-format", "xml"}, {"--audit-checkpoint-every", "10ms"},
+		{"--audit-max-mb", "0.001"}, {"--audit-max-mb", "-1"}, {"--audit-max-mb", "NaN"}, {"--audit-max-mb", "+Inf"}, {"--audit-keep", "-1"}} {
 		if _, err := ParseFlags(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+	for _, good := range [][]string{{"--audit-max-mb", "0"}, {"--audit-max-mb", "0.05", "--audit-keep", "0"}} {
+		if _, err := ParseFlags(good); err != nil {
+			t.Errorf("%q: %v", good, err)
+		}
+	}
+	f, err := ParseFlags(nil)
+	if err != nil || f.obs.auditMaxMB != 100 || f.obs.auditKeep != 10 {
+		t.Fatalf("audit rotation defaults: %+v %v", f.obs, err)
 	}
 }
 

@@ -340,7 +340,7 @@
     const when = a.anchoredAt ? ' · head anchored by the signed checkpoint of ' + a.anchoredAt + ' (seq ' + a.anchoredSeq + ')' : ''
     main.replaceChildren(el('h2', {}, 'Audit log'),
       el('p', { id: 'audit-verdict', class: a.verdict === 'OK' ? 'state-running' : 'error' },
-        a.verdict, a.verdict === 'OK' ? ': ' + a.records + ' records verified' + when : '', a.message ? ' — ' + a.message : ''),
+        a.verdict, a.verdict === 'OK' ? ': ' + a.records + ' records verified' + (a.first > 1 ? ' (from seq ' + a.first + '; older ones rotated away)' : '') + when : '', a.message ? ' — ' + a.message : ''),
       el('table', { id: 'audit' }, el('thead', {}, el('tr', {}, ['Seq', 'Time', 'Kind', 'Sandbox', 'Actor', 'Fields'].map((h) => el('th', {}, h)))),
         el('tbody', {}, a.newest.map((r) => el('tr', {}, el('td', {}, String(r.seq)), el('td', {}, r.time), el('td', {}, r.kind),
           el('td', {}, r.sandbox || ''), el('td', {}, r.actor || ''),
