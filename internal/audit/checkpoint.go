@@ -57,7 +57,11 @@ func (l *Log) checkpoint(final bool) error {
 		return nil
 	}
 	err := l.f.Sync()
-	c := Checkpoint{Seq: l.seq, Hash: l.last, Genesis: l.genesis, First: l.first, Time: time.Now().UTC(), Final: final}
+	c := Checkpoint{Seq: l.seq, Hash: l.last, Genesis: l.genesis, Time: time.Now().UTC(), Final: final}
+	first := l.first
+	if first > 1 { // omitted until the first prune: such checkpoints read as before rotation
+		c.First = first
+	}
 	a := l.anchor
 	l.mu.Unlock()
 	if err != nil {
@@ -66,7 +70,7 @@ func (l *Log) checkpoint(final bool) error {
 	if err := a.write(c); err != nil {
 		return err
 	}
-	l.cpSeq, l.cpFirst, l.cpDone = c.Seq, c.First, true
+	l.cpSeq, l.cpFirst, l.cpDone = c.Seq, first, true
 	return nil
 }
 
