@@ -228,3 +228,21 @@ func editLine(t *testing.T, path string, n int) {
 	lines[n-1] = strings.Replace(lines[n-1], `"actor":"k"`, `"actor":"K"`, 1)
 	must(t, os.WriteFile(path, []byte(strings.Join(lines, "")), 0o600))
 }
+
+// TestRotationStreamsEveryRecord: the Line hook (the syslog stream) gets
+// every record once, rotations or not.
+func TestRotationStreamsEveryRecord(t *testing.T) {
+	r := newRotated(t, true)
+	l := r.open(t, 1024, 2)
+	var seqs []string
+	l.SetHooks(Hooks{Line: func(line []byte) {
+		seqs = append(seqs, strings.SplitN(string(line), ",", 2)[0])
+	}})
+	for range 100 {
+		must(t, l.Append("api", "", "k", nil))
+	}
+	must(t, l.Close())
+	if len(r.segments(t)) != 2 || len(seqs) != 100 || seqs[0] != `{"seq":1` || seqs[99] != `{"seq":100` {
+		t.Fatalf("%d lines streamed (%v … %v)", len(seqs), seqs[0], seqs[len(seqs)-1])
+	}
+}
