@@ -2,6 +2,7 @@ package builder
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -122,4 +123,96 @@ func TestUserName(t *testing.T) {
 	if _, err := s.userNameIn(img, "4242"); err == nil {
 		t.Error("an unknown uid was accepted")
 	}
+}
+
+// debianProfile is Debian 12's /etc/profile (base-files), in part.
+const debianProfile = `if [ "$(id -u)" -eq 0 ]; then
+  PATH="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+else
+  PATH="/usr/local/bin:/usr/bin:/bin:/usr/local/games:/usr/games"
+fi
+export PATH
+`
+
+// TestFastProfile: a profile that runs `id -u` to tell root is rewritten to
+// ask the shell's EUID first, and sets the same PATH as the image's for
+// root and for user, in bash (no `id` then) and in dash (which has no
+// EUID); other profiles are left to the image.
+func TestFastProfile(t *testing.T) {
+	for _, tc := range []struct {
+		name, profile string
+		rewritten     bool
+	}{
+		{"debian", debianProfile, true},
+		{"no id", "export PATH=/bin\n", false},
+		{"none", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files := map[string]string{}
+			if tc.profile != "" {
+				files["etc/profile"] = tc.profile
+			}
+			img := image(t, files)
+			v, err := openView(t.TempDir(), img)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer v.close()
+			out := t.TempDir()
+			if err := fastProfile(v, out); err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(filepath.Join(out, "etc/profile"))
+			if !tc.rewritten {
+				if err == nil {
+					t.Fatalf("profile rewritten:\n%s", got)
+				}
+				return
+			}
+			if err != nil || strings.Contains(string(got), `"$(id -u)"`) || !strings.Contains(string(got), `"${EUID:-$(id -u)}"`) {
+				t.Fatalf("profile: %v\n%s", err, got)
+			}
+			// bash runs no id: with none on its PATH, nothing complains
+			bash := exec.Command("/bin/bash", "-c", ". "+filepath.Join(out, "etc/profile"))
+			bash.Env = []string{"PATH=/nonexistent"}
+			if said, err := bash.CombinedOutput(); err != nil || len(said) > 0 {
+				t.Errorf("bash with no id on its PATH: %v: %s", err, said)
+			}
+			for _, sh := range []string{"/bin/bash", "/bin/dash"} {
+				for _, uid := range []string{"0", "1000"} {
+					want := pathAfter(t, sh, uid, filepath.Join(img, "etc/profile"))
+					if have := pathAfter(t, sh, uid, filepath.Join(out, "etc/profile")); have != want {
+						t.Errorf("%s as %s: PATH %q, the image's gives %q", sh, uid, have, want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// pathAfter is the PATH shell sh has as uid after sourcing the profile at
+// path (copied where uid can read it).
+func pathAfter(t *testing.T, sh, uid, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "sbx-profile-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	profile := filepath.Join(dir, "profile")
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(profile, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("setpriv", "--reuid", uid, "--regid", uid, "--clear-groups", sh, "-c", ". "+profile+"; echo $PATH").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s as %s: %v: %s", sh, uid, err, out)
+	}
+	return strings.TrimSpace(string(out))
 }
