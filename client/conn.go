@@ -16,6 +16,20 @@ import (
 // EnvdPort is the port of envd, the agent inside each sandbox.
 const EnvdPort = 49983
 
+// MaxAgentMessage bounds one Connect message read from a sandbox's agent
+// (a process event, a directory listing), after decompression. The agent
+// is the sandbox's, so hostile to the daemon, which reads it with this
+// client for the MCP tools, the dashboard and start commands: a larger
+// message is an error (connect's CodeResourceExhausted, ErrRateLimited
+// here) read into memory no further than this, where before a message of
+// any size was held whole. An honest agent sends output in chunks of
+// 32 KiB and lists at most 100,000 entries (~20 MiB of JSON with common
+// paths).
+const MaxAgentMessage = 32 << 20
+
+// agentReadMax is MaxAgentMessage; tests lower it.
+var agentReadMax = MaxAgentMessage
+
 // SandboxConn is the traffic side of one sandbox: commands and files. It
 // goes through the daemon's origin, routed by the E2b-Sandbox-Id and
 // E2b-Sandbox-Port headers and authenticated by X-Access-Token, exactly as
@@ -42,7 +56,7 @@ func (c *Client) SandboxByID(id, token string) *SandboxConn {
 		Jar:           c.http.Jar,
 		Timeout:       c.http.Timeout,
 	}
-	opts := []connect.ClientOption{connect.WithProtoJSON()}
+	opts := []connect.ClientOption{connect.WithProtoJSON(), connect.WithReadMaxBytes(agentReadMax)}
 	return &SandboxConn{
 		id:      id,
 		baseURL: c.baseURL,

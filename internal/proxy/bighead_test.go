@@ -61,7 +61,7 @@ func headerServer(t *testing.T, size int, stall bool) (host string, port int) {
 
 // TestUpstreamHeaderBounded: a sandbox's server (any port, the agent's
 // included: root inside can answer on it) sends response headers of its
-// choosing. The proxy takes at most maxUpstreamHeader of them (502 past
+// choosing. The proxy takes at most untrusted.MaxHeaderBytes of them (502 past
 // it), so that requests held open with headers that never end cannot fill
 // the daemon's memory: before, each could hold 10 MiB (net/http's default)
 // and 40 of them held hundreds of MiB, for a daemon every tenant shares.

@@ -18,6 +18,7 @@ import (
 	"github.com/sbx-dev/sbx/internal/envdsig"
 	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/store"
+	"github.com/sbx-dev/sbx/internal/untrusted"
 )
 
 var (
@@ -43,12 +44,6 @@ type Sandboxes interface {
 // ErrorWriter writes a JSON {code, message} error (the API's format).
 type ErrorWriter func(w http.ResponseWriter, status int, msg string)
 
-// maxUpstreamHeader bounds a sandbox server's response header (502 past
-// it). The sandbox chooses it, and a request may wait for it without a
-// timeout: net/http's default of 10 MiB let one tenant's held requests
-// fill the daemon's memory (nginx's default is 4–8 KiB).
-const maxUpstreamHeader = 64 << 10
-
 // Proxy forwards sandbox traffic. It never buffers streams.
 type Proxy struct {
 	sbx    Sandboxes
@@ -71,11 +66,12 @@ func New(sbx Sandboxes, domain string, fail ErrorWriter, log *slog.Logger) *Prox
 		Rewrite:       func(*httputil.ProxyRequest) {}, // target set in ServeHTTP via context
 		FlushInterval: -1,
 		Transport: memBody{&http.Transport{
-			DialContext:            p.dial,
-			MaxIdleConnsPerHost:    16,
-			IdleConnTimeout:        30 * time.Second,
-			ResponseHeaderTimeout:  0, // streams (Start, WatchDir, execute) may take long for headers
-			MaxResponseHeaderBytes: maxUpstreamHeader,
+			DialContext:           p.dial,
+			MaxIdleConnsPerHost:   16,
+			IdleConnTimeout:       30 * time.Second,
+			ResponseHeaderTimeout: 0, // streams (Start, WatchDir, execute) may take long for headers
+			// 502 past it: a request may wait for it without a timeout
+			MaxResponseHeaderBytes: untrusted.MaxHeaderBytes,
 		}},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			log.Debug("proxy upstream error", "err", err, "path", r.URL.Path)

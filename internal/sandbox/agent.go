@@ -13,12 +13,16 @@ import (
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/failpoint"
+	"github.com/sbx-dev/sbx/internal/untrusted"
 )
 
 // agentClient talks to agents over their sandbox links. Keep-alives are off:
-// each sandbox is a different host and connections would only pile up.
+// each sandbox is a different host and connections would only pile up. An
+// agent's response header is read up to untrusted.MaxHeaderBytes (an error
+// past it; before, up to net/http's 10 MiB, bounded only by the timeouts).
 var agentClient = &http.Client{
-	Transport:     &http.Transport{DisableKeepAlives: true, DialContext: (&net.Dialer{Timeout: 2 * time.Second}).DialContext},
+	Transport: &http.Transport{DisableKeepAlives: true, DialContext: (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
+		MaxResponseHeaderBytes: untrusted.MaxHeaderBytes},
 	CheckRedirect: noRedirect,
 }
 

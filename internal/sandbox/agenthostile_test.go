@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -53,5 +54,48 @@ func TestAgentRedirectNotFollowed(t *testing.T) {
 	}
 	if n := hits.Load(); n != 0 {
 		t.Fatalf("the daemon followed an agent's redirect %d times", n)
+	}
+}
+
+// bigHeaderAgent answers every request with a 2xx whose header holds size
+// bytes (an agent replaced by root inside chooses its answers).
+func bigHeaderAgent(t *testing.T, size int) *httptest.Server {
+	t.Helper()
+	big := strings.Repeat("a", 4096)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		for i := 0; i*len(big) < size; i++ {
+			w.Header().Add("X-Big", big)
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestAgentHeaderBounded: the daemon's own requests to an agent (/health,
+// /init over both its clients, its commands) read a response header up to
+// untrusted.MaxHeaderBytes, the proxy's bound; past it the answer is a
+// failure. Before, they took up to net/http's 10 MiB, bounded only by
+// their timeouts.
+func TestAgentHeaderBounded(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if small := bigHeaderAgent(t, 16<<10); health(ctx, small.URL) != nil {
+		t.Fatal("a 16 KiB header was refused")
+	}
+	agent := bigHeaderAgent(t, 2<<20)
+	if err := health(ctx, agent.URL); err == nil || !strings.Contains(err.Error(), "header") {
+		t.Errorf("/health with a 2 MiB header: %v, want a header error", err)
+	}
+	for _, c := range []*http.Client{agentClient, newAgentClient()} {
+		if err := postInit(ctx, c, agent.URL, "secret", []byte(`{}`)); err == nil || !strings.Contains(err.Error(), "header") {
+			t.Errorf("/init with a 2 MiB header: %v, want a header error", err)
+		}
+	}
+	u, _ := url.Parse(agent.URL)
+	port, _ := strconv.Atoi(u.Port())
+	_, err := AgentConn(u.Hostname(), port, "sb", "tok").Run(ctx, client.RunRequest{Cmd: "true"}, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "header") {
+		t.Errorf("a command answered with a 2 MiB header: %v, want a header error", err)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/sbx-dev/sbx/internal/untrusted"
 )
 
 // Pre-init: what /init would do at a claim that does not depend on the
@@ -24,12 +26,14 @@ import (
 // it dials afresh.
 const pooledConnIdle = 5 * time.Minute
 
-// newAgentClient is a client that keeps one connection to one agent.
+// newAgentClient is a client that keeps one connection to one agent; it
+// reads headers as agentClient does.
 func newAgentClient() *http.Client {
 	return &http.Client{Transport: &http.Transport{
-		DialContext:     (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
-		MaxIdleConns:    1,
-		IdleConnTimeout: pooledConnIdle,
+		DialContext:            (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
+		MaxIdleConns:           1,
+		IdleConnTimeout:        pooledConnIdle,
+		MaxResponseHeaderBytes: untrusted.MaxHeaderBytes,
 	}, CheckRedirect: noRedirect}
 }
 

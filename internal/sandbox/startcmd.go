@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sbx-dev/sbx/client"
+	"github.com/sbx-dev/sbx/internal/untrusted"
 )
 
 // StartCmdTimeout bounds how long a create waits for a template's ready
@@ -73,11 +74,20 @@ func waitReady(ctx context.Context, conn *client.SandboxConn, t Template, ready 
 
 // AgentConn is a connection straight to a sandbox's agent (not through the
 // proxy), for the daemon's own commands. The agent's redirects are not
-// followed (noRedirect).
+// followed (noRedirect) and its headers are read as agentClient reads them.
 func AgentConn(ip string, port int, id, token string) *client.SandboxConn {
-	hc := &http.Client{CheckRedirect: noRedirect}
+	hc := &http.Client{Transport: agentConnTransport, CheckRedirect: noRedirect}
 	return client.New(fmt.Sprintf("http://%s:%d", ip, port), "", client.WithHTTPClient(hc)).SandboxByID(id, token)
 }
+
+// agentConnTransport is net/http's default transport (kept-alive
+// connections) reading at most untrusted.MaxHeaderBytes of header.
+var agentConnTransport = func() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.Proxy = nil // an agent is on a sandbox link, never behind the host's proxy
+	t.MaxResponseHeaderBytes = untrusted.MaxHeaderBytes
+	return t
+}()
 
 // capped writes at most n bytes to w, dropping the rest.
 type capped struct {

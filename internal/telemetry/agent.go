@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/agent/eventlog"
+	"github.com/sbx-dev/sbx/internal/untrusted"
 )
 
 // agentEvent is an event as an agent sends it. Everything in it is the
@@ -68,7 +69,8 @@ func newAgentReader() *agentReader {
 		// (with the sandbox's token) anywhere else.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil,
-			DialContext: (&net.Dialer{Timeout: agentTimeout}).DialContext},
+			DialContext:            (&net.Dialer{Timeout: agentTimeout}).DialContext,
+			MaxResponseHeaderBytes: untrusted.MaxHeaderBytes},
 	}}
 }
 

@@ -64,6 +64,12 @@ func TestAgentHostileAnswers(t *testing.T) {
 			_, _ = w.Write([]byte(`{"boot":"b","events":[{"seq":1,"message":"` + strings.Repeat("a", 2<<20) + `"}]}`))
 		},
 		"garbage": func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("not json")) },
+		"huge header": func(w http.ResponseWriter, _ *http.Request) { // a valid page behind a 2 MiB header
+			for range 512 {
+				w.Header().Add("X-Big", strings.Repeat("a", 4096))
+			}
+			_, _ = w.Write([]byte(`{"boot":"b","events":[{"seq":1,"message":"m"}]}`))
+		},
 		"slow": func(w http.ResponseWriter, r *http.Request) {
 			select {
 			case <-r.Context().Done():

@@ -1,0 +1,12 @@
+// Package untrusted holds the bounds the daemon puts on what it reads from
+// servers a tenant controls: a sandbox's agent (root in the sandbox can
+// replace it) and any server in a sandbox its proxy forwards to. One place,
+// so that every such client reads alike.
+package untrusted
+
+// MaxHeaderBytes bounds a response header read from a tenant's server
+// (http.Transport.MaxResponseHeaderBytes). net/http's default of 10 MiB
+// let a server whose header never ends hold that much of the daemon's
+// memory per request, and such requests may wait on a timeout only (or
+// none); nginx's default is 4–8 KiB.
+const MaxHeaderBytes = 64 << 10
