@@ -61,7 +61,7 @@ func New(b Backend, version string) *mcp.Server {
 		"Variables persist between calls. Returns the text result, printed output, errors with traceback, and charts as PNG images. Needs a sandbox of the code-interpreter-v1 template (create_sandbox's default when the daemon has it)."}, t.runCode)
 	mcp.AddTool(s, &mcp.Tool{Name: "read_file", Description: "Read a text file from a sandbox (absolute path, or relative to /home/user)."}, t.readFile)
 	mcp.AddTool(s, &mcp.Tool{Name: "write_file", Description: "Write a text file in a sandbox, creating parent directories; it is owned by the sandbox user."}, t.writeFile)
-	mcp.AddTool(s, &mcp.Tool{Name: "list_files", Description: "List a directory of a sandbox, optionally several levels deep."}, t.listFiles)
+	mcp.AddTool(s, &mcp.Tool{Name: "list_files", Description: "List a directory of a sandbox, optionally several levels deep (at most 1000 entries; the answer says how many more there were)."}, t.listFiles)
 	mcp.AddTool(s, &mcp.Tool{Name: "kill_sandbox", Description: "Kill a sandbox and delete everything in it."}, t.kill)
 	return s
 }

@@ -2,7 +2,9 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -14,8 +16,9 @@ import (
 
 type fakeBackend struct {
 	files     map[string][]byte
-	templates []string // HasTemplate's answers
-	created   []string // templates of CreateSandbox calls
+	listing   []FileEntry // ListFiles' answer; nil: one file
+	templates []string    // HasTemplate's answers
+	created   []string    // templates of CreateSandbox calls
 }
 
 func (f *fakeBackend) CreateSandbox(_ context.Context, tmpl string, _ time.Duration, _ map[string]string) (string, error) {
@@ -55,6 +58,9 @@ func (f *fakeBackend) WriteFile(_ context.Context, _, p string, d []byte) error 
 	return nil
 }
 func (f *fakeBackend) ListFiles(context.Context, string, string, int) ([]FileEntry, error) {
+	if f.listing != nil {
+		return f.listing, nil
+	}
 	return []FileEntry{{Path: "/home/user/a", Type: "file", Size: 1}}, nil
 }
 func (f *fakeBackend) KillSandbox(context.Context, string) error { return nil }
@@ -191,5 +197,55 @@ func TestRunCodeWithoutKernel(t *testing.T) {
 	txt := textOf(r)
 	if !r.IsError || !strings.Contains(txt, "run_command") || !strings.Contains(txt, `"template": "code-interpreter-v1"`) {
 		t.Fatalf("got %v %q", r.IsError, txt)
+	}
+}
+
+// entries returns n file entries whose paths are pathLen bytes long.
+func entries(n, pathLen int) []FileEntry {
+	es := make([]FileEntry, n)
+	for i := range es {
+		p := fmt.Sprintf("/home/user/%d-", i)
+		es[i] = FileEntry{Path: p + strings.Repeat("x", max(pathLen-len(p), 0)), Type: "file", Size: int64(i)}
+	}
+	return es
+}
+
+// TestListFilesBounded: list_files answers at most maxListEntries entries
+// and maxListBytes of text (a sandbox chooses how many files it lists, up
+// to the agent's 100,000, and the answer is held in the daemon), in its
+// text and its structured result alike, and says how many it left out.
+func TestListFilesBounded(t *testing.T) {
+	tests := []struct {
+		name          string
+		listing       []FileEntry
+		kept, omitted int
+	}{
+		{"small", entries(3, 20), 3, 0},
+		{"at the entry bound", entries(maxListEntries, 20), maxListEntries, 0},
+		{"many entries", entries(20_000, 30), maxListEntries, 20_000 - maxListEntries},
+		{"long paths", entries(200, 4000), maxListBytes / 4012, 200 - maxListBytes/4012},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cs := connectTo(t, &fakeBackend{files: map[string][]byte{}, listing: tt.listing})
+			r := call(t, cs, "list_files", map[string]any{"sandbox_id": "abcdefghij0123456789"})
+			txt := textOf(r)
+			var out listOut
+			raw, _ := json.Marshal(r.StructuredContent)
+			if err := json.Unmarshal(raw, &out); err != nil || r.IsError {
+				t.Fatalf("result %v: %v", r.IsError, err)
+			}
+			lines := strings.Count(txt, "\n")
+			note := fmt.Sprintf("[%d more entries not shown", tt.omitted)
+			if len(out.Entries) != tt.kept || out.Omitted != tt.omitted || len(txt) > maxListBytes+100 {
+				t.Fatalf("kept %d omitted %d, text %d bytes; want %d, %d", len(out.Entries), out.Omitted, len(txt), tt.kept, tt.omitted)
+			}
+			if tt.omitted > 0 && (lines != tt.kept+1 || !strings.Contains(txt, note)) {
+				t.Fatalf("text of %d lines without %q", lines, note)
+			}
+			if tt.omitted == 0 && (lines != tt.kept || strings.Contains(txt, "not shown")) {
+				t.Fatalf("text of %d lines, want %d and no note", lines, tt.kept)
+			}
+		})
 	}
 }

@@ -131,7 +131,17 @@ type listIn struct {
 
 type listOut struct {
 	Entries []FileEntry `json:"entries"`
+	Omitted int         `json:"omitted,omitempty"` // entries past the bounds, not listed
 }
+
+// list_files answers at most maxListEntries entries and maxListBytes of
+// text, and says how many it left out: the listing is the sandbox's choice
+// (up to the agent's 100,000 entries) and the answer, sent twice (text and
+// structured), is held in the daemon's memory and a model's context.
+const (
+	maxListEntries = 1000
+	maxListBytes   = 256 << 10
+)
 
 func (t tools) listFiles(ctx context.Context, _ *mcp.CallToolRequest, in listIn) (*mcp.CallToolResult, listOut, error) {
 	if in.Path == "" {
@@ -141,11 +151,21 @@ func (t tools) listFiles(ctx context.Context, _ *mcp.CallToolRequest, in listIn)
 	if err != nil {
 		return toolError(err), listOut{}, nil
 	}
-	var s string
+	var b strings.Builder
+	kept := 0
 	for _, e := range es {
-		s += fmt.Sprintf("%s\t%s\t%d\n", e.Type, e.Path, e.Size)
+		line := fmt.Sprintf("%s\t%s\t%d\n", e.Type, e.Path, e.Size)
+		if kept == maxListEntries || b.Len()+len(line) > maxListBytes {
+			break
+		}
+		b.WriteString(line)
+		kept++
 	}
-	return text(s), listOut{Entries: es}, nil
+	out := listOut{Entries: es[:kept], Omitted: len(es) - kept}
+	if out.Omitted > 0 {
+		fmt.Fprintf(&b, "[%d more entries not shown: list a subdirectory or a smaller depth]\n", out.Omitted)
+	}
+	return text(b.String()), out, nil
 }
 
 type idIn struct {
