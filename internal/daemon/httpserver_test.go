@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -25,23 +26,47 @@ func serveWith(t *testing.T, l serverLimits) string {
 
 func TestDefaultLimitsAreSet(t *testing.T) {
 	if defaultLimits.ReadHeader <= 0 || defaultLimits.ReadHeader > 30*time.Second ||
-		defaultLimits.Idle <= 0 || defaultLimits.MaxHeader <= 0 || defaultLimits.MaxHeader > 1<<20 {
+		defaultLimits.Idle <= 0 || defaultLimits.MaxHeader <= 0 || defaultLimits.MaxHeader > 1<<20 ||
+		defaultLimits.HardHeader < defaultLimits.MaxHeader || defaultLimits.HardHeader > 1<<20 {
 		t.Fatalf("daemon HTTP limits unset or too loose: %+v", defaultLimits)
 	}
 }
 
-// Headers past MaxHeader get 431 (the daemon's real server, real limit).
+// TestHugeHeaders431: headers past MaxHeader get 431 with the API's
+// {code, message} (the daemon's real server, real limits; before, net/http's
+// plain text); past HardHeader the server reads no further and answers its
+// own 431; a header under MaxHeader is served.
 func TestHugeHeaders431(t *testing.T) {
 	addr := serveWith(t, defaultLimits)
-	req, _ := http.NewRequest("GET", "http://"+addr+"/v2/sandboxes", nil)
-	req.Header.Set("X-Big", strings.Repeat("a", 2*defaultLimits.MaxHeader))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name string
+		size int
+		code int
+		json bool
+	}{
+		{"under the limit", defaultLimits.MaxHeader - 1024, http.StatusNoContent, false},
+		{"past the limit", defaultLimits.MaxHeader + 1024, http.StatusRequestHeaderFieldsTooLarge, true},
+		{"at the hard bound", defaultLimits.HardHeader, http.StatusRequestHeaderFieldsTooLarge, true},
+		{"past the hard bound", 4 * defaultLimits.HardHeader, http.StatusRequestHeaderFieldsTooLarge, false},
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
-		t.Fatalf("status = %d, want 431", resp.StatusCode)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequest("GET", "http://"+addr+"/v2/sandboxes", nil)
+			req.Header.Set("X-Big", strings.Repeat("a", tt.size))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var body struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			}
+			isJSON := json.NewDecoder(resp.Body).Decode(&body) == nil && body.Code == tt.code && body.Message != ""
+			if resp.StatusCode != tt.code || isJSON != tt.json {
+				t.Fatalf("status = %d, JSON {code, message} %v; want %d, %v", resp.StatusCode, isJSON, tt.code, tt.json)
+			}
+		})
 	}
 }
 
