@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sbx-dev/sbx/client"
@@ -39,18 +42,31 @@ func (*mcpCmd) run(e *env) int {
 // request must carry a key that valid accepts (else 401 with the API's
 // {code, message}), so that only the API's callers make sessions, each a
 // server kept in the daemon's memory, and a revoked key's session ends at
-// its next request; a session idle for mcpSessionIdle is closed.
+// its next request; a session idle for mcpSessionIdle is closed. A session
+// answers only the key that made it (403 for another valid key): it acts
+// with that key, so its id must not be a credential of its own.
 func mcpHTTPHandler(apiURL string, valid func(key string) bool) http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		return mcpserver.New(newMCPBackend(client.New(apiURL, mcpKey(r))), version.Version)
 	}, &mcp.StreamableHTTPOptions{SessionTimeout: mcpSessionIdle})
+	bound := auth.RequireBearerToken(keyIdentity, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !valid(mcpKey(r)) {
+		key := mcpKey(r)
+		if !valid(key) {
 			api.WriteError(w, http.StatusUnauthorized, "invalid or missing X-API-Key")
 			return
 		}
-		h.ServeHTTP(w, r)
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+key) // the SDK binds sessions to the bearer's identity
+		bound.ServeHTTP(w, r)
 	})
+}
+
+// keyIdentity is the identity the MCP SDK binds a session to: the key's
+// SHA-256 (the key itself is never kept). The key was checked already.
+func keyIdentity(_ context.Context, key string, _ *http.Request) (*auth.TokenInfo, error) {
+	sum := sha256.Sum256([]byte(key))
+	return &auth.TokenInfo{UserID: hex.EncodeToString(sum[:])}, nil
 }
 
 // mcpSessionIdle closes an /mcp session no request has used for this long
