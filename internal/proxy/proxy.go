@@ -75,10 +75,21 @@ func New(sbx Sandboxes, domain string, fail ErrorWriter, log *slog.Logger) *Prox
 		}},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			log.Debug("proxy upstream error", "err", err, "path", r.URL.Path)
-			fail(w, http.StatusBadGateway, "sandbox port is not reachable: "+err.Error())
+			fail(w, http.StatusBadGateway, "sandbox port is not reachable: "+upstreamErr(err))
 		},
 	}
 	return p
+}
+
+// upstreamErr is what a 502 says of err: a *net.OpError's addresses (the
+// sandbox's IP on the host's sandbox subnet, the daemon's own) are left
+// out, its operation and cause kept ("dial: connect: connection refused").
+func upstreamErr(err error) string {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return op.Op + ": " + op.Err.Error()
+	}
+	return err.Error()
 }
 
 // Match reports whether r is sandbox traffic: it carries routing headers or a
