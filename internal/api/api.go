@@ -202,10 +202,12 @@ func (s *Server) record(r *http.Request, actor string, status int) {
 	_ = s.audit.Append("api", id, actor, f)
 }
 
-// statusWriter remembers the status written.
+// statusWriter remembers the status written, and the cause of a 500
+// (writeErr), which is logged and not answered.
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	cause  error
 }
 
 func (w *statusWriter) WriteHeader(code int) {

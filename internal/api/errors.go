@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/sbx-dev/sbx/internal/reqid"
 	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/secrets"
 	"github.com/sbx-dev/sbx/internal/volume"
@@ -66,8 +67,33 @@ func statusOf(err error) int {
 	return http.StatusInternalServerError
 }
 
+// writeErr answers err with its status. An error no sentinel maps (500) is
+// the daemon's own failure: its text may hold host paths (the data dir, a
+// copy's cp(1) output) and other tenants' or the host's details, so the
+// caller gets the request id and the log gets the cause (logRequest).
 func writeErr(w http.ResponseWriter, err error) {
-	WriteError(w, statusOf(err), err.Error())
+	status := statusOf(err)
+	if status != http.StatusInternalServerError {
+		WriteError(w, status, err.Error())
+		return
+	}
+	noteCause(w, err)
+	WriteError(w, status, "internal error: the daemon's log has its cause under request id "+w.Header().Get(reqid.Header))
+}
+
+// noteCause records err on every statusWriter w wraps, for the request's
+// log line.
+func noteCause(w http.ResponseWriter, err error) {
+	for w != nil {
+		if sw, ok := w.(*statusWriter); ok {
+			sw.cause = err
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return
+		}
+		w = u.Unwrap()
+	}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

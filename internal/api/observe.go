@@ -52,11 +52,12 @@ func (s *Server) serveObserved(w http.ResponseWriter, r *http.Request, next http
 	if mark.set {
 		return // refused by the rate limiter: reported once a second instead
 	}
-	s.logRequest(ctx, r, sw.status, d)
+	s.logRequest(ctx, r, sw.status, d, sw.cause)
 }
 
-// logRequest logs a request: changes and failures at info, reads at debug.
-func (s *Server) logRequest(ctx context.Context, r *http.Request, status int, d time.Duration) {
+// logRequest logs a request: changes and failures at info, reads at debug;
+// cause is a 500's error (not in the answer).
+func (s *Server) logRequest(ctx context.Context, r *http.Request, status int, d time.Duration, cause error) {
 	level := slog.LevelDebug
 	if r.Method != http.MethodGet && r.Method != http.MethodHead || status >= 400 {
 		level = slog.LevelInfo
@@ -67,9 +68,13 @@ func (s *Server) logRequest(ctx context.Context, r *http.Request, status int, d 
 	if r.URL.Path == "/health" && status < 400 {
 		level = slog.LevelDebug
 	}
-	s.log.LogAttrs(ctx, level, "api request", slog.String("method", r.Method),
+	attrs := []slog.Attr{slog.String("method", r.Method),
 		slog.String("path", truncate(r.URL.Path, 256)), slog.Int("status", status),
-		slog.Float64("took_ms", float64(d.Microseconds())/1000), slog.String("remote", r.RemoteAddr))
+		slog.Float64("took_ms", float64(d.Microseconds())/1000), slog.String("remote", r.RemoteAddr)}
+	if cause != nil {
+		attrs = append(attrs, slog.String("err", cause.Error()))
+	}
+	s.log.LogAttrs(ctx, level, "api request", attrs...)
 }
 
 // metricsEndpoint serves GET /metrics (Prometheus) to admin keys.

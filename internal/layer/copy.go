@@ -19,9 +19,24 @@ func copyTree(ctx context.Context, src, dst string) error {
 	}
 	out, err := exec.CommandContext(ctx, "cp", "-a", "--", src+"/.", dst+"/").CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("copy %s to %s: %w: %s", src, dst, err, strings.TrimSpace(string(out)))
+		return fmt.Errorf("copy the sandbox's files: %w: %s", err, sandboxPaths(string(out), src, dst))
 	}
 	return nil
+}
+
+// maxCopyOutput bounds what an error keeps of cp's output.
+const maxCopyOutput = 512
+
+// sandboxPaths is cp's output with src and dst taken off the paths it
+// names, so that an error names the sandbox's paths and not the host's (it
+// reaches tenants: a snapshot's or a build step's failure), bounded.
+func sandboxPaths(out, src, dst string) string {
+	out = strings.ReplaceAll(out, src+"/.", "")
+	out = strings.TrimSpace(strings.ReplaceAll(out, dst, ""))
+	if len(out) > maxCopyOutput {
+		out = out[:maxCopyOutput] + "…"
+	}
+	return out
 }
 
 // SaveUpper copies the writable part of the layer of id (what the sandbox

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -64,3 +65,44 @@ func hasUserXattr(p string) bool {
 }
 
 func ownerOf(st os.FileInfo) uint32 { return st.Sys().(*syscall.Stat_t).Uid }
+
+// deepTree makes under dir a file whose path is longer than PATH_MAX (a
+// sandbox may nest directories as deep as it likes, relatively).
+func deepTree(t *testing.T, dir string) {
+	t.Helper()
+	fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY, 0)
+	must(t, err)
+	name := strings.Repeat("d", 250)
+	for range 24 {
+		must(t, unix.Mkdirat(fd, name, 0o755))
+		next, err := unix.Openat(fd, name, unix.O_DIRECTORY|unix.O_RDONLY, 0)
+		must(t, err)
+		unix.Close(fd)
+		fd = next
+	}
+	f, err := unix.Openat(fd, "f", unix.O_CREAT|unix.O_WRONLY, 0o644)
+	must(t, err)
+	unix.Close(f)
+	unix.Close(fd)
+}
+
+// TestCopyErrorNamesNoHostPath: when a copy of a sandbox's files fails (a
+// tree deeper than cp(1) can name), the error names the sandbox's paths,
+// not the host's source or destination (a build step's failure is shown to
+// its tenant), and is bounded. Before, it held both host paths and cp's
+// whole output.
+func TestCopyErrorNamesNoHostPath(t *testing.T) {
+	src, dst := t.TempDir(), filepath.Join(t.TempDir(), "copy")
+	deepTree(t, src)
+	err := copyTree(context.Background(), src, dst)
+	if err == nil {
+		t.Skip("cp copied a tree deeper than PATH_MAX")
+	}
+	msg := err.Error()
+	if strings.Contains(msg, src) || strings.Contains(msg, dst) || len(msg) > maxCopyOutput+100 {
+		t.Fatalf("error names a host path or is unbounded (%d bytes): %.300s", len(msg), msg)
+	}
+	if !strings.Contains(msg, "/"+strings.Repeat("d", 250)) {
+		t.Fatalf("error does not name the sandbox's path: %.300s", msg)
+	}
+}
