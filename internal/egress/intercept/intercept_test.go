@@ -275,6 +275,26 @@ func TestRedirectNotFollowed(t *testing.T) {
 	}
 }
 
+// TestUpstreamHeaderBounded: an upstream's response header (a server the
+// sandbox chooses) is read up to untrusted.MaxHeaderBytes, as the proxy
+// reads a sandbox server's: past it the sandbox gets 502 and the daemon
+// held no more of it. Before, up to net/http's 10 MiB, with no header
+// timeout.
+func TestUpstreamHeaderBounded(t *testing.T) {
+	for _, tt := range []struct {
+		size, want int
+	}{{16 << 10, http.StatusOK}, {2 << 20, http.StatusBadGateway}} {
+		r := newRig(t, true, func(w http.ResponseWriter, _ *http.Request) {
+			for range tt.size / 4096 {
+				w.Header().Add("X-Big", strings.Repeat("a", 4096))
+			}
+		})
+		if resp, _ := get(t, r.client(true), "https://example.com/", nil); resp.StatusCode != tt.want {
+			t.Errorf("a %d-byte header: %d, want %d", tt.size, resp.StatusCode, tt.want)
+		}
+	}
+}
+
 // TestPerRequestResolution: on one kept-alive connection, an updated
 // secret is used by the next request; a deleted one fails it closed.
 func TestPerRequestResolution(t *testing.T) {

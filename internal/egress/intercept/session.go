@@ -16,6 +16,7 @@ import (
 
 	"github.com/sbx-dev/sbx/internal/egress"
 	"github.com/sbx-dev/sbx/internal/secrets"
+	"github.com/sbx-dev/sbx/internal/untrusted"
 )
 
 // session is one intercepted connection: its sandbox, the one name it may
@@ -60,6 +61,9 @@ func (s *session) transport() *http.Transport {
 		MaxIdleConnsPerHost: 4,
 		IdleConnTimeout:     90 * time.Second,
 		TLSHandshakeTimeout: 10 * time.Second,
+		// the upstream is whatever server the sandbox names: its header is
+		// read as a sandbox server's is (502 past it)
+		MaxResponseHeaderBytes: untrusted.MaxHeaderBytes,
 	}
 }
 
