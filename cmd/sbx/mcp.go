@@ -4,11 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
+	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sbx-dev/sbx/client"
@@ -39,34 +40,49 @@ func (*mcpCmd) run(e *env) int {
 // mcpHTTPHandler serves the same tools over streamable HTTP on the daemon
 // (/mcp). Each session is a client of the daemon's own API, authenticated
 // with the caller's X-API-Key (or Authorization: Bearer <key>). Every
-// request must carry a key that valid accepts (else 401 with the API's
-// {code, message}), so that only the API's callers make sessions, each a
-// server kept in the daemon's memory, and a revoked key's session ends at
-// its next request; a session idle for mcpSessionIdle is closed. A session
-// answers only the key that made it (403 for another valid key): it acts
-// with that key, so its id must not be a credential of its own.
-func mcpHTTPHandler(apiURL string, valid func(key string) bool) http.Handler {
+// request must carry a key that auth accepts (else 401 with the API's
+// {code, message}), so that only the API's callers make sessions, and a
+// revoked key's session ends at its next request; a session idle for
+// mcpSessionIdle is closed. A team holds at most mcpMaxSessions open
+// sessions (each is a server in the daemon's memory; 429 past it). A
+// session answers only the key that made it (403 for another valid key):
+// it acts with that key, so its id must not be a credential of its own.
+func mcpHTTPHandler(apiURL string, auth func(key string) (team string, ok bool)) http.Handler {
+	sessions := newMCPSessions(mcpMaxSessions)
 	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		return mcpserver.New(newMCPBackend(client.New(apiURL, mcpKey(r))), version.Version)
+		srv := mcpserver.New(newMCPBackend(client.New(apiURL, mcpKey(r))), version.Version)
+		sessions.made(r, srv)
+		return srv
 	}, &mcp.StreamableHTTPOptions{SessionTimeout: mcpSessionIdle})
-	bound := auth.RequireBearerToken(keyIdentity, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+	bound := mcpauth.RequireBearerToken(keyIdentity, &mcpauth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := mcpKey(r)
-		if !valid(key) {
+		team, ok := auth(key)
+		if !ok {
 			api.WriteError(w, http.StatusUnauthorized, "invalid or missing X-API-Key")
 			return
 		}
 		r = r.Clone(r.Context())
-		r.Header.Set("Authorization", "Bearer "+key) // the SDK binds sessions to the bearer's identity
+		// the SDK binds sessions to the bearer's identity
+		r.Header.Set("Authorization", "Bearer "+key)
+		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" { // makes a session
+			var release func()
+			if r, release = sessions.reserve(r, team); release == nil {
+				api.WriteError(w, http.StatusTooManyRequests, fmt.Sprintf(
+					"this team has %d open MCP sessions, the most it may: end one (DELETE /mcp) or let one idle out (%s)", sessions.max, mcpSessionIdle))
+				return
+			}
+			defer release()
+		}
 		bound.ServeHTTP(w, r)
 	})
 }
 
 // keyIdentity is the identity the MCP SDK binds a session to: the key's
 // SHA-256 (the key itself is never kept). The key was checked already.
-func keyIdentity(_ context.Context, key string, _ *http.Request) (*auth.TokenInfo, error) {
+func keyIdentity(_ context.Context, key string, _ *http.Request) (*mcpauth.TokenInfo, error) {
 	sum := sha256.Sum256([]byte(key))
-	return &auth.TokenInfo{UserID: hex.EncodeToString(sum[:])}, nil
+	return &mcpauth.TokenInfo{UserID: hex.EncodeToString(sum[:])}, nil
 }
 
 // mcpSessionIdle closes an /mcp session no request has used for this long

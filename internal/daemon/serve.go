@@ -72,9 +72,9 @@ type Config struct {
 	sealer      *secrets.Sealer  // the secrets' sealer, also for egress proxy passwords in records (set by New)
 
 	// MCP, if set, serves /mcp: MCP over the daemon's own API at apiURL
-	// (cmd/sbx's client-backed tools), for callers whose key valid accepts
-	// (the API's own authentication). nil: no /mcp.
-	MCP func(apiURL string, valid func(key string) bool) http.Handler
+	// (cmd/sbx's client-backed tools), for callers whose key auth accepts
+	// (the API's own authentication; it names the key's team). nil: no /mcp.
+	MCP func(apiURL string, auth func(key string) (team string, ok bool)) http.Handler
 }
 
 // ParseFlags reads sbx serve's flags into a Config; flag.ErrHelp for -h.
@@ -212,7 +212,7 @@ func listenAndServe(ctx context.Context, f *Config, mgr *sandbox.Manager, bs *bu
 	px.SetLimits(proxy.DefaultLimits())
 	var mcpH http.Handler
 	if f.MCP != nil {
-		mcpH = f.MCP("http://"+f.listen, func(key string) bool { _, ok := apiSrv.Authenticate(key); return ok })
+		mcpH = f.MCP("http://"+f.listen, apiSrv.Authenticate)
 	}
 	dashH := dashboardHandler(f, apiSrv, apiSrv, log)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
