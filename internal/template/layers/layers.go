@@ -7,9 +7,10 @@
 // Layout under Store.Dir (short paths: the overlay mount option holding every
 // lower of a template must fit in one page):
 //
-//	<key24>/r/fs        the tree, owned by host root (gVisor); r is 0700 so
-//	                    no host user reaches its setuid-root files
-//	                    (layer ids of public images are guessable)
+//	<key24>/            0700 root: no host user reaches the trees' setuid
+//	                    files (layer ids of public images are guessable, and
+//	                    a crun sandbox sees its layers' paths in mountinfo)
+//	<key24>/r/fs        the tree, owned by host root (gVisor); r is 0700
 //	<key24>/fs-userns   the same tree shifted into the user-namespace range
 //	                    (crun, runc), made on first use
 //	<key24>/size        bytes of the tree's regular files (written at commit)
@@ -123,7 +124,7 @@ func (s *Store) commit(ctx context.Context, id string, fill func(dir string) err
 		return err
 	}
 	defer unlock()
-	if err := os.Chmod(tmp, 0o711); err != nil {
+	if err := os.Chmod(tmp, 0o700); err != nil { // see private
 		return err
 	}
 	if err := os.Mkdir(filepath.Join(tmp, "r"), 0o700); err != nil {
@@ -172,6 +173,9 @@ func (s *Store) EnsureUserNS(ctx context.Context, id string) (string, error) {
 	if !s.Has(id) {
 		return "", fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
+	if err := s.private(id); err != nil {
+		return "", fmt.Errorf("layer %s: %w", id, err)
+	}
 	dst := s.PathUserNS(id)
 	if _, err := os.Stat(filepath.Join(s.Dir, id, "userns-done")); err == nil {
 		return dst, nil
@@ -186,6 +190,23 @@ func (s *Store) EnsureUserNS(ctx context.Context, id string) (string, error) {
 		return "", err
 	}
 	return dst, nil
+}
+
+// private makes layer id's directory 0700 root (stores before made it
+// 0711). Its fs-userns tree is owned by the user-namespace range, and a
+// team's build may leave setuid and setgid files there (as root in its build
+// sandbox): reached by a host user, one runs as the range's root uid, the
+// uid of every crun/runc sandbox's root (their trees, their processes). No
+// sandbox needs the path: a sandbox reads its layers through the overlay
+// the daemon mounts, and overlayfs reads lower layers with the mounter's
+// credentials.
+func (s *Store) private(id string) error {
+	dir := filepath.Join(s.Dir, id)
+	fi, err := os.Stat(dir)
+	if err != nil || fi.Mode().Perm() == 0o700 {
+		return err
+	}
+	return os.Chmod(dir, 0o700)
 }
 
 // Use records that Owner uses layer id (idempotent).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -139,5 +140,66 @@ func TestReleaseByLastOwner(t *testing.T) {
 	}
 	if removed, _ := (&Store{Dir: dir}).Release(id); removed {
 		t.Fatal("a store without owner released something")
+	}
+}
+
+// TestLayerDirPrivate: a layer's directory is 0700 root, also one an older
+// store made 0711 once a sandbox uses its fs-userns tree, so no host user
+// reaches a setuid file a team's build left in that tree (owned by the
+// user-namespace range: it would run as every crun/runc sandbox's root
+// uid). Before, the layer was 0711 and fs-userns 0755: a host user ran a
+// build's setuid shell as uid 100000.
+func TestLayerDirPrivate(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (chown into the user-namespace range, a second uid)")
+	}
+	dir, err := os.MkdirTemp("", "layers-private-") // its parents open to all, as a data dir's
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	s := &Store{Dir: dir, Shift: func(_ context.Context, _, dst string) error {
+		if err := os.Mkdir(dst, 0o755); err != nil {
+			return err
+		}
+		f := filepath.Join(dst, "suid")
+		if err := os.WriteFile(f, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			return err
+		}
+		if err := os.Chown(f, 100000, 100000); err != nil {
+			return err
+		}
+		return os.Chmod(f, 0o755|os.ModeSetuid|os.ModeSetgid)
+	}}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Chmod(s.Dir, 0o711))
+	for _, old := range []bool{false, true} {
+		k := key
+		if old {
+			k = strings.Replace(key, "0123", "4567", 1)
+		}
+		_, err := s.Ensure(context.Background(), k, func(string) error { return nil })
+		must(err)
+		id, _ := ID(k)
+		if old { // as an older store left it
+			must(os.Chmod(filepath.Join(s.Dir, id), 0o711))
+		}
+		tree, err := s.EnsureUserNS(context.Background(), id)
+		must(err)
+		fi, err := os.Stat(filepath.Join(s.Dir, id))
+		must(err)
+		if fi.Mode().Perm() != 0o700 {
+			t.Fatalf("old store %v: layer dir mode %v, want 0700", old, fi.Mode().Perm())
+		}
+		out, err := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--",
+			"sh", "-c", `stat -c %A "$0"`, filepath.Join(tree, "suid")).CombinedOutput()
+		if err == nil {
+			t.Fatalf("old store %v: a host user reached the layer's setuid file: %s", old, out)
+		}
 	}
 }
