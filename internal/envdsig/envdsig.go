@@ -7,8 +7,9 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"hash"
+	"io"
 	"strconv"
-	"strings"
 )
 
 // Sign returns "v1_" + base64(sha256("path:op:user:token[:expiry]")) without
@@ -16,12 +17,39 @@ import (
 // The token is the sandbox's access token, so a signature is bound to one
 // sandbox, one path, one operation, one user and one expiry.
 func Sign(path, op, user, token string, expiry int64) string {
-	parts := []string{path, op, user, token}
-	if expiry > 0 {
-		parts = append(parts, strconv.FormatInt(expiry, 10))
+	return NewSigner(path, op, user).Sign(token, expiry)
+}
+
+// Signer signs one path, op and user with many tokens: their part of the
+// hash ("path:op:user:", the path up to the URL's length) is computed once.
+// The proxy matches a signed URL, which names no sandbox, against every
+// running sandbox's token; hashing the whole input for each made one
+// unauthenticated request with a 60 KB path cost 98 ms of CPU on a node
+// of 1000 sandboxes.
+type Signer struct{ prefix hash.Hash }
+
+// NewSigner returns the Signer of path, op and user.
+func NewSigner(path, op, user string) Signer {
+	h := sha256.New()
+	for _, s := range []string{path, ":", op, ":", user, ":"} {
+		_, _ = io.WriteString(h, s)
 	}
-	sum := sha256.Sum256([]byte(strings.Join(parts, ":")))
-	return "v1_" + base64.RawStdEncoding.EncodeToString(sum[:])
+	return Signer{h}
+}
+
+// Sign is Sign(path, op, user, token, expiry) of s's path, op and user.
+func (s Signer) Sign(token string, expiry int64) string {
+	c, err := s.prefix.(hash.Cloner).Clone()
+	if err != nil {
+		panic("envdsig: sha256 cannot be cloned: " + err.Error()) // crypto/sha256 always can
+	}
+	h := c.(hash.Hash)
+	_, _ = io.WriteString(h, token)
+	if expiry > 0 {
+		_, _ = io.WriteString(h, ":"+strconv.FormatInt(expiry, 10))
+	}
+	var sum [sha256.Size]byte
+	return "v1_" + base64.RawStdEncoding.EncodeToString(h.Sum(sum[:0]))
 }
 
 // Equal compares two signatures in constant time.

@@ -35,3 +35,17 @@ func TestParseExpiry(t *testing.T) {
 		}
 	}
 }
+
+// TestSignerReused: one Signer signs for many tokens as Sign does for each
+// (its hashed prefix is cloned, never changed).
+func TestSignerReused(t *testing.T) {
+	s := NewSigner("/home/user/a.txt", "write", "user")
+	for _, tc := range []struct {
+		token string
+		exp   int64
+	}{{"tok", 0}, {"tok2", 1700000000}, {"tok", 0}, {"", 5}} {
+		if got, want := s.Sign(tc.token, tc.exp), Sign("/home/user/a.txt", "write", "user", tc.token, tc.exp); got != want {
+			t.Fatalf("Signer.Sign(%q, %d) = %s, want %s", tc.token, tc.exp, got, want)
+		}
+	}
+}

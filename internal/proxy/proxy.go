@@ -248,8 +248,9 @@ func (p *Proxy) bySignature(r *http.Request) (Target, sandbox.Info, error) {
 	if !ok {
 		return Target{}, sandbox.Info{}, sandbox.ErrNotFound
 	}
+	signer := envdsig.NewSigner(fpath, op, user) // its part hashed once, not per sandbox
 	for _, in := range p.sbx.List() {
-		if envdsig.Equal(sig, envdsig.Sign(fpath, op, user, in.EnvdToken, exp)) {
+		if envdsig.Equal(sig, signer.Sign(in.EnvdToken, exp)) {
 			return Target{ID: in.ID, Port: EnvdPort}, in, nil
 		}
 	}
