@@ -62,7 +62,7 @@ func isRPC(r *http.Request) bool {
 const maxInitBytes = 1 << 20
 
 // handleInit applies POST /init: the access token, default env vars, user
-// and workdir. E2B's other fields (timestamp, volumeMounts, ...) are ignored.
+// and workdir (the env's E2B_* ids also go to /run/e2b, runids.go). E2B's other fields (timestamp, volumeMounts, ...) are ignored.
 // The daemon may send it twice: once with only egressCA when it pools the
 // sandbox (no token, no env: the CA is then on disk before any claim) and
 // once with the tenant's identity at the claim, whose egressCA costs no
@@ -82,11 +82,16 @@ func (s *Server) handleInit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.state.Apply(in)
+	root := s.cfg.TrustRoot
+	if root == "" {
+		root = "/"
+	}
+	// A sandbox whose /run/e2b cannot be written still starts: its env has
+	// the same ids.
+	if err := s.runIDs.write(root, in.EnvVars); err != nil {
+		s.log.Warn("sandbox ids not written to /run/e2b", "err", err)
+	}
 	if in.EgressCA != "" {
-		root := s.cfg.TrustRoot
-		if root == "" {
-			root = "/"
-		}
 		// A template whose trust store cannot be written still starts: only
 		// HTTPS to names with network.rules then fails (the client refuses
 		// the daemon's certificate), which is closed, not open.

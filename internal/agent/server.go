@@ -50,8 +50,9 @@ type Config struct {
 	Filesystem filesystemconnect.FilesystemHandler
 	Files      http.Handler
 
-	// TrustRoot is where /init's egressCA is installed (its system CA
-	// bundle and own file); default "/".
+	// TrustRoot is the sandbox's root, where /init's egressCA is
+	// installed (its system CA bundle and own file) and the sandbox's ids
+	// are written (run/e2b, runids.go); default "/".
 	TrustRoot string
 
 	// Wrap, when not nil, wraps every route, ahead of authentication (the
@@ -70,7 +71,8 @@ type Server struct {
 	handler http.Handler
 	http    *http.Server
 	closers []func()
-	trust   trustMemo // the egress CA this process installed
+	trust   trustMemo  // the egress CA this process installed
+	runIDs  runIDsMemo // the /run/e2b ids this process wrote
 }
 
 // maxRPCBytes bounds one Connect request message (SendInput carries stdin).

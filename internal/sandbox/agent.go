@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/failpoint"
+	"github.com/sbx-dev/sbx/internal/telemetry"
 	"github.com/sbx-dev/sbx/internal/untrusted"
 )
 
@@ -51,7 +52,7 @@ func (m *Manager) initAgent(ctx context.Context, sb *Sandbox) error {
 		user = "user"
 	}
 	req := map[string]any{
-		"accessToken": sb.rec.EnvdToken, "envVars": mergeEnv(sb.tmpl.Env, sb.rec.EnvVars),
+		"accessToken": sb.rec.EnvdToken, "envVars": sandboxEnv(sb),
 		"defaultUser": user, "defaultWorkdir": sb.tmpl.Workdir, "timestamp": time.Now().UTC().Format(time.RFC3339Nano),
 		"lifecycleID": sb.rec.LifecycleID,
 	}
@@ -113,6 +114,21 @@ func postInit(ctx context.Context, c *http.Client, base, secret string, body []b
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 512)) // a kept connection is reused only once read
 	return nil
+}
+
+// sandboxEnv is the default env of sb's processes: E2B's E2B_SANDBOX=true,
+// then the template's, then the create's envs, then, as on E2B (whose envd
+// stores them after /init's env), the sandbox's, its team's and its
+// template's ids, which the caller cannot override.
+func sandboxEnv(sb *Sandbox) map[string]string {
+	out := mergeEnv(map[string]string{"E2B_SANDBOX": "true"}, sb.tmpl.Env)
+	maps.Copy(out, sb.rec.EnvVars)
+	team := sb.rec.Team
+	if team == "" {
+		team = telemetry.DefaultTeam
+	}
+	out["E2B_SANDBOX_ID"], out["E2B_TEAM_ID"], out["E2B_TEMPLATE_ID"] = sb.rec.ID, team, sb.rec.TemplateID
+	return out
 }
 
 // mergeEnv returns the template's env overridden by the sandbox's (never nil).

@@ -8,12 +8,15 @@ import (
 
 	. "github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/sandbox/sandboxtest"
+	"github.com/sbx-dev/sbx/internal/telemetry"
 )
 
 // TestPooledPreInit: a pooled sandbox gets a pre-init carrying only the
 // egress CA (no token, env or user), and its claim's /init (the tenant's
 // identity) goes over the connection the pre-init opened: no new dial on
-// the claim's path.
+// the claim's path. The claim's env has E2B's defaults with the claimed
+// sandbox's own id: E2B_SANDBOX (the caller may override it) and the
+// sandbox's, team's and template's ids (it may not).
 func TestPooledPreInit(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	h := sandboxtest.NewHost()
@@ -31,7 +34,7 @@ func TestPooledPreInit(t *testing.T) {
 	if len(inits) != 1 || inits[0] != `{"egressCA":"PEM"}` {
 		t.Fatalf("pre-init bodies %q, want one with only the egress CA", inits)
 	}
-	in, err := m.Create(ctx, CreateOpts{Template: "base", Timeout: time.Minute, EnvVars: map[string]string{"A": "1"}})
+	in, err := m.Create(ctx, CreateOpts{Template: "base", Timeout: time.Minute, EnvVars: map[string]string{"A": "1", "E2B_SANDBOX": "no", "E2B_SANDBOX_ID": "mine"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,6 +47,10 @@ func TestPooledPreInit(t *testing.T) {
 	if len(inits) != 2 || json.Unmarshal([]byte(inits[1]), &got) != nil || got.AccessToken != in.EnvdToken ||
 		got.EnvVars["A"] != "1" || got.EgressCA != "PEM" {
 		t.Fatalf("claim /init %q", inits)
+	}
+	e := got.EnvVars
+	if e["E2B_SANDBOX"] != "no" || e["E2B_SANDBOX_ID"] != in.ID || e["E2B_TEAM_ID"] != telemetry.DefaultTeam || e["E2B_TEMPLATE_ID"] != "base" {
+		t.Errorf("claim /init env %v: want E2B's defaults for %s", e, in.ID)
 	}
 	if n := agent.Conns(); n != conns {
 		t.Errorf("the claim dialled %d new connections to the agent, want 0 (the pre-init's is reused)", n-conns)
