@@ -80,7 +80,8 @@ func (m *Manager) checkTimeout(d time.Duration) error {
 	return nil
 }
 
-// setEndLocked moves a running sandbox's deadline; the caller holds sb.op
+// setEndLocked moves a running sandbox's deadline (ErrNotFound if it is
+// paused, ErrConflict if it is changing state); the caller holds sb.op
 // (so no other lifecycle operation changes sb.rec meanwhile). The record is
 // written with Manager.mu released: Get and List, so every proxied request,
 // never wait for the database.
@@ -88,7 +89,14 @@ func (m *Manager) setEndLocked(ctx context.Context, sb *Sandbox, end time.Time, 
 	m.mu.Lock()
 	rec, state := sb.rec, sb.rec.State
 	m.mu.Unlock()
-	if state != store.StateRunning {
+	switch state {
+	case store.StateRunning:
+	case store.StatePaused:
+		// As on E2B, whose timeout route finds only live sandboxes: a
+		// paused one is 404 (the SDK's SandboxNotFoundError); connect
+		// resumes it.
+		return fmt.Errorf("%w: sandbox %s is paused (connect resumes it)", ErrNotFound, rec.ID)
+	default: // mid-transition (pausing, resuming): E2B's 409
 		return fmt.Errorf("%w: sandbox %s is %s", ErrConflict, rec.ID, state)
 	}
 	if onlyLater && !end.After(rec.EndAt) {

@@ -39,6 +39,9 @@ func TestPauseLifecycle(t *testing.T) {
 	if err := m1.Pause(ctx, in.ID, false); !errors.Is(err, ErrConflict) {
 		t.Fatalf("second pause: %v", err)
 	}
+	if err := m1.SetTimeout(ctx, in.ID, time.Minute); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("setTimeout of a paused sandbox = %v, want ErrNotFound (E2B's 404)", err)
+	}
 	got, _ := m1.Get(in.ID)
 	if got.State != "paused" || got.EnvdToken != in.EnvdToken || got.AgentAddr != "" {
 		t.Fatalf("paused: %+v", got)
