@@ -2,10 +2,15 @@
 // real `sbx serve` on one runtime (test/e2e/daemon/run.sh sets E2B_API_URL,
 // E2B_SANDBOX_URL, E2B_API_KEY): what a watcher sees of files.write(),
 // remove() of a missing path, getInfo()/list() of symlinks, setTimeout(0),
-// and forward-compatible create bodies.
+// forward-compatible create bodies, E2B's default env vars, and the error
+// classes the SDK maps every call on a killed sandbox, an unknown pid and a
+// bad path to.
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { Sandbox, FilesystemEventType, SandboxNotFoundError } from 'e2b'
+import {
+  Sandbox, FilesystemEventType, SandboxNotFoundError, NotFoundError, FileNotFoundError,
+  InvalidArgumentError, TimeoutError, CommandExitError, SandboxError,
+} from 'e2b'
 
 const runtime = process.env.SBX_E2E_RUNTIME || 'runsc'
 const api = process.env.E2B_API_URL
@@ -132,4 +137,104 @@ test(`${runtime}: a create with an unknown field works; mcp and iam are refused 
   }
   // Through the SDK, as a user would: a clear error naming the field.
   await assert.rejects(Sandbox.create('base', { mcp: { exa: { apiKey: 'k' } } }), /mcp/)
+})
+
+test(`${runtime}: E2B's default env vars and /run/e2b ids, which a create's envs cannot override`, async () => {
+  const sbx = await make({ envs: { E2B_SANDBOX_ID: 'forged', MINE: '1' } })
+  const id = sbx.sandboxId
+  const { templateId } = await sbx.getInfo()
+  const want = `true ${id} ${templateId} 1\n`
+  const echo = 'echo $E2B_SANDBOX $E2B_SANDBOX_ID $E2B_TEMPLATE_ID $MINE'
+  assert.equal((await sbx.commands.run(echo)).stdout, want)
+  assert.equal((await sbx.commands.run(echo, { user: 'root' })).stdout, want)
+  const team = (await sbx.commands.run('echo $E2B_TEAM_ID')).stdout.trim()
+  assert.match(team, /^[0-9a-f-]{36}$/)
+  // As E2B's docs say, for shells without that env: dot files in /run/e2b.
+  const files = (await sbx.commands.run('cd /run/e2b && for f in .E2B_*; do echo "$f=$(cat $f)"; done')).stdout
+  assert.equal(files, `.E2B_SANDBOX=true\n.E2B_SANDBOX_ID=${id}\n.E2B_TEAM_ID=${team}\n.E2B_TEMPLATE_ID=${templateId}\n`)
+  await assert.rejects(sbx.files.write('/run/e2b/.E2B_SANDBOX_ID', 'x'), 'user cannot rewrite them')
+})
+
+test(`${runtime}: commands at the edges: exit fields, unknown and finished pids, ordering, timeouts`, async () => {
+  const sbx = await make()
+  await assert.rejects(sbx.commands.run('echo out; echo err >&2; exit 3'), (e) => e instanceof CommandExitError &&
+    e.exitCode === 3 && e.stdout === 'out\n' && e.stderr === 'err\n' && e.error === 'exit status 3')
+  await assert.rejects(sbx.commands.run('kill -9 $$'), (e) => e instanceof CommandExitError && e.exitCode === -1 && e.error === 'signal: killed')
+  const bg = await sbx.commands.run('sleep 30', { background: true })
+  assert.equal(await bg.kill(), true)
+  await assert.rejects(bg.wait(), (e) => e instanceof CommandExitError && e.exitCode === -1)
+  assert.equal(await sbx.commands.kill(bg.pid), false, 'a finished pid')
+  assert.equal(await sbx.commands.kill(999999), false, 'an unknown pid')
+  for (const f of [() => sbx.commands.sendStdin(999999, 'x'), () => sbx.commands.connect(999999), () => sbx.commands.closeStdin(bg.pid)]) {
+    await assert.rejects(f(), NotFoundError)
+  }
+  const seq = []
+  await sbx.commands.run('for i in 1 2 3; do echo o$i; sleep 0.05; echo e$i >&2; sleep 0.05; done',
+    { onStdout: (d) => seq.push(`O${d.trim()}`), onStderr: (d) => seq.push(`E${d.trim()}`) })
+  assert.equal(seq.join(' '), 'Oo1 Ee1 Oo2 Ee2 Oo3 Ee3')
+  await assert.rejects(sbx.commands.run('sleep 5', { timeoutMs: 500 }), TimeoutError)
+  assert.equal((await sbx.commands.run('sleep 1; echo done', { timeoutMs: 0 })).stdout, 'done\n')
+  await assert.rejects(sbx.commands.run('pwd', { cwd: '/nonexistent' }), InvalidArgumentError)
+  await assert.rejects(sbx.commands.run('id', { user: 'nosuchuser' }), InvalidArgumentError)
+  const l = await sbx.commands.run('sleep 5', { background: true, envs: { X: '1' }, cwd: '/tmp' })
+  const listed = (await sbx.commands.list()).find((p) => p.pid === l.pid)
+  assert.deepEqual([listed?.cmd, listed?.args, listed?.envs, listed?.cwd], ['/bin/bash', ['-l', '-c', 'sleep 5'], { X: '1' }, '/tmp'])
+  await l.kill()
+})
+
+test(`${runtime}: files at the edges: formats, error classes, unicode names, ownership`, async () => {
+  const sbx = await make()
+  const f = sbx.files
+  await f.write('b.bin', new Uint8Array([0, 1, 255]))
+  assert.deepEqual(Array.from(await f.read('b.bin', { format: 'bytes' })), [0, 1, 255])
+  assert.equal((await f.read('b.bin', { format: 'blob' })).size, 3)
+  const chunks = []
+  for await (const c of await f.read('b.bin', { format: 'stream' })) chunks.push(...c)
+  assert.deepEqual(chunks, [0, 1, 255])
+  await f.write('s.txt', new ReadableStream({ start(c) { c.enqueue(new TextEncoder().encode('streamed')); c.close() } }))
+  assert.equal(await f.read('s.txt'), 'streamed')
+  await assert.rejects(f.read('missing.txt'), FileNotFoundError)
+  await assert.rejects(f.getInfo('missing.txt'), FileNotFoundError)
+  await assert.rejects(f.list('/nope'), FileNotFoundError)
+  await assert.rejects(f.rename('nope1', 'nope2'), FileNotFoundError)
+  await assert.rejects(f.watchDir('/nope', () => {}), NotFoundError)
+  await assert.rejects(f.read('/home'), InvalidArgumentError)
+  await assert.rejects(f.write('/home/user', 'x'), InvalidArgumentError)
+  await assert.rejects(f.list('/etc/hostname'), InvalidArgumentError)
+  await assert.rejects(f.watchDir('s.txt', () => {}), SandboxError)
+  assert.equal(await f.makeDir('/home/user'), false)
+  await f.write('r1', '1')
+  await f.write('r2', '2')
+  assert.equal((await f.rename('r1', 'r2')).path, '/home/user/r2', 'rename over an existing file replaces it')
+  assert.equal(await f.read('r2'), '1')
+  assert.equal((await f.rename('r2', 'new/parent/r3')).path, '/home/user/new/parent/r3', 'a missing parent is made')
+  const name = 'héllo wörld ✓ +%20.txt'
+  assert.equal((await f.write(name, 'u')).path, `/home/user/${name}`)
+  assert.equal(await f.read(name), 'u')
+  assert.ok((await f.list('.')).some((e) => e.name === name))
+  assert.equal((await f.getInfo(name)).name, name)
+  await f.write('/tmp/o/u.txt', 'x')
+  await f.write('/tmp/r.txt', 'x', { user: 'root' })
+  assert.equal((await sbx.commands.run('stat -c %U:%G /tmp/o /tmp/o/u.txt /tmp/r.txt')).stdout, 'user:user\nuser:user\nroot:root\n')
+  const info = await f.getInfo('/tmp/r.txt')
+  assert.deepEqual([info.type, info.size, info.mode, info.permissions, info.owner, info.group, info.modifiedTime instanceof Date],
+    ['file', 1, 0o644, '-rw-r--r--', 'root', 'root', true])
+})
+
+test(`${runtime}: every call on a killed sandbox gets the SDK's error for it`, async () => {
+  const sbx = await make()
+  const bg = await sbx.commands.run('sleep 100', { background: true })
+  assert.equal(await sbx.kill(), true)
+  assert.equal(await sbx.kill(), false)
+  assert.equal(await sbx.isRunning(), false)
+  await assert.rejects(bg.wait(), (e) => e instanceof TimeoutError && /killed or reached its end of life/.test(e.message))
+  await assert.rejects(sbx.commands.run('echo'), SandboxNotFoundError)
+  await assert.rejects(sbx.files.watchDir('.', () => {}), SandboxNotFoundError)
+  for (const f of [() => sbx.commands.list(), () => sbx.commands.kill(bg.pid), () => sbx.files.read('x'),
+    () => sbx.files.write('x', 'y'), () => sbx.files.list('.'), () => sbx.files.exists('.')]) {
+    await assert.rejects(f(), TimeoutError)
+  }
+  for (const f of [() => sbx.getInfo(), () => sbx.setTimeout(1000), () => sbx.connect(), () => sbx.pause()]) {
+    await assert.rejects(f(), SandboxNotFoundError)
+  }
 })

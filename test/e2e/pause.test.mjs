@@ -4,7 +4,7 @@
 // test/e2e/daemon/run.sh runsc test/e2e/pause.test.mjs.
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { Sandbox } from 'e2b'
+import { Sandbox, SandboxError, SandboxNotFoundError } from 'e2b'
 import { restartDaemon } from './daemon/restart.mjs'
 
 const runtime = process.env.SBX_E2E_RUNTIME || 'runsc'
@@ -85,6 +85,12 @@ test(`${runtime}: pause then connect continues the same process, files intact`, 
   assert.equal((await sbx.getInfo()).state, 'paused')
   const paused = await Sandbox.list({ query: { state: ['paused'], metadata: { suite: tag } } }).nextItems()
   assert.ok(paused.some((s) => s.sandboxId === sbx.sandboxId), 'listed as paused')
+  // The calls a paused sandbox (no autoResume) answers, as E2B's API and
+  // proxy do: setTimeout finds no live sandbox (404), envd traffic is 409.
+  await assert.rejects(sbx.setTimeout(60_000), SandboxNotFoundError)
+  await assert.rejects(sbx.files.read('/home/user/before.txt'), (e) => e instanceof SandboxError && /409/.test(e.message))
+  await assert.rejects(sbx.commands.run('true'), SandboxError)
+  assert.equal((await sbx.getInfo()).state, 'paused', 'none of them resumed it')
 
   const back = await Sandbox.connect(sbx.sandboxId)
   assert.equal(back.sandboxId, sbx.sandboxId)
@@ -112,6 +118,8 @@ test(`${runtime}: fork into 3 that continue, then diverge`, async () => {
   for (const k of kids) {
     seen.push(await advances(k, at))
     assert.equal(await k.files.read('/home/user/shared.txt'), 'from the source')
+    // E2B's sandbox id env and /run/e2b file name the child, not the source.
+    assert.equal((await k.commands.run('echo $E2B_SANDBOX_ID; cat /run/e2b/.E2B_SANDBOX_ID')).stdout, `${k.sandboxId}\n${k.sandboxId}`)
   }
   // Diverge: each child writes its own file and stops or keeps its counter.
   await Promise.all(kids.map((k, i) => k.files.write('/home/user/me.txt', `child ${i}`)))
