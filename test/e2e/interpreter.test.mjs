@@ -29,6 +29,10 @@ test('runCode keeps state between calls', async () => {
 test('runs as user in /home/user with the sandbox env', async () => {
   const ex = await sbx.runCode('import os; print(os.getuid(), os.getcwd(), os.environ.get("SBX_SANDBOX_ENV"))')
   assert.deepEqual(ex.logs.stdout, ['1000 /home/user from-init\n'])
+  if (!process.env.E2B_DEBUG) { // E2B's default env, from the daemon's /init
+    const id = await sbx.runCode('import os; os.environ["E2B_SANDBOX"] + " " + os.environ["E2B_SANDBOX_ID"]')
+    assert.equal(id.text, `true ${sbx.sandboxId}`)
+  }
 })
 
 test('matplotlib chart arrives as a PNG', async () => {
