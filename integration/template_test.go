@@ -1,6 +1,9 @@
 package integration
 
 import (
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -126,5 +129,35 @@ func TestTemplateStartCommand(t *testing.T) {
 	st = d.waitStatus(t, tid, bid, 3*time.Minute, func(st buildStatus) bool { return st.Status == "ready" || st.Status == "error" })
 	if st.Status != "error" || st.Reason == nil || !strings.Contains(st.Reason.Message, "giving up") || st.Reason.Step != "finalize" {
 		t.Fatalf("a start command that dies: %+v", st)
+	}
+}
+
+// A build step's sandbox gets E2B's ids at its /init like any sandbox (its
+// agent writes them to /run/e2b); none of them may end up in the step's
+// layer. Every sandbox of the template then sees its own ids only.
+func TestBuildLayerCarriesNoSandboxIDs(t *testing.T) {
+	_, templates := requirements(t, "crun")
+	d := startDaemon(t, "crun", "")
+	before, _ := filepath.Glob(filepath.Join(templates, "layers", "*"))
+	tid, bid := d.startBuild(t, "it-noids", map[string]any{"fromTemplate": "base",
+		"steps": []map[string]any{{"type": "RUN", "args": []string{"echo $E2B_SANDBOX_ID > /opt/built-in; ls /run/e2b/.E2B_SANDBOX_ID # " + strconv.FormatInt(time.Now().UnixNano(), 36), "root"}}}}) // never cached
+	st := d.waitStatus(t, tid, bid, 3*time.Minute, func(st buildStatus) bool { return st.Status == "ready" || st.Status == "error" })
+	if st.Status != "ready" {
+		t.Fatalf("build: %+v", st)
+	}
+	var leaked []string
+	ids, _ := filepath.Glob(filepath.Join(templates, "layers", "*", "r", "fs", "run", "e2b", ".E2B_*"))
+	for _, f := range ids {
+		if !slices.Contains(before, strings.TrimSuffix(f, filepath.Join("/r/fs/run/e2b", filepath.Base(f)))) {
+			leaked = append(leaked, f) // in a layer this build made
+		}
+	}
+	if len(leaked) > 0 {
+		t.Fatalf("layers carry a build sandbox's ids: %v", leaked)
+	}
+	sb := d.create(map[string]any{"templateID": "it-noids"})
+	out, _ := sb.run("", "cat /opt/built-in; echo $E2B_SANDBOX_ID; cat /run/e2b/.E2B_SANDBOX_ID", 20*time.Second)
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 3 || lines[0] == "" || lines[0] == sb.ID || lines[1] != sb.ID || lines[2] != sb.ID {
+		t.Fatalf("a sandbox of the template (%s) sees %q: want the build's id, then its own twice", sb.ID, out)
 	}
 }

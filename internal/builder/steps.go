@@ -142,8 +142,16 @@ func (s *Service) runStep(ctx context.Context, b *store.BuildRec, lg *buildLog, 
 	if err != nil {
 		return err
 	}
+	if err := s.runShell(ctx, conn, lg, stepName, "root", "/", nil, dropRunIDs); err != nil {
+		return fmt.Errorf("remove the build sandbox's ids: %w", err)
+	}
 	return s.mgr.SaveFiles(ctx, conn.ID(), dst)
 }
+
+// dropRunIDs removes the ids the build sandbox's agent wrote to /run/e2b at
+// its /init (agent/runids.go), so that no layer carries them: every
+// sandbox's own /init writes its own. It runs in the sandbox (no host path).
+const dropRunIDs = `rm -f /run/e2b/.E2B_SANDBOX /run/e2b/.E2B_SANDBOX_ID /run/e2b/.E2B_TEAM_ID /run/e2b/.E2B_TEMPLATE_ID`
 
 // copyStep unpacks the step's uploaded files at their destination inside the
 // build sandbox, owned by the step's user with the step's mode.
