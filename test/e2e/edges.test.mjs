@@ -238,3 +238,28 @@ test(`${runtime}: every call on a killed sandbox gets the SDK's error for it`, a
     await assert.rejects(f(), SandboxNotFoundError)
   }
 })
+
+test(`${runtime}: getInfo, list and getMetrics fields have the SDK's types`, async () => {
+  const sbx = await make({ metadata: { edge: 'a=b&c d' } })
+  const info = await sbx.getInfo()
+  assert.equal(info.sandboxId, sbx.sandboxId)
+  assert.ok(info.startedAt instanceof Date && info.endAt instanceof Date && info.endAt > info.startedAt)
+  assert.equal(info.state, 'running')
+  assert.ok(Number.isInteger(info.cpuCount) && info.cpuCount > 0 && Number.isInteger(info.memoryMB) && info.memoryMB > 0)
+  assert.match(info.envdVersion, /^\d+\.\d+\.\d+$/)
+  assert.deepEqual(info.lifecycle, { onTimeout: 'kill', autoResume: false })
+  const [listed] = await Sandbox.list({ query: { metadata: { edge: 'a=b&c d' } } }).nextItems()
+  assert.equal(listed?.sandboxId, sbx.sandboxId)
+  assert.deepEqual(listed.metadata, { edge: 'a=b&c d' })
+  assert.ok(listed.startedAt instanceof Date)
+  let m = []
+  for (let i = 0; i < 50 && m.length === 0; i++) {
+    m = await sbx.getMetrics()
+    if (m.length === 0) await new Promise((r) => setTimeout(r, 200))
+  }
+  assert.ok(m.length > 0, 'no metrics')
+  assert.ok(m[0].timestamp instanceof Date)
+  for (const k of ['cpuUsedPct', 'cpuCount', 'memUsed', 'memTotal', 'diskUsed', 'diskTotal']) {
+    assert.equal(typeof m[0][k], 'number', k)
+  }
+})
