@@ -134,7 +134,9 @@ func TestTemplateStartCommand(t *testing.T) {
 
 // A build step's sandbox gets E2B's ids at its /init like any sandbox (its
 // agent writes them to /run/e2b); none of them may end up in the step's
-// layer. Every sandbox of the template then sees its own ids only.
+// layer, nor the daemon's egress CA (build sandboxes get none: before, the
+// CA file and the bundle it was appended to were in every step's layer).
+// Every sandbox of the template then sees its own ids only.
 func TestBuildLayerCarriesNoSandboxIDs(t *testing.T) {
 	_, templates := requirements(t, "crun")
 	d := startDaemon(t, "crun", "")
@@ -146,14 +148,16 @@ func TestBuildLayerCarriesNoSandboxIDs(t *testing.T) {
 		t.Fatalf("build: %+v", st)
 	}
 	var leaked []string
-	ids, _ := filepath.Glob(filepath.Join(templates, "layers", "*", "r", "fs", "run", "e2b", ".E2B_*"))
-	for _, f := range ids {
-		if !slices.Contains(before, strings.TrimSuffix(f, filepath.Join("/r/fs/run/e2b", filepath.Base(f)))) {
-			leaked = append(leaked, f) // in a layer this build made
+	for _, rel := range []string{"run/e2b/.E2B_*", "usr/local/share/ca-certificates/sbx-egress-ca.crt", "etc/ssl/certs/ca-certificates.crt"} {
+		found, _ := filepath.Glob(filepath.Join(templates, "layers", "*", "r", "fs", rel))
+		for _, f := range found {
+			if layer, _, _ := strings.Cut(f, "/r/fs/"); !slices.Contains(before, layer) {
+				leaked = append(leaked, f) // in a layer this build made
+			}
 		}
 	}
 	if len(leaked) > 0 {
-		t.Fatalf("layers carry a build sandbox's ids: %v", leaked)
+		t.Fatalf("layers carry a build sandbox's ids or the daemon's egress CA: %v", leaked)
 	}
 	sb := d.create(map[string]any{"templateID": "it-noids"})
 	out, _ := sb.run("", "cat /opt/built-in; echo $E2B_SANDBOX_ID; cat /run/e2b/.E2B_SANDBOX_ID", 20*time.Second)

@@ -46,6 +46,7 @@ func (s *Service) stepSandbox(ctx context.Context, b *store.BuildRec, stack []st
 	}
 	stack = append(append([]string(nil), stack...), marker)
 	t := s.reg.stackTemplate(key, "", stack, store.BuildConfig{User: "root", Env: cfg.Env})
+	t.BuildStep = true
 	s.reg.setTransient(key, &t)
 	defer s.reg.setTransient(key, nil)
 	allow := true

@@ -56,7 +56,7 @@ func (m *Manager) initAgent(ctx context.Context, sb *Sandbox) error {
 		"defaultUser": user, "defaultWorkdir": sb.tmpl.Workdir, "timestamp": time.Now().UTC().Format(time.RFC3339Nano),
 		"lifecycleID": sb.rec.LifecycleID,
 	}
-	if len(m.cfg.EgressCA) > 0 {
+	if len(m.cfg.EgressCA) > 0 && !sb.tmpl.BuildStep {
 		req["egressCA"] = string(m.cfg.EgressCA)
 	}
 	body, _ := json.Marshal(req)
