@@ -1,6 +1,9 @@
 package agent
 
 import (
+	"bytes"
+	"encoding/pem"
+	"math/rand/v2"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -107,3 +110,66 @@ func TestInitTrustPreInit(t *testing.T) {
 		t.Errorf("claim init touched the trust store: %v", err)
 	}
 }
+
+// TestContainsPEM: containsPEM agrees with bytes.Contains, also where the
+// piece it looks for first occurs without the whole block around it.
+func TestContainsPEM(t *testing.T) {
+	bundle, ca := testBundle(140)
+	piece := ca[bytes.LastIndex(ca, []byte("\n-----END "))-31:]
+	decoy := append([]byte("XX"), piece...) // the piece without the block
+	short := []byte("-----BEGIN X-----\nAA==\n-----END X-----\n")
+	for _, c := range []struct {
+		name         string
+		bundle, cert []byte
+	}{
+		{"absent", bundle, ca},
+		{"at the end", cat(bundle, ca), ca},
+		{"at the start", cat(ca, bundle), ca},
+		{"in the middle", cat(bundle, ca, bundle), ca},
+		{"after a decoy", cat(decoy, bundle, ca), ca},
+		{"decoy only", cat(bundle, decoy), ca},
+		{"cut short", cat(bundle, ca[:len(ca)-1]), ca},
+		{"empty bundle", nil, ca},
+		{"short block, absent", bundle, short},
+		{"short block, present", cat(bundle, short), short},
+	} {
+		if got, want := containsPEM(c.bundle, c.cert), bytes.Contains(c.bundle, c.cert); got != want {
+			t.Errorf("%s: containsPEM = %v, bytes.Contains = %v", c.name, got, want)
+		}
+	}
+}
+
+// BenchmarkContainsPEM: the cold create's check of a system bundle of ≈
+// 200 KB (140 certificates) that lacks the egress CA.
+func BenchmarkContainsPEM(b *testing.B) {
+	bundle, ca := testBundle(140)
+	b.Run("containsPEM", func(b *testing.B) {
+		for b.Loop() {
+			containsPEM(bundle, ca)
+		}
+	})
+	b.Run("bytes.Contains", func(b *testing.B) {
+		for b.Loop() {
+			bytes.Contains(bundle, ca)
+		}
+	})
+}
+
+// testBundle returns n PEM certificates of random bytes (≈ 1.5 KB each, as
+// a system bundle's) and one more, not in it.
+func testBundle(n int) (bundle, cert []byte) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	block := func() []byte {
+		der := make([]byte, 1100)
+		for i := range der {
+			der[i] = byte(rnd.Uint32())
+		}
+		return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	}
+	for range n {
+		bundle = append(bundle, block()...)
+	}
+	return bundle, block()
+}
+
+func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }

@@ -72,23 +72,36 @@ func templateNotFound(ref string) error {
 // id, owning team and visibility; ok is false when no template has it.
 // Built-in templates belong to the default team and are public.
 func (s *Server) templateOwner(ctx context.Context, ref string) (id, team string, public, ok bool) {
-	name, _, _ := strings.Cut(ref, ":")
-	if s.builds == nil {
-		_, err := s.mgr.Templates().Get(name)
-		return name, "", true, err == nil
-	}
-	id, public, err := s.builds.Alias(name)
-	if err != nil {
+	id, public, ok = s.templateRef(ref)
+	if !ok {
 		return "", "", false, false
 	}
-	if s.tenants == nil {
-		return id, "", public, true
-	}
-	team, err = s.tenants.st.TemplateOwner(ctx, id)
+	team, err := s.templateTeam(ctx, id)
 	if err != nil {
 		return "", "", false, false // fail closed
 	}
 	return id, team, public, true
+}
+
+// templateRef resolves ref to its template id and visibility (no store
+// read); ok is false when no template has it.
+func (s *Server) templateRef(ref string) (id string, public, ok bool) {
+	name, _, _ := strings.Cut(ref, ":")
+	if s.builds == nil {
+		_, err := s.mgr.Templates().Get(name)
+		return name, true, err == nil
+	}
+	id, public, err := s.builds.Alias(name)
+	return id, public, err == nil
+}
+
+// templateTeam is the team owning template id ("": the default team, also
+// without builds or teams), a store read.
+func (s *Server) templateTeam(ctx context.Context, id string) (string, error) {
+	if s.builds == nil || s.tenants == nil {
+		return "", nil
+	}
+	return s.tenants.st.TemplateOwner(ctx, id)
 }
 
 // ownTemplate is nil if team owns the template ref, or (snapshots) the
@@ -111,13 +124,20 @@ func (s *Server) ownTemplate(ctx context.Context, team, ref string, snapshots bo
 // useTemplate is nil if team may start sandboxes from (or build on) the
 // template ref: its own or a public one, or (snapshots) its own snapshot.
 // Anything else, another team's or nothing at all, is templateNotFound
-// from this one code path.
+// from this one code path. A public template needs no owner: every create
+// from one is spared a store read (one connection, queued behind the
+// writes of a burst).
 func (s *Server) useTemplate(ctx context.Context, team, ref string, snapshots bool) error {
-	if _, owner, public, ok := s.templateOwner(ctx, ref); ok {
-		if owner == team || public {
+	if id, public, ok := s.templateRef(ref); ok {
+		if public {
 			return nil
 		}
-		return templateNotFound(ref)
+		if owner, err := s.templateTeam(ctx, id); err == nil {
+			if owner == team {
+				return nil
+			}
+			return templateNotFound(ref)
+		}
 	}
 	if snapshots {
 		if _, err := s.mgr.OwnedSnapshot(ctx, team, ref); err == nil {

@@ -46,7 +46,10 @@ func (m *Manager) setup(id string) (*Link, error) {
 		return nil, err
 	}
 	undo := undoStack{func() error { m.release(l); return nil }}
-	if err := m.createNetwork(l, &undo); err != nil {
+	rtnlMu.Lock()
+	err = m.createNetwork(l, &undo)
+	rtnlMu.Unlock()
+	if err != nil {
 		return nil, errors.Join(err, undo.run())
 	}
 	if err := m.addRules(l); err != nil {

@@ -105,10 +105,15 @@ func (r *Runtime) claim(id string) error {
 }
 
 // hasState reports whether the runtime's --root holds state for id (runc and
-// crun: a directory; runsc: <id>_sandbox:<id>.state and friends).
+// crun: a directory; runsc: <id>_sandbox:<id>.state and friends). Only
+// runsc's needs the glob, a read of the whole --root (one entry per live
+// sandbox) on every create.
 func (r *Runtime) hasState(id string) bool {
 	if _, err := os.Stat(filepath.Join(r.root, id)); err == nil {
 		return true
+	}
+	if r.kind != "runsc" {
+		return false
 	}
 	m, _ := filepath.Glob(filepath.Join(r.root, id+"_sandbox:*"))
 	return len(m) > 0
