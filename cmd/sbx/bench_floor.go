@@ -19,7 +19,8 @@ import (
 
 // floor is the runtime's floor for the first command, measured in the same
 // run as the figures set against it: inside a bare `<runtime> run` of the
-// template's rootfs (no sbx, no network, no agent), the time of
+// template's files (all its layers, as its sandboxes see them: no sbx, no
+// network, no agent), the time of
 // `bash -l -c true` started from a shell already running there, as the
 // template's default user. P50 is the median over N runs; Cold the first.
 type floor struct {
@@ -68,6 +69,11 @@ func runFloor(ctx context.Context, rt, rootfs string, n int) ([]int64, error) {
 		_ = syscall.Unmount(filepath.Join(state, "null-netns"), syscall.MNT_DETACH) // runsc pins one in its --root
 		_ = os.RemoveAll(dir)
 	}()
+	rootfs, unmount, err := templateStack(rootfs, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer unmount() // runs before the removal of dir, deferred earlier
 	if err := writeFloorBundle(dir, rootfs, n); err != nil {
 		return nil, err
 	}
