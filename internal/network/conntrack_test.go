@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"net/netip"
-	"strconv"
 	"testing"
 	"time"
 
@@ -170,14 +169,7 @@ func udpAsk(t *testing.T, l *Link, echo netip.AddrPort) error {
 // without an accept) until the test ends.
 func holdOpen(t *testing.T, l *Link, port int) {
 	t.Helper()
-	var ln net.Listener
-	if err := inNet(t, l, func() (err error) {
-		ln, err = net.Listen("tcp", "0.0.0.0:"+strconv.Itoa(port))
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
+	listenerIn(t, l, port)
 	conn, err := net.DialTimeout("tcp", netip.AddrPortFrom(l.SandboxIP, uint16(port)).String(), 2*time.Second)
 	if err != nil {
 		t.Fatal(err)

@@ -100,6 +100,12 @@ func hostServer(t testing.TB) uint16 {
 // listenIn starts a TCP server inside l's netns on 0.0.0.0:port.
 func listenIn(t testing.TB, l *Link, port int) {
 	t.Helper()
+	serve(t, listenerIn(t, l, port))
+}
+
+// listenerIn listens inside l's netns on 0.0.0.0:port until the test ends.
+func listenerIn(t testing.TB, l *Link, port int) net.Listener {
+	t.Helper()
 	var ln net.Listener
 	if err := inNet(t, l, func() (err error) {
 		ln, err = net.Listen("tcp", "0.0.0.0:"+strconv.Itoa(port))
@@ -107,7 +113,8 @@ func listenIn(t testing.TB, l *Link, port int) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	serve(t, ln)
+	t.Cleanup(func() { ln.Close() })
+	return ln
 }
 
 // dialFrom connects from inside l's netns to addr and reads the greeting.

@@ -3,19 +3,14 @@ package proxy
 import (
 	"bufio"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/sbx-dev/sbx/internal/sandbox"
-	"github.com/sbx-dev/sbx/internal/store"
 )
 
 // headerServer answers every request on a raw listener with a response
@@ -66,17 +61,7 @@ func headerServer(t *testing.T, size int, stall bool) (host string, port int) {
 // the daemon's memory: before, each could hold 10 MiB (net/http's default)
 // and 40 of them held hundreds of MiB, for a daemon every tenant shares.
 func TestUpstreamHeaderBounded(t *testing.T) {
-	get := func(host string, port int) int {
-		sb := sandbox.Info{Sandbox: store.Sandbox{ID: sandbox.NewID(), State: "running", Team: "t"}, AgentAddr: host + ":" + strconv.Itoa(port)}
-		p := New(fakeSandboxes{byID: map[string]sandbox.Info{sb.ID: sb}}, "", writeErr, slog.New(slog.DiscardHandler))
-		p.testPort = port
-		rec := httptest.NewRecorder()
-		req := httptest.NewRequest(http.MethodGet, "/x", nil)
-		req.Header.Set("E2b-Sandbox-Id", sb.ID)
-		req.Header.Set("E2b-Sandbox-Port", "8000")
-		p.ServeHTTP(rec, req)
-		return rec.Code
-	}
+	get := func(host string, port int) int { return askSandbox(host, port).Code }
 	if code := get(headerServer(t, 16<<10, false)); code != http.StatusOK {
 		t.Fatalf("a 16 KiB header: %d, want 200", code)
 	}
