@@ -25,10 +25,14 @@ func TestHealthUnavailableRuntime(t *testing.T) {
 	srv, _ := newServerWith(t, func(c *sandbox.Config) {
 		c.Unavailable = map[string]string{"crun": "crun binary not found"}
 	})
-	code, rep := do(t, srv, "GET", "/health", "", map[string]string{"X-API-Key": ""})
-	if code != 200 || rep["status"] != "ok" || rep["runtimes"].(map[string]any)["crun"] != "crun binary not found" ||
-		fmt.Sprint(rep["unavailable"]) != "[crun]" {
-		t.Fatalf("health = %d %v", code, rep)
+	for _, c := range []struct{ key, want string }{
+		{"", "error"}, {"e2b_not_a_key", "error"}, {testKey, "crun binary not found"},
+	} { // the error's text (host paths, versions) for an admin key only
+		code, rep := do(t, srv, "GET", "/health", "", map[string]string{"X-API-Key": c.key})
+		if code != 200 || rep["status"] != "ok" || rep["runtimes"].(map[string]any)["crun"] != c.want ||
+			fmt.Sprint(rep["unavailable"]) != "[crun]" {
+			t.Fatalf("health with key %q = %d %v", c.key, code, rep)
+		}
 	}
 	if code, e := do(t, srv, "POST", "/v2/sandboxes", `{"templateID":"base","runtime":"crun"}`, nil); code != 503 {
 		t.Fatalf("create on the broken runtime = %d %v, want 503", code, e)
