@@ -151,6 +151,8 @@ func TestAbuse(t *testing.T) {
 		{"unknown runtime", "POST", "/v2/sandboxes", `{"templateID":"base","runtime":"docker"}`, nil, 400},
 		{"too much memory", "POST", "/v2/sandboxes", `{"templateID":"base","memoryMB":999999}`, nil, 400},
 		{"env name with =", "POST", "/v2/sandboxes", `{"templateID":"base","envVars":{"A=B":"c"}}`, nil, 400},
+		{"long env name with =", "POST", "/v2/sandboxes", `{"templateID":"base","envVars":{"A=` + strings.Repeat("b", 100<<10) + `":"c"}}`, nil, 400},
+		{"long invalid template", "POST", "/v2/sandboxes", `{"templateID":"` + strings.Repeat("/", 100<<10) + `"}`, nil, 404},
 		{"bad id", "GET", "/sandboxes/..%2F..%2Fetc", ``, nil, 404},
 		{"unknown id", "GET", "/sandboxes/aaaaaaaaaaaaaaaaaaaa", ``, nil, 404},
 		{"unknown id kill", "DELETE", "/sandboxes/aaaaaaaaaaaaaaaaaaaa", ``, nil, 404},
@@ -168,6 +170,9 @@ func TestAbuse(t *testing.T) {
 			}
 			if e["code"] != float64(code) || e["message"] == "" {
 				t.Fatalf("error body = %v, want {code:%d, message}", e, code)
+			}
+			if m, _ := e["message"].(string); len(m) > 1024 { // no request echoed back whole
+				t.Fatalf("a %d-byte message: %.200s…", len(m), m)
 			}
 		})
 	}

@@ -174,6 +174,7 @@ func TestTemplateBuildErrors(t *testing.T) {
 		want               int
 	}{
 		{"POST", "/v3/templates", `{"name":"Bad Name"}`, 400},
+		{"POST", "/v3/templates", `{"name":"` + strings.Repeat("X", 512<<10) + `"}`, 400}, // not echoed back whole
 		{"POST", "/v3/templates", `{"name":"base"}`, 409},
 		{"POST", "/v3/templates", `{"name":"ok","cpuCount":99}`, 400},
 		{"POST", "/v3/templates", `{"name":"ok","tags":["a b"]}`, 400},
@@ -188,7 +189,9 @@ func TestTemplateBuildErrors(t *testing.T) {
 		{"GET", "/templates/nope/files/" + strings.Repeat("a", 64), "", 404},
 	} {
 		if code, e := do(t, srv, tc.method, tc.path, tc.body, nil); code != tc.want || e["code"] != float64(tc.want) {
-			t.Errorf("%s %s %s = %d %v, want %d", tc.method, tc.path, tc.body, code, e, tc.want)
+			t.Errorf("%s %s %.100s = %d %.300v, want %d", tc.method, tc.path, tc.body, code, e, tc.want)
+		} else if m, _ := e["message"].(string); len(m) > 1024 {
+			t.Errorf("%s %s %.100s: a %d-byte message", tc.method, tc.path, tc.body, len(m))
 		}
 	}
 	tid, bid := requestBuild(t, srv, "bad")

@@ -36,7 +36,7 @@ func validateEnv(env map[string]string) error {
 	}
 	for k := range env {
 		if strings.ContainsAny(k, "=") {
-			return fmt.Errorf("%w: envVars name %q must not contain '='", sandbox.ErrInvalid, k)
+			return fmt.Errorf("%w: envVars name %.64q must not contain '='", sandbox.ErrInvalid, k)
 		}
 	}
 	return nil

@@ -48,7 +48,7 @@ func (s *Service) RequestBuild(ctx context.Context, req BuildRequest) (*Requeste
 	}
 	name, tag, hasTag := strings.Cut(ref, ":")
 	if !validName(name) {
-		return nil, fmt.Errorf("%w: template name %q: use 1-64 of a-z, 0-9, '-', '_', '.' (optionally ':tag')", sandbox.ErrInvalid, ref)
+		return nil, fmt.Errorf("%w: template name %.64q: use 1-64 of a-z, 0-9, '-', '_', '.' (optionally ':tag')", sandbox.ErrInvalid, ref)
 	}
 	tags := slices.Clone(req.Tags)
 	if hasTag {

@@ -83,7 +83,7 @@ const metaFile = "template.json"
 // valid template name).
 func (s *Store) Get(name string) (*Template, error) {
 	if !ValidName(name) {
-		return nil, fmt.Errorf("%w: invalid name %q", ErrNotFound, name)
+		return nil, fmt.Errorf("%w: invalid name %.64q", ErrNotFound, name)
 	}
 	b, err := os.ReadFile(filepath.Join(s.Dir, name, metaFile))
 	if errors.Is(err, os.ErrNotExist) {
