@@ -148,6 +148,70 @@ test('a timeout interrupts the execution, not the context', async () => {
   assert.equal(ex.text, 'yes')
 })
 
+// E2B's template registers formatters of its own (startup_scripts/0002_data.py):
+// DataFrames carry e2b/data (Result.data), lists and dicts application/json.
+// Other MIME types go to the server's nested "extra", which this SDK drops.
+test('results: json for lists and dicts, data for DataFrames, empty extra', async () => {
+  const d = await sbx.runCode('import numpy as np\n{"b": [1, 2], 3: np.int64(4)}')
+  assert.equal(d.results[0].isMainResult, true)
+  assert.deepEqual(d.results[0].json, { b: [1, 2], 3: 4 })
+  assert.deepEqual(d.results[0].formats(), ['json'])
+  const df = await sbx.runCode('import pandas as pd\npd.DataFrame({"a": [1.5, float("nan")], "t": pd.to_datetime(["2024-01-02", "2024-01-03"])})')
+  assert.deepEqual(df.results[0].data, { a: [1.5, null], t: ['2024-01-02T00:00:00', '2024-01-03T00:00:00'] })
+  assert.deepEqual(df.results[0].formats(), ['html', 'data'])
+  const x = await sbx.runCode('from IPython.display import display\ndisplay({"application/x-foo": "bar", "text/plain": "foo"}, raw=True)')
+  assert.equal(x.results[0].text, 'foo')
+  assert.equal(x.results[0].isMainResult, false)
+  assert.deepEqual(x.results[0].extra, {})
+  const svg = await sbx.runCode('from IPython.display import SVG\nSVG("<svg xmlns=\\"http://www.w3.org/2000/svg\\"/>")')
+  assert.deepEqual(svg.results[0].formats(), ['svg'])
+})
+
+test('errors: syntax error and KeyboardInterrupt fields; callbacks in order', async () => {
+  const syn = await sbx.runCode('x = = 1')
+  assert.equal(syn.error.name, 'SyntaxError')
+  assert.match(syn.error.value, /^invalid syntax \(.*, line 1\)$/)
+  assert.match(syn.error.traceback, /x = = 1/)
+  const kb = await sbx.runCode('raise KeyboardInterrupt')
+  assert.deepEqual([kb.error.name, kb.error.value], ['KeyboardInterrupt', ''])
+  const seen = []
+  const ex = await sbx.runCode('import sys\nprint("a")\nsys.stderr.write("b\\n")\nfrom IPython.display import display\ndisplay(1)\nprint("c")\n1/0', {
+    onStdout: (m) => seen.push('out:' + m.line), onStderr: (m) => seen.push('err:' + m.line),
+    onResult: (r) => seen.push('res:' + r.text), onError: (e) => seen.push('error:' + e.name)
+  })
+  assert.deepEqual(seen, ['out:a\n', 'err:b\n', 'res:1', 'out:c\n', 'error:ZeroDivisionError'])
+  assert.deepEqual(ex.logs, { stdout: ['a\n', 'c\n'], stderr: ['b\n'] })
+  await assert.rejects(sbx.runCode('import time; time.sleep(5)', { requestTimeoutMs: 1 }),
+    (e) => e.name === 'TimeoutError' && /requestTimeoutMs/.test(e.message))
+  await assert.rejects(sbx.removeCodeContext('nope'), (e) => e.name === 'NotFoundError')
+  await assert.rejects(sbx.restartCodeContext('nope'), (e) => e.name === 'NotFoundError')
+})
+
+test('unicode, a 5 MB line, two runs at once in one context and in two', async () => {
+  const u = await sbx.runCode('print("héllo 🌍 日本")\n"🌍"')
+  assert.deepEqual([u.logs.stdout, u.text], [['héllo 🌍 日本\n'], '🌍'])
+  const big = await sbx.runCode('print("x" * 5_000_000)')
+  assert.equal(big.logs.stdout.join('').length, 5_000_001)
+  const one = await Promise.all([sbx.runCode('import time; time.sleep(1); "a"'), sbx.runCode('"b"')])
+  assert.deepEqual(one.map((r) => r.text), ['a', 'b'])
+  const ctx = await sbx.createCodeContext()
+  const start = Date.now()
+  const two = await Promise.all([sbx.runCode('import time; time.sleep(1); "a"'), sbx.runCode('import time; time.sleep(1); "b"', { context: ctx })])
+  assert.deepEqual(two.map((r) => r.text), ['a', 'b'])
+  assert.ok(Date.now() - start < 1900, `two contexts ran one after the other (${Date.now() - start} ms)`)
+  await sbx.removeCodeContext(ctx)
+})
+
+test('a kernel killed by the OOM killer is a clear error; the next run gets a fresh kernel', async () => {
+  const ctx = await sbx.createCodeContext()
+  await sbx.runCode('kept = 1', { context: ctx })
+  const ex = await sbx.runCode('b = []\nwhile True: b.append(bytearray(100 << 20))', { context: ctx, timeoutMs: 120_000 })
+  assert.equal(ex.error.name, 'DeadKernelError')
+  assert.match(ex.error.value, /kernel died/)
+  assert.equal((await sbx.runCode('"kept" in globals()', { context: ctx })).text, 'False')
+  await sbx.removeCodeContext(ctx)
+})
+
 test('javascript context keeps state', async () => {
   const ctx = await sbx.createCodeContext({ language: 'js' })
   assert.equal(ctx.language, 'javascript')
