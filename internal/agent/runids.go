@@ -29,9 +29,11 @@ type runIDsMemo struct {
 // write puts each of runIDKeys that env has into root/run/e2b. An env
 // without E2B_SANDBOX_ID (a pooled sandbox's pre-init, an agent run by
 // hand) writes nothing. The directory must be a real directory owned by
-// root: the files are written by root inside the sandbox and never through
-// a symlink (O_NOFOLLOW on each file, Lstat on the directory), so a user
-// who planted links cannot make the agent write elsewhere.
+// root (Lstat), made 0755: the files are written by root inside the
+// sandbox, each to a fresh file renamed over its name, so that nothing a
+// template or the sandbox planted there (a symlink, a hard link to another
+// file, a FIFO that would block the open for good) is opened or written
+// through.
 func (m *runIDsMemo) write(root string, env map[string]string) error {
 	if env["E2B_SANDBOX_ID"] == "" {
 		return nil
@@ -52,7 +54,7 @@ func (m *runIDsMemo) write(root string, env map[string]string) error {
 		return err
 	}
 	for k, v := range want {
-		if err := writeNoFollow(filepath.Join(dir, "."+k), []byte(v)); err != nil {
+		if err := writeReplace(filepath.Join(dir, "."+k), []byte(v)); err != nil {
 			return err
 		}
 	}
@@ -74,16 +76,31 @@ func ownDir(dir string) error {
 	if !fi.IsDir() || !ok || st.Uid != uint32(os.Geteuid()) {
 		return fmt.Errorf("%s is not a directory of the agent's own", dir)
 	}
+	if fi.Mode().Perm() != 0o755 {
+		// A template's directory open to its users would let them replace
+		// the ids; dir is root's, so this chmod is of dir itself.
+		return os.Chmod(dir, 0o755)
+	}
 	return nil
 }
 
-func writeNoFollow(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o644)
+// writeReplace writes b to a new file (O_EXCL: no link followed, no FIFO
+// opened) in path's directory, 0644, and renames it over path, which
+// replaces whatever name was there without opening it.
+func writeReplace(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".sbx-ids-*")
 	if err != nil {
 		return err
 	}
 	_, err = f.Write(b)
-	return errors.Join(err, f.Close())
+	err = errors.Join(err, f.Chmod(0o644), f.Close())
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+	}
+	return err
 }
 
 func equalMaps(a, b map[string]string) bool {

@@ -5,14 +5,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestInitRunIDs: /init's E2B_* ids are written to run/e2b as dot files, as
 // E2B's envd does; an env without E2B_SANDBOX_ID (a pooled sandbox's
 // pre-init) writes nothing; a second /init with new ids (a fork child)
-// rewrites them; a symlink planted at run/e2b is never written through and
-// does not fail /init.
+// rewrites them; a symlink planted at run/e2b or at a file is never written
+// through and does not fail /init.
 func TestInitRunIDs(t *testing.T) {
 	root := t.TempDir()
 	s, err := NewServer(Config{TrustRoot: root})
@@ -57,7 +59,8 @@ func TestInitRunIDs(t *testing.T) {
 	if ents, _ := os.ReadDir(other); rec.Code != 204 || len(ents) != 0 {
 		t.Fatalf("through a planted link: %d, %d files written", rec.Code, len(ents))
 	}
-	// A link planted in place of a file is not followed either.
+	// A link planted in place of a file is not followed either: the ids
+	// replace it.
 	if err := os.Remove(filepath.Join(root2, runIDsDir)); err != nil {
 		t.Fatal(err)
 	}
@@ -69,10 +72,68 @@ func TestInitRunIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	var m runIDsMemo
-	if err := m.write(root2, map[string]string{"E2B_SANDBOX_ID": "y"}); err == nil {
-		t.Error("a write through a planted file link succeeded")
+	if err := m.write(root2, map[string]string{"E2B_SANDBOX_ID": "y"}); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(root2, runIDsDir, ".E2B_SANDBOX_ID")); err != nil || string(b) != "y" {
+		t.Errorf("the planted link was not replaced: %q %v", b, err)
 	}
 	if _, err := os.Stat(target); !os.IsNotExist(err) {
 		t.Errorf("the link's target was written: %v", err)
+	}
+}
+
+// TestRunIDsPlantedNodes: what a template or a sandbox's root left in
+// run/e2b before an /init (a FIFO, a hard link to another file, a directory
+// writable by every user) neither hangs the write, nor writes through to
+// the linked file, nor stays open to the users: the ids replace the planted
+// names and the directory is made 0755.
+func TestRunIDsPlantedNodes(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, runIDsDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, ".E2B_SANDBOX_ID"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	victim := filepath.Join(root, "victim")
+	if err := os.WriteFile(victim, []byte("secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(victim, filepath.Join(dir, ".E2B_TEAM_ID")); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		var m runIDsMemo
+		done <- m.write(root, map[string]string{"E2B_SANDBOX_ID": "sbx1", "E2B_TEAM_ID": "t1"})
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the write hung on a planted FIFO")
+	}
+	for k, want := range map[string]string{".E2B_SANDBOX_ID": "sbx1", ".E2B_TEAM_ID": "t1"} {
+		fi, err := os.Lstat(filepath.Join(dir, k))
+		b, _ := os.ReadFile(filepath.Join(dir, k))
+		if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o644 || string(b) != want {
+			t.Errorf("%s: %v %v %q, want a 0644 file of %q", k, fi, err, b, want)
+		}
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "secret" {
+		t.Errorf("the hard link's other name now holds %q", b)
+	}
+	if fi, _ := os.Lstat(dir); fi.Mode().Perm() != 0o755 {
+		t.Errorf("run/e2b is %v, want 0755", fi.Mode().Perm())
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Errorf("%d entries left in run/e2b, want 2 (no temporary file)", len(ents))
 	}
 }
