@@ -137,7 +137,8 @@ export PATH
 // TestFastProfile: a profile that runs `id -u` to tell root is rewritten to
 // ask the shell's EUID first, and sets the same PATH as the image's for
 // root and for user, in bash (no `id` then) and in dash (which has no
-// EUID); other profiles are left to the image.
+// EUID); other profiles (one past 1 MiB too, which does not fail the
+// build) are left to the image.
 func TestFastProfile(t *testing.T) {
 	for _, tc := range []struct {
 		name, profile string
@@ -146,6 +147,8 @@ func TestFastProfile(t *testing.T) {
 		{"debian", debianProfile, true},
 		{"no id", "export PATH=/bin\n", false},
 		{"none", "", false},
+		// past what provisioning reads: the image's own, the build goes on
+		{"huge", debianProfile + strings.Repeat("#", 2<<20), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			files := map[string]string{}
