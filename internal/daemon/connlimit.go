@@ -17,18 +17,19 @@ import (
 // One remote address may hold at most perAddr of them (loopback is not
 // counted: a reverse proxy on the host speaks for everyone); its next
 // connection is closed at once, so that one client cannot take the whole
-// bound and make everyone else's connections wait.
+// bound and make everyone else's connections wait. An IPv6 address counts
+// as its /64 (clientKey): one host is given at least that many addresses.
 type connLimit struct {
 	sem     chan struct{}
 	perAddr int
 	mu      sync.Mutex
-	byAddr  map[netip.Addr]int // open connections per remote address; mu
+	byAddr  map[netip.Prefix]int // open connections per clientKey; mu
 }
 
 // newConnLimit allows n connections at once, perAddr of them (0: no bound)
 // from one non-loopback address.
 func newConnLimit(n, perAddr int) *connLimit {
-	return &connLimit{sem: make(chan struct{}, n), perAddr: perAddr, byAddr: map[netip.Addr]int{}}
+	return &connLimit{sem: make(chan struct{}, n), perAddr: perAddr, byAddr: map[netip.Prefix]int{}}
 }
 
 // take counts a connection from a; false (nothing counted) if a holds
@@ -37,13 +38,25 @@ func (c *connLimit) take(a netip.Addr) bool {
 	if c.perAddr <= 0 || !a.IsValid() || a.IsLoopback() {
 		return true
 	}
+	k := clientKey(a)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.byAddr[a] >= c.perAddr {
+	if c.byAddr[k] >= c.perAddr {
 		return false
 	}
-	c.byAddr[a]++
+	c.byAddr[k]++
 	return true
+}
+
+// clientKey is what one client's connections are counted under: an IPv4
+// address itself, an IPv6 address's /64.
+func clientKey(a netip.Addr) netip.Prefix {
+	bits := 32
+	if a.Is6() {
+		bits = 64
+	}
+	p, _ := a.WithZone("").Prefix(bits)
+	return p
 }
 
 // give returns what take counted for a.
@@ -51,10 +64,11 @@ func (c *connLimit) give(a netip.Addr) {
 	if c.perAddr <= 0 || !a.IsValid() || a.IsLoopback() {
 		return
 	}
+	k := clientKey(a)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.byAddr[a]--; c.byAddr[a] <= 0 {
-		delete(c.byAddr, a)
+	if c.byAddr[k]--; c.byAddr[k] <= 0 {
+		delete(c.byAddr, k)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"testing"
 	"time"
@@ -125,4 +126,33 @@ func nonLoopback(t *testing.T) string {
 	}
 	t.Skip("no non-loopback IPv4 address")
 	return ""
+}
+
+// TestConnLimitIPv6Prefix: IPv6 clients are counted by /64, the least a
+// host is given (one host holds 2^64 addresses: counted by address, it
+// could take the whole bound), IPv4 ones by address.
+func TestConnLimitIPv6Prefix(t *testing.T) {
+	lim := newConnLimit(100, 2)
+	for _, tc := range []struct {
+		addr string
+		ok   bool
+	}{
+		{"2001:db8:1:2::1", true},
+		{"2001:db8:1:2::2", true},
+		{"2001:db8:1:2:ffff::3", false}, // the same /64, full
+		{"2001:db8:1:3::1", true},       // the next /64
+		{"192.0.2.1", true},
+		{"192.0.2.2", true},
+		{"192.0.2.3", true},
+		{"192.0.2.1", true},
+		{"192.0.2.1", false},
+	} {
+		if got := lim.take(netip.MustParseAddr(tc.addr)); got != tc.ok {
+			t.Errorf("take(%s) = %v, want %v", tc.addr, got, tc.ok)
+		}
+	}
+	lim.give(netip.MustParseAddr("2001:db8:1:2::2"))
+	if !lim.take(netip.MustParseAddr("2001:db8:1:2::9")) {
+		t.Error("no slot back for the /64 after one of its connections closed")
+	}
 }

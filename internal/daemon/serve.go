@@ -109,7 +109,7 @@ func ParseFlags(args []string) (*Config, error) {
 	fs.IntVar(&f.maxSandboxes, "max-sandboxes", 1000, "max sandboxes on this node; more creates get 429")
 	fs.IntVar(&f.maxCreating, "max-creating", 8, "max creates in flight; more wait in a queue (up to 30 s)")
 	fs.IntVar(&f.maxQueued, "max-queued", 512, "max creates waiting for a slot; more get 429 with Retry-After")
-	fs.IntVar(&f.maxConnsPerAddr, "max-conns-per-addr", defaultConnLimit()/4, "client connections one remote address may hold at once (of the daemon's bound, half its descriptor limit); past it new ones are closed at once. Loopback is not counted (a reverse proxy on the host); 0: no per-address bound")
+	fs.IntVar(&f.maxConnsPerAddr, "max-conns-per-addr", defaultConnLimit()/4, "client connections one remote address (an IPv6 address: its /64) may hold at once (of the daemon's bound, half its descriptor limit); past it new ones are closed at once. Loopback is not counted (a reverse proxy on the host); 0: no per-address bound")
 	fs.Int64Var(&f.imageQuotaMB, "image-quota-mb", 0, "disk bound in MiB for paused sandboxes and snapshots under <data-dir>/images (0: none); past it pause and snapshot get 507")
 	f.egress.register(fs)
 	f.tls.register(fs)
