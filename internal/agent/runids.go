@@ -28,8 +28,8 @@ type runIDsMemo struct {
 
 // write puts each of runIDKeys that env has into root/run/e2b. An env
 // without E2B_SANDBOX_ID (a pooled sandbox's pre-init, an agent run by
-// hand) writes nothing. The directory must be a real directory owned by
-// root (Lstat), made 0755: the files are written by root inside the
+// hand) writes nothing. The directory is made a real directory owned by
+// root, 0755 (ownDir): the files are written by root inside the
 // sandbox, each to a fresh file renamed over its name, so that nothing a
 // template or the sandbox planted there (a symlink, a hard link to another
 // file, a FIFO that would block the open for good) is opened or written
@@ -62,26 +62,29 @@ func (m *runIDsMemo) write(root string, env map[string]string) error {
 	return nil
 }
 
-// ownDir makes dir (0755) if missing and checks that it is a directory,
-// not a link, owned by root.
+// ownDir makes dir a directory of the agent's own, 0755: a link or a file
+// in its place (a template's) is removed, never followed, and a directory
+// of another owner or mode is taken over (through its descriptor, so no
+// link swapped in meanwhile is followed), so that the ids written there
+// are the sandbox's and no user can replace them.
 func ownDir(dir string) error {
+	if fi, err := os.Lstat(dir); err == nil && !fi.IsDir() {
+		if err := os.Remove(dir); err != nil {
+			return err
+		}
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	fi, err := os.Lstat(dir)
+	f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
+		return fmt.Errorf("%s is not a directory: %w", dir, err)
+	}
+	defer f.Close()
+	if err := f.Chown(os.Geteuid(), os.Getegid()); err != nil {
 		return err
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !fi.IsDir() || !ok || st.Uid != uint32(os.Geteuid()) {
-		return fmt.Errorf("%s is not a directory of the agent's own", dir)
-	}
-	if fi.Mode().Perm() != 0o755 {
-		// A template's directory open to its users would let them replace
-		// the ids; dir is root's, so this chmod is of dir itself.
-		return os.Chmod(dir, 0o755)
-	}
-	return nil
+	return f.Chmod(0o755)
 }
 
 // writeReplace writes b to a new file (O_EXCL: no link followed, no FIFO

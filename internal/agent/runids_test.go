@@ -59,15 +59,20 @@ func TestInitRunIDs(t *testing.T) {
 	if ents, _ := os.ReadDir(other); rec.Code != 204 || len(ents) != 0 {
 		t.Fatalf("through a planted link: %d, %d files written", rec.Code, len(ents))
 	}
+	// ... it is replaced by a real directory holding the sandbox's ids, so
+	// no template's forged ids stay readable there.
+	if fi, err := os.Lstat(filepath.Join(root2, runIDsDir)); err != nil || !fi.IsDir() {
+		t.Fatalf("run/e2b after a planted link: %v %v", fi, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root2, runIDsDir, ".E2B_SANDBOX_ID")); string(b) != "x" {
+		t.Fatalf("ids in place of a planted link: %q", b)
+	}
 	// A link planted in place of a file is not followed either: the ids
 	// replace it.
-	if err := os.Remove(filepath.Join(root2, runIDsDir)); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(root2, runIDsDir), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	target := filepath.Join(other, "target")
+	if err := os.Remove(filepath.Join(root2, runIDsDir, ".E2B_SANDBOX_ID")); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Symlink(target, filepath.Join(root2, runIDsDir, ".E2B_SANDBOX_ID")); err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +92,7 @@ func TestInitRunIDs(t *testing.T) {
 // run/e2b before an /init (a FIFO, a hard link to another file, a directory
 // writable by every user) neither hangs the write, nor writes through to
 // the linked file, nor stays open to the users: the ids replace the planted
-// names and the directory is made 0755.
+// names and the directory is made the agent's, 0755.
 func TestRunIDsPlantedNodes(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, runIDsDir)
@@ -96,6 +101,11 @@ func TestRunIDsPlantedNodes(t *testing.T) {
 	}
 	if err := os.Chmod(dir, 0o777); err != nil {
 		t.Fatal(err)
+	}
+	if os.Geteuid() == 0 { // a template's directory of user's
+		if err := os.Chown(dir, 1000, 1000); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := syscall.Mkfifo(filepath.Join(dir, ".E2B_SANDBOX_ID"), 0o666); err != nil {
 		t.Fatal(err)
@@ -130,8 +140,8 @@ func TestRunIDsPlantedNodes(t *testing.T) {
 	if b, _ := os.ReadFile(victim); string(b) != "secret" {
 		t.Errorf("the hard link's other name now holds %q", b)
 	}
-	if fi, _ := os.Lstat(dir); fi.Mode().Perm() != 0o755 {
-		t.Errorf("run/e2b is %v, want 0755", fi.Mode().Perm())
+	if fi, _ := os.Lstat(dir); fi.Mode().Perm() != 0o755 || fi.Sys().(*syscall.Stat_t).Uid != uint32(os.Geteuid()) {
+		t.Errorf("run/e2b is %v, uid %d: want 0755, the agent's", fi.Mode().Perm(), fi.Sys().(*syscall.Stat_t).Uid)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
 		t.Errorf("%d entries left in run/e2b, want 2 (no temporary file)", len(ents))
