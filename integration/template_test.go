@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -105,9 +106,9 @@ func TestTemplateBuildCrash(t *testing.T) {
 }
 
 // A template's start command serves as soon as the create answers: on
-// runsc from the build's memory snapshot, on crun started at create and
-// awaited through the ready command; a start command that dies fails the
-// build with its output.
+// runsc from the build's memory snapshot (which carries no egress CA), on
+// crun started at create and awaited through the ready command; a start
+// command that dies fails the build with its output.
 func TestTemplateStartCommand(t *testing.T) {
 	requirements(t, "runsc", "crun")
 	d := startDaemon(t, "runsc", "")
@@ -117,6 +118,18 @@ func TestTemplateStartCommand(t *testing.T) {
 	st := d.waitStatus(t, tid, bid, 3*time.Minute, func(st buildStatus) bool { return st.Status == "ready" || st.Status == "error" })
 	if st.Status != "ready" || !logHas(st, "snapshot") {
 		t.Fatalf("build: %+v", st)
+	}
+	// The snapshot's sandbox, like a step's, gets no egress CA: no
+	// template's files carry the daemon's CA (before, the snapshot had it).
+	var ca []string
+	_ = filepath.WalkDir(filepath.Join(d.dataDir, "images"), func(p string, e fs.DirEntry, err error) error {
+		if err == nil && e.Name() == "sbx-egress-ca.crt" {
+			ca = append(ca, p)
+		}
+		return nil
+	})
+	if len(ca) > 0 {
+		t.Fatalf("the template's snapshot carries the daemon's egress CA: %v", ca)
 	}
 	for _, rt := range []string{"runsc", "crun"} {
 		sb := d.create(map[string]any{"templateID": "it-start", "runtime": rt})

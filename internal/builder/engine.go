@@ -396,6 +396,7 @@ func (s *Service) checkStart(ctx context.Context, b *store.BuildRec, st *state, 
 	key := "sbx-build-" + b.ID + "-start"
 	t := s.reg.stackTemplate(key, "", st.layers, st.cfg)
 	t.CPUCount, t.MemoryMB = b.CPUCount, b.MemoryMB // the snapshot must fit its sandboxes
+	t.BuildStep = true                              // no egress CA in the snapshot's files
 	s.reg.setTransient(key, &t)
 	defer s.reg.setTransient(key, nil)
 	t0 := time.Now()

@@ -69,9 +69,10 @@ type Template struct {
 	// Snapshot, if set, is a snapshot of a ready sandbox of this template
 	// that creates restore when runtime and resources match it.
 	Snapshot string
-	// BuildStep marks a template build step's template: its sandboxes get
-	// no egress CA (nothing in a build is intercepted, and what a step
-	// writes, a changed CA bundle included, becomes the template's files).
+	// BuildStep marks the template of a build's sandboxes (its steps' and
+	// the one its start command's snapshot is taken of): they get no
+	// egress CA (nothing in a build is intercepted, and what they write, a
+	// changed CA bundle included, becomes the template's files).
 	BuildStep bool
 }
 
