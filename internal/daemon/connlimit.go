@@ -18,12 +18,12 @@ import (
 // counted: a reverse proxy on the host speaks for everyone); its next
 // connection is closed at once, so that one client cannot take the whole
 // bound and make everyone else's connections wait. An IPv6 address counts
-// as its /64 (clientKey): one host is given at least that many addresses.
+// as its /64 (keyOf): one host is given at least that many addresses.
 type connLimit struct {
 	sem     chan struct{}
 	perAddr int
 	mu      sync.Mutex
-	byAddr  map[netip.Prefix]int // open connections per clientKey; mu
+	byAddr  map[netip.Prefix]int // open connections per keyOf; mu
 }
 
 // newConnLimit allows n connections at once, perAddr of them (0: no bound)
@@ -32,13 +32,27 @@ func newConnLimit(n, perAddr int) *connLimit {
 	return &connLimit{sem: make(chan struct{}, n), perAddr: perAddr, byAddr: map[netip.Prefix]int{}}
 }
 
-// take counts a connection from a; false (nothing counted) if a holds
-// perAddr already.
-func (c *connLimit) take(a netip.Addr) bool {
+// keyOf is what a connection from a is counted under: an IPv4 address
+// itself, an IPv6 address's /64; the zero Prefix (never counted) for
+// loopback, a connection without an address, or no per-address bound.
+func (c *connLimit) keyOf(a netip.Addr) netip.Prefix {
 	if c.perAddr <= 0 || !a.IsValid() || a.IsLoopback() {
+		return netip.Prefix{}
+	}
+	bits := 32
+	if a.Is6() {
+		bits = 64
+	}
+	p, _ := a.WithZone("").Prefix(bits)
+	return p
+}
+
+// take counts a connection under k; false (nothing counted) if k holds
+// perAddr already.
+func (c *connLimit) take(k netip.Prefix) bool {
+	if !k.IsValid() {
 		return true
 	}
-	k := clientKey(a)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.byAddr[k] >= c.perAddr {
@@ -48,23 +62,11 @@ func (c *connLimit) take(a netip.Addr) bool {
 	return true
 }
 
-// clientKey is what one client's connections are counted under: an IPv4
-// address itself, an IPv6 address's /64.
-func clientKey(a netip.Addr) netip.Prefix {
-	bits := 32
-	if a.Is6() {
-		bits = 64
-	}
-	p, _ := a.WithZone("").Prefix(bits)
-	return p
-}
-
-// give returns what take counted for a.
-func (c *connLimit) give(a netip.Addr) {
-	if c.perAddr <= 0 || !a.IsValid() || a.IsLoopback() {
+// give returns what take counted under k.
+func (c *connLimit) give(k netip.Prefix) {
+	if !k.IsValid() {
 		return
 	}
-	k := clientKey(a)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.byAddr[k]--; c.byAddr[k] <= 0 {
@@ -119,8 +121,8 @@ func (l *limitedListener) Accept() (net.Conn, error) {
 			<-l.lim.sem
 			return nil, err
 		}
-		if a := remoteAddr(c); l.lim.take(a) {
-			return &limitedConn{Conn: c, lim: l.lim, addr: a}, nil
+		if k := l.lim.keyOf(remoteAddr(c)); l.lim.take(k) {
+			return &limitedConn{Conn: c, lim: l.lim, key: k}, nil
 		}
 		c.Close()
 	}
@@ -135,14 +137,14 @@ func (l *limitedListener) Close() error {
 type limitedConn struct {
 	net.Conn
 	lim  *connLimit
-	addr netip.Addr
+	key  netip.Prefix // what take counted it under
 	once sync.Once
 }
 
 func (c *limitedConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(func() {
-		c.lim.give(c.addr)
+		c.lim.give(c.key)
 		<-c.lim.sem
 	})
 	return err

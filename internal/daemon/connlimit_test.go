@@ -147,12 +147,12 @@ func TestConnLimitIPv6Prefix(t *testing.T) {
 		{"192.0.2.1", true},
 		{"192.0.2.1", false},
 	} {
-		if got := lim.take(netip.MustParseAddr(tc.addr)); got != tc.ok {
+		if got := lim.take(lim.keyOf(netip.MustParseAddr(tc.addr))); got != tc.ok {
 			t.Errorf("take(%s) = %v, want %v", tc.addr, got, tc.ok)
 		}
 	}
-	lim.give(netip.MustParseAddr("2001:db8:1:2::2"))
-	if !lim.take(netip.MustParseAddr("2001:db8:1:2::9")) {
+	lim.give(lim.keyOf(netip.MustParseAddr("2001:db8:1:2::2")))
+	if !lim.take(lim.keyOf(netip.MustParseAddr("2001:db8:1:2::9"))) {
 		t.Error("no slot back for the /64 after one of its connections closed")
 	}
 }
