@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -59,7 +60,7 @@ func battery(t *testing.T, rt string, resources bool) {
 		}
 	}
 	c.check(t, canaryBound)
-	if after := hashes(t, bins); !equalMaps(before, after) {
+	if after := hashes(t, bins); !maps.Equal(before, after) {
 		t.Errorf("host binaries changed during the battery:\nbefore %v\nafter  %v", before, after)
 	}
 }
@@ -102,18 +103,6 @@ func hashes(t *testing.T, files []string) map[string]string {
 		out[f] = hex.EncodeToString(h.Sum(nil))
 	}
 	return out
-}
-
-func equalMaps(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // agentHealthy reports whether the sandbox's agent answers /health through

@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sync"
@@ -46,7 +47,7 @@ func (m *runIDsMemo) write(root string, env map[string]string) error {
 			want[k] = v
 		}
 	}
-	if equalMaps(want, m.last) {
+	if maps.Equal(want, m.last) {
 		return nil
 	}
 	dir := filepath.Join(root, runIDsDir)
@@ -104,16 +105,4 @@ func writeReplace(path string, b []byte) error {
 		_ = os.Remove(f.Name())
 	}
 	return err
-}
-
-func equalMaps(a, b map[string]string) bool {
-	if len(a) != len(b) || b == nil {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
