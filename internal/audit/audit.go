@@ -15,7 +15,6 @@
 package audit
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -253,31 +252,43 @@ func Read(r io.Reader, fn func(Record) error) error {
 // span's start, for the caller to check). fn gets whole records if full,
 // else only their Seq, Prev and Hash (verifying alone decodes no more).
 func readFrom(r io.Reader, name string, full bool, fn func(Record) error) (span, error) {
-	s := bufio.NewScanner(r)
-	s.Buffer(make([]byte, 64<<10), 16<<20)
 	var sp span
-	for line := 1; s.Scan(); line++ {
-		rec, ok, err := decode(s.Bytes(), full)
-		if err != nil {
-			return sp, fmt.Errorf("%s line %d: not a record: %w", name, line, err)
+	var err error
+	line := 0
+	rerr := decodeLines(r, full, func(d decoded) bool {
+		line++
+		err = sp.next(d, name, line)
+		if err == nil {
+			err = fn(d.rec)
 		}
-		if !ok {
-			return sp, fmt.Errorf("%s line %d (seq %d): hash mismatch: record was edited", name, line, rec.Seq)
-		}
-		if line == 1 {
-			if rec.Seq == 0 || (rec.Seq == 1) != (rec.Prev == "") {
-				return sp, fmt.Errorf("%s line 1 (seq %d): not a chain's record", name, rec.Seq)
-			}
-			sp.start = link{seq: rec.Seq - 1, hash: rec.Prev}
-			sp.end = sp.start
-		}
-		if rec.Prev != sp.end.hash || rec.Seq != sp.end.seq+1 {
-			return sp, fmt.Errorf("%s line %d (seq %d): chain broken: a record before it was removed, reordered or edited", name, line, rec.Seq)
-		}
-		sp.end, sp.n = link{seq: rec.Seq, hash: rec.Hash}, sp.n+1
-		if err := fn(rec); err != nil {
-			return sp, err
-		}
+		return err == nil
+	})
+	if err != nil {
+		return sp, err
 	}
-	return sp, s.Err()
+	return sp, rerr
+}
+
+// next checks that the record d, line number line of the file named name,
+// is sealed and follows the span's end, and extends the span by it.
+func (sp *span) next(d decoded, name string, line int) error {
+	rec := d.rec
+	if d.err != nil {
+		return fmt.Errorf("%s line %d: not a record: %w", name, line, d.err)
+	}
+	if !d.ok {
+		return fmt.Errorf("%s line %d (seq %d): hash mismatch: record was edited", name, line, rec.Seq)
+	}
+	if line == 1 {
+		if rec.Seq == 0 || (rec.Seq == 1) != (rec.Prev == "") {
+			return fmt.Errorf("%s line 1 (seq %d): not a chain's record", name, rec.Seq)
+		}
+		sp.start = link{seq: rec.Seq - 1, hash: rec.Prev}
+		sp.end = sp.start
+	}
+	if rec.Prev != sp.end.hash || rec.Seq != sp.end.seq+1 {
+		return fmt.Errorf("%s line %d (seq %d): chain broken: a record before it was removed, reordered or edited", name, line, rec.Seq)
+	}
+	sp.end, sp.n = link{seq: rec.Seq, hash: rec.Hash}, sp.n+1
+	return nil
 }
