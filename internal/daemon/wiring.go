@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/google/go-containerregistry/pkg/authn"
+
 	"github.com/sbx-dev/sbx/internal/builder"
 	"github.com/sbx-dev/sbx/internal/egress"
 	"github.com/sbx-dev/sbx/internal/layer"
@@ -127,7 +129,8 @@ func newRegistry(f *Config, st *store.Store, owner string) *builder.Registry {
 		Store:    st, UIDBase: base, Shared: f.cluster.url != "",
 	}
 	if f.templateRegistry != "" {
-		r.Remote = &dist.Remote{Repo: f.templateRegistry, Insecure: f.templateRegistryInsecure, Layers: r.Layers}
+		r.Remote = &dist.Remote{Repo: f.templateRegistry, Insecure: f.templateRegistryInsecure, Layers: r.Layers,
+			Keychain: authn.DefaultKeychain}
 	}
 	return r
 }

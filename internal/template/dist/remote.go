@@ -47,7 +47,12 @@ type Remote struct {
 	// MaxLayerBytes bounds one layer's uncompressed size (0: 8 GiB).
 	MaxLayerBytes int64
 	Transport     http.RoundTripper // nil: remote.DefaultTransport
-	Auth          authn.Authenticator
+	// Auth, if set, is the credential for every request; else Keychain
+	// resolves one per registry (authn.DefaultKeychain: the docker config
+	// `docker login` and `crane auth login` write, credential helpers
+	// included); with neither, requests are anonymous.
+	Auth     authn.Authenticator
+	Keychain authn.Keychain
 }
 
 // Meta describes a build for the registry.
@@ -88,11 +93,15 @@ func (r *Remote) pullRef(m Meta) (name.Reference, error) {
 }
 
 func (r *Remote) options(ctx context.Context) []remote.Option {
-	a := r.Auth
-	if a == nil {
-		a = authn.Anonymous
+	opts := []remote.Option{remote.WithContext(ctx)}
+	switch {
+	case r.Auth != nil:
+		opts = append(opts, remote.WithAuth(r.Auth))
+	case r.Keychain != nil:
+		opts = append(opts, remote.WithAuthFromKeychain(r.Keychain))
+	default:
+		opts = append(opts, remote.WithAuth(authn.Anonymous))
 	}
-	opts := []remote.Option{remote.WithContext(ctx), remote.WithAuth(a)}
 	if r.Transport != nil {
 		opts = append(opts, remote.WithTransport(r.Transport))
 	}
