@@ -27,7 +27,8 @@ type Anchor struct {
 	key  ed25519.PrivateKey
 	path string // checkpoint file
 
-	mu sync.Mutex // serialises appends to the checkpoint file
+	mu    sync.Mutex // serialises appends to and rewrites of the checkpoint file
+	lines int        // checkpoints in the file, as far as this process knows (mu)
 }
 
 // Checkpoint is one signed head of the log.
@@ -184,7 +185,24 @@ func (a *Anchor) write(c Checkpoint) error {
 	if err := errors.Join(werr, f.Sync(), f.Close()); err != nil {
 		return fmt.Errorf("audit checkpoint: %w", err)
 	}
+	a.lines++
 	return nil
+}
+
+// compactIfDue compacts the checkpoint file once it holds compactAt
+// checkpoints (compact.go). A failed compaction is retried keepRecent
+// checkpoints later.
+func (a *Anchor) compactIfDue() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.lines < compactAt {
+		return nil
+	}
+	err := a.compactLocked()
+	if err != nil {
+		a.lines -= keepRecent
+	}
+	return err
 }
 
 // ReadCheckpoints reads and checks the signature of every checkpoint in

@@ -30,6 +30,9 @@ func (l *Log) SetAnchor(a *Anchor) error {
 	if err != nil {
 		return fmt.Errorf("%w (checkpoints: %s; move that file aside to accept this log as it is)", err, a.Path())
 	}
+	a.mu.Lock()
+	a.lines = len(cps)
+	a.mu.Unlock()
 	l.mu.Lock()
 	l.anchor = a
 	if l.genesis == "" && h.Genesis != "" {
@@ -71,7 +74,7 @@ func (l *Log) checkpoint(final bool) error {
 		return err
 	}
 	l.cpSeq, l.cpFirst, l.cpDone = c.Seq, first, true
-	return nil
+	return a.compactIfDue()
 }
 
 // RunCheckpoints writes a checkpoint every interval until ctx ends; errors
