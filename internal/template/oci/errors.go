@@ -50,6 +50,7 @@ const hint = "if the registry is slow or blocked use --registry-mirror; if it sp
 // with a message naming the image and the registry.
 func (p *Puller) classify(ctx context.Context, r name.Reference, err error) error {
 	reg := r.Context().RegistryStr()
+	hideResolver(err)
 	var terr *transport.Error
 	switch {
 	case errors.Is(err, ErrTooLarge), errors.Is(err, ErrUnsafeLayer),
@@ -69,6 +70,16 @@ func (p *Puller) classify(ctx context.Context, r name.Reference, err error) erro
 		return fmt.Errorf("pull %s: cannot reach registry %s: %w; %s: %w", r, reg, err, hint, ErrUnreachable)
 	}
 	return fmt.Errorf("pull %s: %w", r, err)
+}
+
+// hideResolver drops the resolver's address from a DNS failure in err
+// ("lookup x on 10.0.0.53:53: no such host"): the reason reaches the team
+// that asked for the pull, and the daemon's upstream is the host's.
+func hideResolver(err error) {
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		dns.Server = ""
+	}
 }
 
 // classifyStatus maps a registry's HTTP error answer.

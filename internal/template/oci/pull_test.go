@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 )
@@ -292,5 +294,18 @@ func TestInsecure(t *testing.T) {
 	must(t, err)
 	if s := r.Context().Registry.Scheme(); s != "http" {
 		t.Fatalf("scheme = %s", s)
+	}
+}
+
+// TestPullHidesResolver: a name that does not resolve fails naming the
+// image and the registry, never the daemon's resolver address.
+func TestPullHidesResolver(t *testing.T) {
+	ref, err := name.ParseReference("no-such-registry.example/x:v1")
+	must(t, err)
+	dns := &net.DNSError{Name: "no-such-registry.example", Server: "10.255.255.53:53", Err: "no such host", IsNotFound: true}
+	in := &url.Error{Op: "Get", URL: "https://no-such-registry.example/v2/", Err: &net.OpError{Op: "dial", Net: "tcp", Err: dns}}
+	got := (&Puller{}).classify(context.Background(), ref, in).Error()
+	if strings.Contains(got, "10.255.255.53") || !strings.Contains(got, "no-such-registry.example") || !strings.Contains(got, "no such host") {
+		t.Fatalf("reason %q: want the registry and the failure, not the resolver", got)
 	}
 }
