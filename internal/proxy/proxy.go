@@ -76,7 +76,11 @@ func New(sbx Sandboxes, domain string, fail ErrorWriter, log *slog.Logger) *Prox
 		}},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			log.Debug("proxy upstream error", "err", err, "path", r.URL.Path)
-			fail(w, http.StatusBadGateway, upstreamMessage(r, err))
+			if errors.Is(err, syscall.ECONNREFUSED) {
+				writePortClosed(w, r)
+				return
+			}
+			fail(w, http.StatusBadGateway, "sandbox port is not reachable: "+upstreamErr(err))
 		},
 	}
 	return p
@@ -91,17 +95,6 @@ func upstreamErr(err error) string {
 		return op.Op + ": " + op.Err.Error()
 	}
 	return err.Error()
-}
-
-// upstreamMessage is a 502's message: for a port nothing listens on in a
-// running sandbox E2B's proxy's words ("The sandbox is running but port is
-// not open"), by the port the client asked for; then the cause, without
-// addresses (upstreamErr).
-func upstreamMessage(r *http.Request, err error) string {
-	if errors.Is(err, syscall.ECONNREFUSED) {
-		return "the sandbox is running but port " + r.URL.Port() + " is not open: " + upstreamErr(err)
-	}
-	return "sandbox port is not reachable: " + upstreamErr(err)
 }
 
 // Match reports whether r is sandbox traffic: it carries routing headers or a
