@@ -119,8 +119,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if err != nil && p.sbx.AdoptMovedTraffic(r.Context(), t.ID) == nil {
 			in, err = p.sbx.Get(t.ID)
 		}
-	} else {
-		t, in, err = p.bySignature(r)
+	} else if t, in, err = p.bySignature(r); err != nil {
+		p.fail(w, signatureStatus(err), err.Error())
+		return
 	}
 	if err != nil && ok && p.sbx.Ended(t.ID) {
 		p.fail(w, http.StatusBadGateway, "sandbox is not running")
@@ -241,7 +242,25 @@ func tokenOK(got, want string) bool {
 	return want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }
 
-// bySignature finds the sandbox whose token produced a signed /files URL.
+// Errors of a signed /files URL that no sandbox's token produced.
+var (
+	// errBadSignature is envd's answer (401, its words) to a signature
+	// its token did not make: with no sandbox in the URL, every sandbox's
+	// envd would say so.
+	errBadSignature = errors.New("invalid signature")
+	errBadExpiry    = errors.New("invalid signature_expiration")
+)
+
+// signatureStatus is the status of a bySignature error.
+func signatureStatus(err error) int {
+	if errors.Is(err, errBadExpiry) {
+		return http.StatusBadRequest
+	}
+	return http.StatusUnauthorized
+}
+
+// bySignature finds the sandbox whose token produced a signed /files URL;
+// else errBadSignature (or errBadExpiry for an expiry that is no number).
 func (p *Proxy) bySignature(r *http.Request) (Target, sandbox.Info, error) {
 	q := r.URL.Query()
 	op := "read"
@@ -251,7 +270,7 @@ func (p *Proxy) bySignature(r *http.Request) (Target, sandbox.Info, error) {
 	sig, fpath, user := q.Get("signature"), q.Get("path"), q.Get("username")
 	exp, ok := envdsig.ParseExpiry(q.Get("signature_expiration"))
 	if !ok {
-		return Target{}, sandbox.Info{}, sandbox.ErrNotFound
+		return Target{}, sandbox.Info{}, errBadExpiry
 	}
 	signer := envdsig.NewSigner(fpath, op, user) // its part hashed once, not per sandbox
 	for _, in := range p.sbx.List() {
@@ -259,7 +278,7 @@ func (p *Proxy) bySignature(r *http.Request) (Target, sandbox.Info, error) {
 			return Target{ID: in.ID, Port: EnvdPort}, in, nil
 		}
 	}
-	return Target{}, sandbox.Info{}, sandbox.ErrNotFound
+	return Target{}, sandbox.Info{}, errBadSignature
 }
 
 // smallBody is the largest declared request body DetachBody reads whole
