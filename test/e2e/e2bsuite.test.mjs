@@ -565,3 +565,37 @@ test(`${runtime}: runCode when the sandbox is killed during it (killedSandbox.te
   await sandbox.kill()
   await assertion
 })
+
+test(`${runtime}: code interpreter callbacks, execution count, shell escapes, env vars (code-interpreter js/tests)`, async () => {
+  const sandbox = await make({ envs: { FOO: 'bar', SBX: 'value', TEST_ENV_VAR: 'supertest' } }, CodeSandbox, 'code-interpreter-v1')
+  // executionCount.test.ts, bash.test.ts
+  await sandbox.runCode('!pwd')
+  const result = await sandbox.runCode('!pwd')
+  assert.equal(result.executionCount, 2)
+  assert.equal(result.logs.stdout.join().trim(), '/home/user')
+  // callbacks.test.ts
+  const results = []
+  let ex = await sandbox.runCode('x =1; x', { onResult: (r) => results.push(r) })
+  assert.equal(results.length, 1)
+  assert.equal(ex.results[0].text, '1')
+  const errors = []
+  ex = await sandbox.runCode('xyz', { onError: (e) => errors.push(e) })
+  assert.equal(errors.length, 1)
+  assert.equal(ex.error.name, 'NameError')
+  const stdout = []
+  ex = await sandbox.runCode('print("hello")', { onStdout: (o) => stdout.push(o) })
+  assert.equal(stdout.length, 1)
+  assert.deepEqual(ex.logs.stdout, ['hello\n'])
+  const stderr = []
+  ex = await sandbox.runCode('import sys;print("This is an error message", file=sys.stderr)', { onStderr: (o) => stderr.push(o) })
+  assert.equal(stderr.length, 1)
+  assert.deepEqual(ex.logs.stderr, ['This is an error message\n'])
+  // envVars.test.ts
+  assert.equal((await sandbox.runCode("import os; x = os.getenv('TEST_ENV_VAR'); x")).results[0].text.trim(), 'supertest')
+  assert.equal((await sandbox.runCode("import os; os.getenv('FOO')", { envs: { FOO: 'baz' } })).results[0].text.trim(), 'baz')
+  await sandbox.runCode("import os; os.environ['FOO'] = 'bar'; os.environ['RUNTIME_ENV'] = 'js_runtime'")
+  assert.equal((await sandbox.runCode("import os; os.getenv('FOO')", { envs: { FOO: 'baz' } })).results[0].text.trim(), 'baz')
+  assert.equal((await sandbox.runCode("import os; os.getenv('RUNTIME_ENV')")).results[0].text.trim(), 'js_runtime')
+  assert.equal((await sandbox.runCode("import os; os.getenv('SBX')")).results[0].text.trim(), 'value')
+  assert.equal((await sandbox.runCode("import os; os.getenv('FOO')")).results[0].text.trim(), 'bar')
+})
