@@ -3,6 +3,7 @@ package proxy
 import (
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -77,5 +78,40 @@ func TestClosedPortBrowser(t *testing.T) {
 	if rec.Code != http.StatusBadGateway || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") ||
 		!strings.Contains(s, "<title>Closed Port Error</title>") || !strings.Contains(s, id) || !strings.Contains(s, "8000") {
 		t.Fatalf("closed port to a browser: %d %q %s", rec.Code, rec.Header().Get("Content-Type"), s)
+	}
+}
+
+// TestSandboxNotFound: traffic for a sandbox the proxy does not have, one
+// that ended (a tombstone) or one never made, is E2B's 502 {sandboxId,
+// message: "The sandbox was not found", code: 502} as its host.test.ts reads
+// it, and a page to a browser. Before, an ended one was 502 "sandbox is not
+// running" and an unknown one 404 "sandbox not found", neither with the id.
+func TestSandboxNotFound(t *testing.T) {
+	ended := sandbox.NewID()
+	p := New(fakeSandboxes{byID: map[string]sandbox.Info{}, ended: map[string]bool{ended: true}}, "", writeErr, slog.New(slog.DiscardHandler))
+	for _, id := range []string{ended, sandbox.NewID()} {
+		for _, ua := range []string{"node", "Mozilla/5.0 (X11; Linux x86_64) Firefox/120.0"} {
+			rec := httptest.NewRecorder()
+			req := httptest.NewRequest(http.MethodGet, "/health", nil)
+			req.Header.Set("E2b-Sandbox-Id", id)
+			req.Header.Set("E2b-Sandbox-Port", "49983")
+			req.Header.Set("User-Agent", ua)
+			p.ServeHTTP(rec, req)
+			if rec.Code != http.StatusBadGateway {
+				t.Fatalf("%s (%s): %d, want 502", id, ua, rec.Code)
+			}
+			if ua != "node" {
+				if s := rec.Body.String(); !strings.Contains(s, "<title>Sandbox Not Found</title>") || !strings.Contains(s, id) {
+					t.Fatalf("%s to a browser: %s", id, s)
+				}
+				continue
+			}
+			var body map[string]any
+			_ = json.Unmarshal(rec.Body.Bytes(), &body)
+			want := map[string]any{"sandboxId": id, "message": "The sandbox was not found", "code": float64(502)}
+			if !maps.Equal(body, want) {
+				t.Fatalf("%s: %s, want %v", id, rec.Body, want)
+			}
+		}
 	}
 }

@@ -31,7 +31,6 @@ var (
 type Sandboxes interface {
 	Get(id string) (sandbox.Info, error)
 	List() []sandbox.Info
-	Ended(id string) bool
 	// AutoResume resumes a paused sandbox that asked for it (autoResume)
 	// and returns it running; it fails wrapping sandbox.ErrConflict if the
 	// sandbox is paused without autoResume.
@@ -123,12 +122,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, signatureStatus(err), err.Error())
 		return
 	}
-	if err != nil && ok && p.sbx.Ended(t.ID) {
-		p.fail(w, http.StatusBadGateway, "sandbox is not running")
-		return
-	}
 	if err != nil {
-		p.fail(w, http.StatusNotFound, "sandbox not found")
+		WriteSandboxNotFound(w, r, t.ID) // ended or unknown: E2B answers both alike
 		return
 	}
 	if status, msg := authorize(r, t, in); status != 0 {

@@ -136,7 +136,7 @@ func TestAuthorize(t *testing.T) {
 		{"init blocked dotted", "/./init", a.ID, "token-a", "", 403},
 		{"init blocked double slash", "//init", a.ID, "token-a", "", 403},
 		{"health open", "/health", a.ID, "", "", 200},
-		{"unknown sandbox", "/health", sandbox.NewID(), "", "", 404},
+		{"unknown sandbox", "/health", sandbox.NewID(), "", "", 502},
 		{"bad id", "/health", "../x", "", "", 400},
 		{"other port public", "/", a.ID, "", "8080", 200},
 	}

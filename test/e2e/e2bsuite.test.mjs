@@ -398,6 +398,18 @@ test(`${runtime}: a closed port is E2B's 502, as JSON and to a browser (closed_p
   assert.ok(browser.body.includes('<title>Closed Port Error</title>'), browser.body)
 })
 
+test(`${runtime}: traffic for a killed sandbox is E2B's 502 (host.test.ts)`, async () => {
+  const sandbox = await make()
+  const host = sandbox.getHost(3000)
+  await sandbox.kill()
+  const res = await get(host)
+  assert.equal(res.status, 502)
+  const json = JSON.parse(res.body)
+  assert.equal(json.message, 'The sandbox was not found')
+  assert.ok(sandbox.sandboxId.startsWith(json.sandboxId))
+  assert.equal(json.code, 502)
+})
+
 test(`${runtime}: sandbox lifecycle (connect, create, kill, timeout, info tests)`, async () => {
   // connect.test.ts
   const sbx = await Sandbox.create('base', { timeoutMs: 10_000 })

@@ -86,7 +86,8 @@ test(`${runtime}: getHost(port) reaches a server in the sandbox, HTTP`, async ()
   assert.deepEqual(why, { code: 502, message: 'The sandbox is running but port is not open', sandboxId: sbx.sandboxId, port: 8009 },
     'as E2B says it, without the internal address')
   const other = await get(`8000-${'x'.repeat(20)}.${host.split('.').slice(1).join('.')}`)
-  assert.equal(other.status, 404, 'an unknown sandbox is a 404')
+  assert.equal(other.status, 502, 'an unknown sandbox is E2B\'s 502')
+  assert.equal(JSON.parse(other.body).message, 'The sandbox was not found')
 })
 
 test(`${runtime}: getHost(port) reaches a WebSocket server in the sandbox`, async () => {
