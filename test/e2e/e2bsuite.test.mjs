@@ -611,3 +611,16 @@ test(`${runtime}: code interpreter callbacks, execution count, shell escapes, en
   assert.equal((await sandbox.runCode("import os; os.getenv('SBX')")).results[0].text.trim(), 'value')
   assert.equal((await sandbox.runCode("import os; os.getenv('FOO')")).results[0].text.trim(), 'bar')
 })
+
+test(`${runtime}: the list's next page goes on after a sandbox that ended since (not in E2B's suite)`, async () => {
+  const tag = `p${Date.now()}`
+  const made = []
+  for (let i = 0; i < 3; i++) made.push(await make({ metadata: { tag } }))
+  const paginator = Sandbox.list({ limit: 2, query: { metadata: { tag } } })
+  const first = await paginator.nextItems()
+  assert.deepEqual(first.map((s) => s.sandboxId), [made[2].sandboxId, made[1].sandboxId])
+  await made[1].kill() // the page's last, which the token names
+  const second = await paginator.nextItems()
+  assert.deepEqual(second.map((s) => s.sandboxId), [made[0].sandboxId])
+  assert.equal(paginator.hasNext, false)
+})
