@@ -87,6 +87,11 @@ for rt in $RUNTIMES; do
 done
 
 case " $RUNTIMES " in *" runsc "*)
+  log "E2B's own SDK tests, ported (e2b and @e2b/code-interpreter suites), on runsc"
+  test/e2e/daemon/run.sh runsc test/e2e/e2bsuite.test.mjs
+esac
+
+case " $RUNTIMES " in *" runsc "*)
   log "HTTPS host routing end-to-end on runsc (official e2b SDK by E2B_DOMAIN, private CA, wildcard cert)"
   # test-only: openssl makes the private CA and the wildcard certificate
   command -v openssl >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends openssl >/dev/null; }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/builder"
@@ -16,7 +17,8 @@ import (
 // listQuery is a parsed GET /v2/sandboxes query.
 type listQuery struct {
 	limit        int
-	after        string // nextToken: id of the last item of the previous page
+	after        string    // nextToken: id of the last item of the previous page
+	afterStarted time.Time // and its start (zero in a token of the id alone)
 	states       map[string]bool
 	metadata     map[string]string
 	template     string
@@ -34,11 +36,9 @@ func parseListQuery(q url.Values) (listQuery, error) {
 		}
 	}
 	if v := q.Get("nextToken"); v != "" {
-		b, err := base64.RawURLEncoding.DecodeString(v)
-		if err != nil || !sandbox.ValidID(string(b)) {
-			return lq, fmt.Errorf("%w: bad nextToken", sandbox.ErrInvalid)
+		if lq.after, lq.afterStarted, err = parseCursor(v); err != nil {
+			return lq, err
 		}
-		lq.after = string(b)
 	}
 	if lq.states, err = parseStates(q.Get("state")); err != nil {
 		return lq, err
@@ -136,19 +136,67 @@ func (lq listQuery) page(all []sandbox.Info) ([]sandbox.Info, string) {
 			items[i], items[j] = items[j], items[i]
 		}
 	}
-	if lq.after != "" {
-		for i, in := range items {
-			if in.ID == lq.after {
-				items = items[i+1:]
-				break
-			}
-		}
-	}
+	items = lq.afterCursor(items)
 	if len(items) <= lq.limit {
 		return items, ""
 	}
 	items = items[:lq.limit]
-	return items, base64.RawURLEncoding.EncodeToString([]byte(items[len(items)-1].ID))
+	last := items[len(items)-1]
+	return items, cursorOf(last)
+}
+
+// cursorOf is the nextToken after in: its id and start, so the next page
+// starts after its place even when it has ended since.
+func cursorOf(in sandbox.Info) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(in.ID + ":" + strconv.FormatInt(in.StartedAt.UnixNano(), 10)))
+}
+
+// parseCursor reads a nextToken: "<id>:<start ns>", or "<id>" alone (the
+// cluster front's per-node cursors).
+func parseCursor(tok string) (string, time.Time, error) {
+	b, err := base64.RawURLEncoding.DecodeString(tok)
+	id, ns, timed := strings.Cut(string(b), ":")
+	n, nerr := strconv.ParseInt(ns, 10, 64)
+	if err != nil || !sandbox.ValidID(id) || (timed && nerr != nil) {
+		return "", time.Time{}, fmt.Errorf("%w: bad nextToken", sandbox.ErrInvalid)
+	}
+	if !timed {
+		return id, time.Time{}, nil
+	}
+	return id, time.Unix(0, n), nil
+}
+
+// afterCursor drops from items (in the order asked) the cursor's item and
+// those before it. A cursor whose sandbox has ended since is placed by its
+// start and id, the order's keys (newest first, ties by id; reversed with
+// asc): the page goes on after it, not from the start again.
+func (lq listQuery) afterCursor(items []sandbox.Info) []sandbox.Info {
+	if lq.after == "" {
+		return items
+	}
+	for i, in := range items {
+		if in.ID == lq.after {
+			return items[i+1:]
+		}
+	}
+	if lq.afterStarted.IsZero() {
+		return items
+	}
+	for i, in := range items {
+		if lq.comesAfter(in) {
+			return items[i:]
+		}
+	}
+	return nil
+}
+
+// comesAfter reports whether in is listed after the cursor's place.
+func (lq listQuery) comesAfter(in sandbox.Info) bool {
+	t := lq.afterStarted
+	if lq.asc {
+		return in.StartedAt.After(t) || (in.StartedAt.Equal(t) && in.ID < lq.after)
+	}
+	return in.StartedAt.Before(t) || (in.StartedAt.Equal(t) && in.ID > lq.after)
 }
 
 // listV1 is the deprecated GET /sandboxes: running sandboxes, metadata filter.

@@ -1,8 +1,12 @@
 package api
 
 import (
+	"encoding/base64"
 	"net/url"
 	"reflect"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,3 +104,76 @@ func FuzzParseListQuery(f *testing.F) {
 		}
 	})
 }
+
+// TestListPagingAfterAnEndedCursor: the sandbox a nextToken names may end
+// before the next page is asked (a client that kills what it lists, page by
+// page); the next page then goes on after its place, in either order, not
+// from the first sandbox again. Before, a cursor not found restarted the
+// list: the next page repeated sandboxes already listed.
+func TestListPagingAfterAnEndedCursor(t *testing.T) {
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var all []sandbox.Info
+	for i := 0; i < 6; i++ { // newest first, as Manager.List returns; two share a start
+		at := base.Add(time.Duration(6-i) * time.Minute)
+		if i == 3 {
+			at = all[2].StartedAt
+		}
+		all = append(all, sandbox.Info{Sandbox: store.Sandbox{ID: sandbox.NewID(), State: "running", StartedAt: at}})
+	}
+	sortLikeList(all)
+	for _, order := range []string{"desc", "asc"} {
+		items := append([]sandbox.Info(nil), all...)
+		if order == "asc" {
+			for i, j := 0, len(items)-1; i < j; i, j = i+1, j-1 {
+				items[i], items[j] = items[j], items[i]
+			}
+		}
+		for cut := 1; cut < 5; cut++ { // the cursor is items[cut-1], which then ends
+			lq, _ := parseListQuery(url.Values{"limit": {itoa(cut)}, "order": {order}})
+			_, next := lq.page(all)
+			rest := withoutID(all, items[cut-1].ID)
+			lq, err := parseListQuery(url.Values{"limit": {"100"}, "order": {order}, "nextToken": {next}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			page, _ := lq.page(rest)
+			if got, want := ids(page), ids(items[cut:]); !reflect.DeepEqual(got, want) {
+				t.Errorf("%s, cursor %d ended: next page %v, want %v", order, cut, got, want)
+			}
+		}
+	}
+	// The cluster front's per-node cursors carry the id alone.
+	if _, err := parseListQuery(url.Values{"nextToken": {base64URL(all[0].ID)}}); err != nil {
+		t.Errorf("an id-only nextToken: %v", err)
+	}
+	for _, bad := range []string{base64URL(all[0].ID + ":soon"), base64URL("no!:1")} {
+		if _, err := parseListQuery(url.Values{"nextToken": {bad}}); err == nil {
+			t.Errorf("nextToken %q accepted", bad)
+		}
+	}
+}
+
+func sortLikeList(all []sandbox.Info) {
+	slices.SortFunc(all, func(a, b sandbox.Info) int {
+		if c := b.StartedAt.Compare(a.StartedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+}
+
+func withoutID(all []sandbox.Info, id string) []sandbox.Info {
+	return slices.DeleteFunc(slices.Clone(all), func(in sandbox.Info) bool { return in.ID == id })
+}
+
+func ids(items []sandbox.Info) []string {
+	out := []string{}
+	for _, in := range items {
+		out = append(out, in.ID)
+	}
+	return out
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func base64URL(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }

@@ -107,9 +107,9 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // toOwner forwards r to the node recording sandbox id. A sandbox that is
-// gone (ended, or lost with its node) answers as on a node: 404 to the API,
-// 502 "not running" to its traffic (the SDK's isRunning reads it); one
-// never recorded is 404.
+// gone (ended, or lost with its node) or never recorded answers as on a
+// node: 404 to the API, E2B's 502 "The sandbox was not found" to its
+// traffic (the SDK's isRunning reads it).
 func (f *Front) toOwner(w http.ResponseWriter, r *http.Request, id string, traffic bool) {
 	if n := f.cachedOwner(r.Context(), id); n != nil {
 		f.forward(w, r, n)
@@ -145,8 +145,8 @@ func (f *Front) lookupOwner(w http.ResponseWriter, r *http.Request, id string, t
 	node, state, err := f.dir.SandboxOwner(r.Context(), id)
 	gone := err == nil && (state == string(store.StateLost) || state == store.StateEnded)
 	switch {
-	case gone && traffic:
-		f.fail(w, http.StatusBadGateway, "sandbox is not running")
+	case traffic && (gone || errors.Is(err, store.ErrNotFound)):
+		proxy.WriteSandboxNotFound(w, r, id) // as a node's proxy answers, E2B's 502
 	case errors.Is(err, store.ErrNotFound) || gone:
 		f.fail(w, http.StatusNotFound, fmt.Sprintf("sandbox %q not found", id))
 	case err != nil:

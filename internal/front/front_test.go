@@ -123,7 +123,7 @@ func TestFrontRoutesByOwner(t *testing.T) {
 		{"GET", "/sandboxes/gone", nil, 404, ""},
 		{"GET", "/sandboxes/ended", nil, 404, ""},
 		{"GET", "/health", []string{"E2b-Sandbox-Id", "gonegonegonegonegone"}, 502, ""}, // isRunning: false
-		{"GET", "/health", []string{"E2b-Sandbox-Id", "cccccccccccccccccccc"}, 404, ""},
+		{"GET", "/health", []string{"E2b-Sandbox-Id", "cccccccccccccccccccc"}, 502, ""}, // never made: as E2B, 502 too
 		{"GET", "/sandboxes/nosuch", nil, 404, ""},
 		{"POST", "/process.Process/Start", []string{"E2b-Sandbox-Id", "../x"}, 400, ""},
 	} {

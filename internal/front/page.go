@@ -15,7 +15,8 @@ import (
 )
 
 // cursor is the front's nextToken for GET /v2/sandboxes: per node, the id
-// of the last sandbox listed from it ("" none yet; done: nothing left).
+// and start ("<id>:<ns>", what a node's own nextToken holds) of the last
+// sandbox listed from it ("" none yet; done: nothing left).
 // A node missing from it (joined since the first page) starts afresh; a
 // node gone since is dropped.
 type cursor map[string]string
@@ -171,7 +172,7 @@ func nextCursor(ns []*store.Node, pages []nodePage, items []pagedItem, prev curs
 	last := make([]string, len(ns))
 	for _, it := range items {
 		shown[it.node]++
-		last[it.node] = it.id
+		last[it.node] = it.id + ":" + strconv.FormatInt(it.started.UnixNano(), 10) // a node's nextToken: id and start
 	}
 	for i, n := range ns {
 		switch {

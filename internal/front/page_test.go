@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -36,7 +37,8 @@ func listNode(t testing.TB, ids []string, started map[string]time.Time) *httptes
 		}
 		if tok := q.Get("nextToken"); tok != "" {
 			after, _ := base64.RawURLEncoding.DecodeString(tok)
-			items = items[slices.Index(items, string(after))+1:]
+			id, _, _ := strings.Cut(string(after), ":") // a node's token: "<id>:<start ns>"
+			items = items[slices.Index(items, id)+1:]
 		}
 		if len(items) > limit {
 			items = items[:limit]

@@ -61,7 +61,7 @@ func headerServer(t *testing.T, size int, stall bool) (host string, port int) {
 // the daemon's memory: before, each could hold 10 MiB (net/http's default)
 // and 40 of them held hundreds of MiB, for a daemon every tenant shares.
 func TestUpstreamHeaderBounded(t *testing.T) {
-	get := func(host string, port int) int { return askSandbox(host, port).Code }
+	get := func(host string, port int) int { rec, _ := askSandbox(host, port); return rec.Code }
 	if code := get(headerServer(t, 16<<10, false)); code != http.StatusOK {
 		t.Fatalf("a 16 KiB header: %d, want 200", code)
 	}

@@ -31,7 +31,6 @@ var (
 type Sandboxes interface {
 	Get(id string) (sandbox.Info, error)
 	List() []sandbox.Info
-	Ended(id string) bool
 	// AutoResume resumes a paused sandbox that asked for it (autoResume)
 	// and returns it running; it fails wrapping sandbox.ErrConflict if the
 	// sandbox is paused without autoResume.
@@ -76,7 +75,11 @@ func New(sbx Sandboxes, domain string, fail ErrorWriter, log *slog.Logger) *Prox
 		}},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			log.Debug("proxy upstream error", "err", err, "path", r.URL.Path)
-			fail(w, http.StatusBadGateway, upstreamMessage(r, err))
+			if errors.Is(err, syscall.ECONNREFUSED) {
+				writePortClosed(w, r)
+				return
+			}
+			fail(w, http.StatusBadGateway, "sandbox port is not reachable: "+upstreamErr(err))
 		},
 	}
 	return p
@@ -91,17 +94,6 @@ func upstreamErr(err error) string {
 		return op.Op + ": " + op.Err.Error()
 	}
 	return err.Error()
-}
-
-// upstreamMessage is a 502's message: for a port nothing listens on in a
-// running sandbox E2B's proxy's words ("The sandbox is running but port is
-// not open"), by the port the client asked for; then the cause, without
-// addresses (upstreamErr).
-func upstreamMessage(r *http.Request, err error) string {
-	if errors.Is(err, syscall.ECONNREFUSED) {
-		return "the sandbox is running but port " + r.URL.Port() + " is not open: " + upstreamErr(err)
-	}
-	return "sandbox port is not reachable: " + upstreamErr(err)
 }
 
 // Match reports whether r is sandbox traffic: it carries routing headers or a
@@ -126,15 +118,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if err != nil && p.sbx.AdoptMovedTraffic(r.Context(), t.ID) == nil {
 			in, err = p.sbx.Get(t.ID)
 		}
-	} else {
-		t, in, err = p.bySignature(r)
-	}
-	if err != nil && ok && p.sbx.Ended(t.ID) {
-		p.fail(w, http.StatusBadGateway, "sandbox is not running")
+	} else if t, in, err = p.bySignature(r); err != nil {
+		p.fail(w, signatureStatus(err), err.Error())
 		return
 	}
 	if err != nil {
-		p.fail(w, http.StatusNotFound, "sandbox not found")
+		WriteSandboxNotFound(w, r, t.ID) // ended or unknown: E2B answers both alike
 		return
 	}
 	if status, msg := authorize(r, t, in); status != 0 {
@@ -248,7 +237,25 @@ func tokenOK(got, want string) bool {
 	return want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }
 
-// bySignature finds the sandbox whose token produced a signed /files URL.
+// Errors of a signed /files URL that no sandbox's token produced.
+var (
+	// errBadSignature is envd's answer (401, its words) to a signature
+	// its token did not make: with no sandbox in the URL, every sandbox's
+	// envd would say so.
+	errBadSignature = errors.New("invalid signature")
+	errBadExpiry    = errors.New("invalid signature_expiration")
+)
+
+// signatureStatus is the status of a bySignature error.
+func signatureStatus(err error) int {
+	if errors.Is(err, errBadExpiry) {
+		return http.StatusBadRequest
+	}
+	return http.StatusUnauthorized
+}
+
+// bySignature finds the sandbox whose token produced a signed /files URL;
+// else errBadSignature (or errBadExpiry for an expiry that is no number).
 func (p *Proxy) bySignature(r *http.Request) (Target, sandbox.Info, error) {
 	q := r.URL.Query()
 	op := "read"
@@ -258,7 +265,7 @@ func (p *Proxy) bySignature(r *http.Request) (Target, sandbox.Info, error) {
 	sig, fpath, user := q.Get("signature"), q.Get("path"), q.Get("username")
 	exp, ok := envdsig.ParseExpiry(q.Get("signature_expiration"))
 	if !ok {
-		return Target{}, sandbox.Info{}, sandbox.ErrNotFound
+		return Target{}, sandbox.Info{}, errBadExpiry
 	}
 	signer := envdsig.NewSigner(fpath, op, user) // its part hashed once, not per sandbox
 	for _, in := range p.sbx.List() {
@@ -266,7 +273,7 @@ func (p *Proxy) bySignature(r *http.Request) (Target, sandbox.Info, error) {
 			return Target{ID: in.ID, Port: EnvdPort}, in, nil
 		}
 	}
-	return Target{}, sandbox.Info{}, sandbox.ErrNotFound
+	return Target{}, sandbox.Info{}, errBadSignature
 }
 
 // smallBody is the largest declared request body DetachBody reads whole

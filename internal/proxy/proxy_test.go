@@ -136,7 +136,7 @@ func TestAuthorize(t *testing.T) {
 		{"init blocked dotted", "/./init", a.ID, "token-a", "", 403},
 		{"init blocked double slash", "//init", a.ID, "token-a", "", 403},
 		{"health open", "/health", a.ID, "", "", 200},
-		{"unknown sandbox", "/health", sandbox.NewID(), "", "", 404},
+		{"unknown sandbox", "/health", sandbox.NewID(), "", "", 502},
 		{"bad id", "/health", "../x", "", "", 400},
 		{"other port public", "/", a.ID, "", "8080", 200},
 	}
@@ -174,18 +174,34 @@ func TestSignedURLRouting(t *testing.T) {
 	if resp.StatusCode != 200 || resp.Header.Get("X-Upstream-Path") != "/files" {
 		t.Fatalf("signed download: %d", resp.StatusCode)
 	}
-	// Tampered path, or a write with a read signature, finds no sandbox.
-	for _, u := range []string{"/files?path=/etc/shadow&signature=" + sig} {
-		resp, _ := http.Get(front.URL + u)
-		resp.Body.Close()
-		if resp.StatusCode != 404 {
-			t.Fatalf("%s: %d, want 404", u, resp.StatusCode)
+	// A tampered path or signature, or a write with a read signature, finds
+	// no sandbox: envd's 401 {code, message: "invalid signature"}, what any
+	// sandbox's envd would answer (before: 404 "sandbox not found"). An
+	// expiry that is no number is a 400.
+	for _, tt := range []struct {
+		method, url string
+		status      int
+		msg         string
+	}{
+		{"GET", "/files?path=/etc/shadow&signature=" + sig, 401, "invalid signature"},
+		{"GET", "/files?path=/home/user/x.txt&signature=v1_forged", 401, "invalid signature"},
+		{"POST", "/files?path=/home/user/x.txt&signature=" + sig, 401, "invalid signature"},
+		{"GET", "/files?path=/home/user/x.txt&signature_expiration=soon&signature=" + sig, 400, "invalid signature_expiration"},
+	} {
+		req, _ := http.NewRequest(tt.method, front.URL+tt.url, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	resp, _ = http.Post(front.URL+"/files?path=/home/user/x.txt&signature="+sig, "application/octet-stream", nil)
-	resp.Body.Close()
-	if resp.StatusCode != 404 {
-		t.Fatalf("write with read signature: %d", resp.StatusCode)
+		var body struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.status || body.Code != tt.status || body.Message != tt.msg {
+			t.Errorf("%s %s: %d %+v, want %d %q", tt.method, tt.url, resp.StatusCode, body, tt.status, tt.msg)
+		}
 	}
 	_ = a
 }

@@ -138,7 +138,7 @@ test(`${runtime}: an exposed port through the front, by <port>-<id>.<domain>`, a
   }
   assert.equal(r.status, 200)
   assert.equal(r.body, 'hello through the front')
-  assert.equal((await getVia(`8000-${'x'.repeat(20)}.${sbx.getHost(8000).split('.').slice(1).join('.')}`)).status, 404)
+  assert.equal((await getVia(`8000-${'x'.repeat(20)}.${sbx.getHost(8000).split('.').slice(1).join('.')}`)).status, 502, 'an unknown sandbox: E2B\'s 502')
 })
 
 test(`${runtime}: kill through the front; the sandbox is gone on its node`, async () => {

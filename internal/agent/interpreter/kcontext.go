@@ -23,6 +23,7 @@ type kcontext struct {
 	Context
 	srv *Server
 	run chan struct{}
+	seq uint64 // order of making (Server.list); set once, under srv.mu
 
 	mu      sync.Mutex
 	d       *driver

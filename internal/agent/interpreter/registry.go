@@ -1,8 +1,10 @@
 package interpreter
 
 import (
+	"cmp"
 	"crypto/rand"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,6 +30,8 @@ func (s *Server) newContext(lang, cwd string) (*kcontext, error) {
 	if s.closed {
 		return nil, errServerClosed
 	}
+	s.made++
+	k.seq = s.made
 	s.contexts[k.ID] = k
 	return k, nil
 }
@@ -83,14 +87,17 @@ func (s *Server) remove(id string) error {
 	return nil
 }
 
+// list returns the contexts in the order they were made, as E2B's server
+// lists them (its contexts live in a Python dict): the one made last is last.
 func (s *Server) list() []Context {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]Context, 0, len(s.contexts))
-	for _, k := range s.contexts {
+	all := slices.Collect(maps.Values(s.contexts))
+	s.mu.Unlock()
+	slices.SortFunc(all, func(a, b *kcontext) int { return cmp.Compare(a.seq, b.seq) })
+	out := make([]Context, 0, len(all))
+	for _, k := range all {
 		out = append(out, k.Context)
 	}
-	slices.SortFunc(out, func(a, b Context) int { return strings.Compare(a.ID, b.ID) })
 	return out
 }
 

@@ -76,6 +76,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	contexts map[string]*kcontext
+	made     uint64               // contexts made so far: the next one's seq
 	defaults map[string]*kcontext // language → default context
 	closed   bool
 }
@@ -91,6 +92,13 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, dir: dir, contexts: map[string]*kcontext{}, defaults: map[string]*kcontext{}}
 	s.handler = s.routes()
 	if cfg.Prewarm {
+		// E2B's server has a python and a javascript context from its
+		// start, listed in that order; javascript's driver starts on use.
+		for _, lang := range []string{Python, JavaScript} {
+			if _, err := s.defaultContext(lang); err != nil {
+				cfg.Logger.Info("interpreter: no default context", "language", lang, "err", err)
+			}
+		}
 		end := func() {}
 		if cfg.Begin != nil {
 			end = cfg.Begin()
