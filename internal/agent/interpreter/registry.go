@@ -123,7 +123,38 @@ func (s *Server) resolveCwd(cwd string) (string, error) {
 	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
 		return "", fmt.Errorf("%w: cwd %q is not an existing directory", errBadRequest, cwd)
 	}
-	return filepath.Clean(cwd), nil
+	cwd = filepath.Clean(cwd)
+	if u, err := s.cfg.Users.Lookup(s.cfg.User); err == nil && credential(u) != nil && !searchable(cwd, u) {
+		return "", fmt.Errorf("%w: cwd %q is not accessible to %s, who runs the code (it needs search permission on every directory of the path)", errBadRequest, cwd, s.cfg.User)
+	}
+	return cwd, nil
+}
+
+// searchable reports whether u may enter dir: search (x) permission on dir
+// and each directory above it, by owner, group or other bits, as the kernel
+// checks them (root always may; ACLs are not read).
+func searchable(dir string, u identity.User) bool {
+	if u.UID == 0 {
+		return true
+	}
+	for p := dir; ; p = filepath.Dir(p) {
+		var st syscall.Stat_t
+		if syscall.Stat(p, &st) != nil {
+			return false
+		}
+		bit := uint32(0o001)
+		if st.Uid == u.UID {
+			bit = 0o100
+		} else if st.Gid == u.GID || slices.Contains(u.Groups, st.Gid) {
+			bit = 0o010
+		}
+		if st.Mode&bit == 0 {
+			return false
+		}
+		if p == "/" {
+			return true
+		}
+	}
 }
 
 // newID returns a random UUID (v4), the form Jupyter kernel IDs take.

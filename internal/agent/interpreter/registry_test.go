@@ -1,6 +1,10 @@
 package interpreter
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/sbx-dev/sbx/internal/agent/identity"
@@ -60,5 +64,46 @@ func TestDefaultContextsListed(t *testing.T) {
 	js.mu.Unlock()
 	if started {
 		t.Error("javascript's driver started before any use")
+	}
+}
+
+// TestCwdNotSearchable: a context's cwd that the code's user cannot enter
+// (a directory under root's 0700 one, as /root is) is a 400 naming why,
+// not a kernel that fails to start (503). Needs root: the agent switches
+// to the user only then.
+func TestCwdNotSearchable(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the agent runs code as the user only as root")
+	}
+	dir := t.TempDir()
+	passwd := filepath.Join(dir, "passwd")
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.WriteFile(passwd, []byte("user:x:4242:4242::/home/user:/bin/sh\n"), 0o644))
+	must(os.WriteFile(filepath.Join(dir, "group"), nil, 0o644))
+	private := filepath.Join(dir, "root")
+	must(os.Mkdir(private, 0o700))
+	inside := filepath.Join(private, "open")
+	must(os.Mkdir(inside, 0o755))
+	must(os.Chmod(dir, 0o755))
+	must(os.Chmod(filepath.Dir(dir), 0o755)) // t.TempDir makes both 0700
+	s, err := New(Config{Python: "/nonexistent/python3", Users: identity.Files{Passwd: passwd, Group: filepath.Join(dir, "group")}})
+	must(err)
+	defer s.Close()
+	for _, cwd := range []string{private, inside} {
+		if _, err := s.resolveCwd(cwd); !errors.Is(err, errBadRequest) || !strings.Contains(err.Error(), "not accessible to user") {
+			t.Errorf("cwd %s: %v, want a 400 saying user cannot enter it", cwd, err)
+		}
+	}
+	must(os.Chmod(private, 0o711))
+	if got, err := s.resolveCwd(inside); err != nil || got != inside {
+		t.Errorf("cwd %s once its parent is searchable: %q, %v", inside, got, err)
+	}
+	if _, err := s.resolveCwd("/tmp"); err != nil {
+		t.Errorf("cwd /tmp: %v", err)
 	}
 }
