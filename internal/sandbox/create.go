@@ -346,6 +346,7 @@ func (m *Manager) register(ctx context.Context, sb *Sandbox) (Info, error) {
 	defer m.mu.Unlock()
 	m.sandboxes[sb.rec.ID] = sb
 	m.armLocked(sb)
+	m.watchExit(sb)
 	return m.infoLocked(sb), nil
 }
 
