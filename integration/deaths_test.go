@@ -188,3 +188,64 @@ func (s *sandbox) endAudited() bool {
 	}
 	return false
 }
+
+// TestPooledSandboxDies (runsc, crun): a pooled sandbox whose init dies
+// leaves its pool and is replaced; the next create gets a live sandbox at
+// once (before: it claimed the dead one and waited ~11 s for its agent
+// before starting cold).
+func TestPooledSandboxDies(t *testing.T) {
+	for _, rt := range []string{"runsc", "crun"} {
+		t.Run(rt, func(t *testing.T) {
+			d := startDaemon(t, rt, "", "--pool", "base=1")
+			d.waitPool(t, 1)
+			dead := d.onlyBundle(t, rt)
+			killInit(t, d, &sandbox{d: d, ID: dead}, rt)
+			start := time.Now()
+			sb := d.create(map[string]any{"timeout": 60})
+			took := time.Since(start)
+			if sb.ID == dead || took > 5*time.Second {
+				t.Fatalf("create after the pooled sandbox died: %s in %v (the dead one: %s)", sb.ID, took, dead)
+			}
+			if _, code := sb.run("user", "true", 20*time.Second); code != 0 {
+				t.Fatalf("the created sandbox: exit %d", code)
+			}
+			// Reaped by the watchdog, or by the claim that found it dying.
+			bundle := d.dataDir + "/run/runtime/bundles-" + rt + "/" + dead
+			for end := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+				if _, err := os.Stat(bundle); os.IsNotExist(err) {
+					break
+				} else if time.Now().After(end) {
+					t.Fatalf("the dead pooled sandbox was not reaped:\n%s", problems(d.log.String(), 3000))
+				}
+			}
+		})
+	}
+}
+
+// waitPool waits up to 60 s for the daemon's base pool to hold n.
+func (d *daemon) waitPool(t *testing.T, n int) {
+	t.Helper()
+	for end := time.Now().Add(60 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		var h struct {
+			Pools map[string]int `json:"pools"`
+		}
+		d.api("GET", "/health", nil, &h)
+		for _, v := range h.Pools {
+			if v == n {
+				return
+			}
+		}
+	}
+	t.Fatalf("pool never held %d", n)
+}
+
+// onlyBundle is the id of the one runtime bundle of the daemon (its pooled
+// sandbox, before any create).
+func (d *daemon) onlyBundle(t *testing.T, rt string) string {
+	t.Helper()
+	ents, err := os.ReadDir(d.dataDir + "/run/runtime/bundles-" + rt)
+	if err != nil || len(ents) != 1 {
+		t.Fatalf("bundles: %v %v", ents, err)
+	}
+	return ents[0].Name()
+}

@@ -16,7 +16,7 @@ func TestNotifyExit(t *testing.T) {
 	}
 	defer cmd.Wait() //nolint:errcheck // reaps the zombie at the end
 	fired := make(chan struct{})
-	if err := NotifyExit(cmd.Process.Pid, func() { close(fired) }); err != nil {
+	if _, err := NotifyExit(cmd.Process.Pid, func() { close(fired) }); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -37,12 +37,35 @@ func TestNotifyExit(t *testing.T) {
 	}
 	_ = cmd.Wait()
 	gone := make(chan struct{})
-	if err := NotifyExit(cmd.Process.Pid, func() { close(gone) }); err != nil {
+	if _, err := NotifyExit(cmd.Process.Pid, func() { close(gone) }); err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case <-gone:
 	case <-time.After(5 * time.Second):
 		t.Fatal("no callback for a pid already gone")
+	}
+}
+
+// TestNotifyExitStop: a stopped watch never calls back, and releases its
+// descriptor.
+func TestNotifyExitStop(t *testing.T) {
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait() //nolint:errcheck // reaps the zombie at the end
+	fired := make(chan struct{})
+	stop, err := NotifyExit(cmd.Process.Pid, func() { close(fired) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	stop()
+	_ = cmd.Process.Kill()
+	select {
+	case <-fired:
+		t.Fatal("a stopped watch called back")
+	case <-time.After(300 * time.Millisecond):
 	}
 }

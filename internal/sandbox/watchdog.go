@@ -69,7 +69,8 @@ func (m *Manager) watchExit(sb *Sandbox) {
 	if sb.rt == nil || sb.rt.Pid() <= 0 {
 		return
 	}
-	if err := runtime.NotifyExit(sb.rt.Pid(), m.kickWatchdog); err != nil {
+	// The watch ends with the process (a kill or pause deletes it).
+	if _, err := runtime.NotifyExit(sb.rt.Pid(), m.kickWatchdog); err != nil {
 		m.unwatched.Store(true)
 		m.kickWatchdog() // picks up the shorter interval
 		m.log.Warn("cannot watch a sandbox's init; sweeping /proc instead", "sandbox", sb.rec.ID, "err", err)
