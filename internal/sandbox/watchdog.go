@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/runtime"
@@ -51,7 +52,9 @@ func (m *Manager) reapDead(ctx context.Context) {
 	running, pooled := m.dead()
 	for _, d := range running {
 		m.log.Warn("sandbox init exited; reaping", append([]any{"sandbox", d.id}, m.lastWordsOf(d.id)...)...)
-		if m.kill(ctx, d.id, "exited", initDead) == nil {
+		// Counted unless another end (an API kill) took it first; a reap
+		// that failed is retried by the next start, the death stands.
+		if err := m.kill(ctx, d.id, "exited", initDead); !errors.Is(err, ErrNotFound) {
 			m.observer().Died(d.runtime)
 		}
 	}
