@@ -40,14 +40,16 @@ func (*mcpCmd) run(e *env) int {
 // mcpHTTPHandler serves the same tools over streamable HTTP on the daemon
 // (/mcp). Each session is a client of the daemon's own API, authenticated
 // with the caller's X-API-Key (or Authorization: Bearer <key>). Every
-// request must carry a key that auth accepts (else 401 with the API's
+// request must carry a key that admit accepts (else 401 with the API's
 // {code, message}), so that only the API's callers make sessions, and a
-// revoked key's session ends at its next request; a session idle for
+// revoked key's session ends at its next request; admit also holds each
+// request to the API's rate limits (429 past the team's bucket, which its
+// API calls share; unknown keys per address); a session idle for
 // mcpSessionIdle is closed. A team holds at most mcpMaxSessions open
 // sessions (each is a server in the daemon's memory; 429 past it). A
 // session answers only the key that made it (403 for another valid key):
 // it acts with that key, so its id must not be a credential of its own.
-func mcpHTTPHandler(apiURL string, auth func(key string) (team string, ok bool)) http.Handler {
+func mcpHTTPHandler(apiURL string, admit func(w http.ResponseWriter, r *http.Request, key string) (team string, ok bool)) http.Handler {
 	sessions := newMCPSessions(mcpMaxSessions)
 	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		srv := mcpserver.New(newMCPBackend(client.New(apiURL, mcpKey(r))), version.Version)
@@ -57,9 +59,8 @@ func mcpHTTPHandler(apiURL string, auth func(key string) (team string, ok bool))
 	bound := mcpauth.RequireBearerToken(keyIdentity, &mcpauth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := mcpKey(r)
-		team, ok := auth(key)
+		team, ok := admit(w, r, key) // answers 401 or 429 itself
 		if !ok {
-			api.WriteError(w, http.StatusUnauthorized, "invalid or missing X-API-Key")
 			return
 		}
 		r = r.Clone(r.Context())

@@ -6,11 +6,19 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/sbx-dev/sbx/internal/api"
 )
 
-// teamsOf authenticates the keys of byKey as their teams.
-func teamsOf(byKey map[string]string) func(string) (string, bool) {
-	return func(k string) (string, bool) { t, ok := byKey[k]; return t, ok }
+// teamsOf admits the keys of byKey as their teams (others get 401).
+func teamsOf(byKey map[string]string) func(http.ResponseWriter, *http.Request, string) (string, bool) {
+	return func(w http.ResponseWriter, _ *http.Request, k string) (string, bool) {
+		t, ok := byKey[k]
+		if !ok {
+			api.WriteError(w, http.StatusUnauthorized, "invalid or missing X-API-Key")
+		}
+		return t, ok
+	}
 }
 
 const mcpInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`

@@ -152,17 +152,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // team, never the key).
 func (s *Server) auth(next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, ok := s.principal(r.Header.Get("X-API-Key"))
+		p, ok := s.gate(w, r, r.Header.Get("X-API-Key"))
 		if !ok {
-			host := remoteHost(r)
-			if s.limited(w, r, s.unauthLim, host, "", map[string]string{"remote": host, "status": "401"}) {
-				return
-			}
-			s.record(r, "", http.StatusUnauthorized)
-			WriteError(w, http.StatusUnauthorized, "invalid or missing X-API-Key")
-			return
-		}
-		if !p.Admin && s.limited(w, r, s.teamLim, p.TeamID(), p.KeyID, map[string]string{"team": p.TeamID(), "remote": remoteHost(r)}) {
 			return
 		}
 		r = withPrincipal(r, p)

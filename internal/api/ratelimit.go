@@ -29,6 +29,40 @@ const (
 // serving.
 func (s *Server) SetTeamRate(rate, burst float64) { s.teamLim = ratelimit.New(rate, burst) }
 
+// gate resolves key and holds its caller to the rate limits: a team key to
+// its team's bucket, an unknown key (answered 401, audited) to its
+// address's; admin keys are not limited. ok is false when the answer (401
+// or 429) has been written.
+func (s *Server) gate(w http.ResponseWriter, r *http.Request, key string) (_ Principal, ok bool) {
+	p, ok := s.principal(key)
+	if !ok {
+		host := remoteHost(r)
+		if !s.limited(w, r, s.unauthLim, host, "", map[string]string{"remote": host, "status": "401"}) {
+			s.record(r, "", http.StatusUnauthorized)
+			WriteError(w, http.StatusUnauthorized, "invalid or missing X-API-Key")
+		}
+		return Principal{}, false
+	}
+	if !p.Admin && s.limited(w, r, s.teamLim, p.TeamID(), p.KeyID, map[string]string{"team": p.TeamID(), "remote": remoteHost(r)}) {
+		return Principal{}, false
+	}
+	return p, true
+}
+
+// Admit gates a request that is served beside the API but acts with an API
+// key (/mcp, whose tools then call the API with it): key is authenticated
+// as every API route does and its caller held to the same rate limits, a
+// team key's bucket shared with its API calls (gate). It returns the key's
+// team as the API shows it; when ok is false the answer (401 or 429,
+// {code, message}) has been written.
+func (s *Server) Admit(w http.ResponseWriter, r *http.Request, key string) (team string, ok bool) {
+	p, ok := s.gate(w, r, key)
+	if !ok {
+		return "", false
+	}
+	return p.TeamID(), true
+}
+
 // limited answers 429 when key is past its bucket in l and reports
 // its refusals once a second; it reports whether the request was refused.
 // A refused request is marked so that it is logged at debug only.

@@ -74,7 +74,7 @@ type Config struct {
 	// MCP, if set, serves /mcp: MCP over the daemon's own API at apiURL
 	// (cmd/sbx's client-backed tools), for callers whose key auth accepts
 	// (the API's own authentication; it names the key's team). nil: no /mcp.
-	MCP func(apiURL string, auth func(key string) (team string, ok bool)) http.Handler
+	MCP func(apiURL string, admit func(w http.ResponseWriter, r *http.Request, key string) (team string, ok bool)) http.Handler
 }
 
 // ParseFlags reads sbx serve's flags into a Config; flag.ErrHelp for -h.
@@ -212,7 +212,7 @@ func listenAndServe(ctx context.Context, f *Config, mgr *sandbox.Manager, bs *bu
 	px.SetLimits(proxy.DefaultLimits())
 	var mcpH http.Handler
 	if f.MCP != nil {
-		mcpH = f.MCP("http://"+f.listen, apiSrv.Authenticate)
+		mcpH = f.MCP("http://"+f.listen, apiSrv.Admit)
 	}
 	dashH := dashboardHandler(f, apiSrv, apiSrv, log)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

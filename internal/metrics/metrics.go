@@ -37,6 +37,7 @@ type Metrics struct {
 	refusals     *prometheus.CounterVec   // reason
 	poolClaims   *prometheus.CounterVec   // template, runtime, result
 	poolRefills  *prometheus.CounterVec   // template, runtime, result
+	deaths       *prometheus.CounterVec   // runtime
 	api          *prometheus.HistogramVec // route, code
 	proxyReqs    prometheus.Counter
 	proxyBytes   *prometheus.CounterVec // direction
@@ -69,6 +70,7 @@ func New(reg *prometheus.Registry, runtimes []string) *Metrics {
 	m.refusals = f.counter("admission_refusals_total", "Creates refused by admission (full: node or queue full; wait: no slot in time).", "reason")
 	m.poolClaims = f.counter("pool_claims_total", "Creates that looked in a warm pool (result: hit or miss).", "template", "runtime", "result")
 	m.poolRefills = f.counter("pool_refills_total", "Warm pool refills (result: ok or error).", "template", "runtime", "result")
+	m.deaths = f.counter("sandbox_deaths_total", "Sandboxes (running or pooled) reaped because their init ended unasked: agent exited, runtime killed.", "runtime")
 	m.api = f.hist("api_request_seconds", "API requests by route pattern and status code.", apiBuckets, "route", "code")
 	m.proxyReqs = f.plain("proxy_requests_total", "Requests forwarded to sandboxes.")
 	m.proxyBytes = f.counter("proxy_bytes_total", "Bytes forwarded through the sandbox proxy (in: to sandboxes, out: from them).", "direction")

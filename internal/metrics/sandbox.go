@@ -48,6 +48,9 @@ func (m *Metrics) PoolRefill(tmpl, rt string, err error) {
 	m.poolRefills.WithLabelValues(m.templates.value(tmpl), rt, result(err)).Inc()
 }
 
+// Died implements sandbox.Observer.
+func (m *Metrics) Died(rt string) { m.deaths.WithLabelValues(rt).Inc() }
+
 // Source is what the scrape-time gauges read (implemented by
 // *sandbox.Manager).
 type Source interface {

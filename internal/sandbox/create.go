@@ -81,7 +81,7 @@ func (m *Manager) create(ctx context.Context, o CreateOpts) (_ Info, err error) 
 	// A warm sandbox costs no runtime start: it takes no create slot and
 	// never queues behind cold starts.
 	if sb := m.claimOrWait(ctx, tmpl, rtName, res); sb != nil {
-		in, err := m.activateTimed(ctx, sb, o)
+		in, err := m.activateClaimed(ctx, sb, o)
 		m.kickRefill()
 		if err == nil {
 			pooled = true
@@ -114,6 +114,20 @@ func (m *Manager) activateTimed(ctx context.Context, sb *Sandbox, o CreateOpts) 
 	in, err := m.activate(ctx, sb, o)
 	m.observer().CreatePhase(sb.rec.Runtime, "init", time.Since(t0))
 	return in, err
+}
+
+// activateClaimed is activateTimed on a pooled sandbox, cut short if its
+// init dies meanwhile (it may have been dying when claimed): its /init
+// would otherwise be retried for seconds before the create starts cold.
+func (m *Manager) activateClaimed(ctx context.Context, sb *Sandbox, o CreateOpts) (Info, error) {
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if sb.rt != nil && sb.rt.Pid() > 0 {
+		if stop, err := runtime.NotifyExit(sb.rt.Pid(), cancel); err == nil {
+			defer stop()
+		}
+	}
+	return m.activateTimed(actx, sb, o)
 }
 
 // errAgentStart marks a sandbox whose agent did not answer in time.
@@ -346,6 +360,7 @@ func (m *Manager) register(ctx context.Context, sb *Sandbox) (Info, error) {
 	defer m.mu.Unlock()
 	m.sandboxes[sb.rec.ID] = sb
 	m.armLocked(sb)
+	m.watchExit(sb)
 	return m.infoLocked(sb), nil
 }
 

@@ -91,7 +91,9 @@ const drainTimeout = time.Second
 // its last poll (the end of the last commands), before sb is stopped.
 func (m *Manager) drainEvents(ctx context.Context, sb *Sandbox) {
 	d, ok := m.cfg.Events.(EventDrainer)
-	if !ok || sb.rt == nil || !sb.info.SandboxIP.IsValid() {
+	// A dead agent has nothing to say: on runsc its read would wait out
+	// drainTimeout (nothing answers for a Sentry that is gone).
+	if !ok || sb.rt == nil || !sb.info.SandboxIP.IsValid() || initDead(sb) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drainTimeout)

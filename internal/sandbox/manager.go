@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/egress"
@@ -139,6 +140,8 @@ type Manager struct {
 	tombs      map[string]time.Time // recently ended ids, see tombstone.go
 	pools      map[PoolKey]*pool
 	refillKick chan struct{} // a claim wakes RunPools (buffered 1)
+	deathKick  chan struct{} // a watched init's end wakes RunWatchdog (buffered 1)
+	unwatched  atomic.Bool   // an init could not be watched: the watchdog sweeps often
 
 	health healthCache // has its own lock, see health.go
 	obs    Observer    // SetObserver; nil: none
@@ -177,7 +180,8 @@ func New(cfg Config, st *store.Store, rts Runtimes, nw Network, ly Layers, tm Te
 		cfg.AgentPort = 49983
 	}
 	m := &Manager{cfg: cfg, store: st, runtimes: rts, network: nw, layers: ly, templates: tm,
-		log: log, sandboxes: map[string]*Sandbox{}, refillKick: make(chan struct{}, 1)}
+		log: log, sandboxes: map[string]*Sandbox{}, refillKick: make(chan struct{}, 1),
+		deathKick: make(chan struct{}, 1)}
 	if cfg.MaxCreating > 0 {
 		m.slots = semaphore.NewWeighted(int64(cfg.MaxCreating))
 	}

@@ -154,7 +154,8 @@ func TestRecoverAdoptsAndReaps(t *testing.T) {
 	delete(h.Running, lost.ID)
 	h.Nets["orphanorphanorphan00"] = true
 	h.Mu.Unlock()
-	_ = st.Put(ctx, &store.Sandbox{ID: NewID(), State: "creating", Runtime: "fake"})
+	halfMade := NewID()
+	_ = st.Put(ctx, &store.Sandbox{ID: halfMade, State: "creating", Runtime: "fake"})
 
 	m2 := newTestManager(t, h, st)
 	n, err := m2.Recover(ctx)
@@ -166,6 +167,11 @@ func TestRecoverAdoptsAndReaps(t *testing.T) {
 	}
 	if _, err := m2.Get(lost.ID); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("dead sandbox adopted: %v", err)
+	}
+	// Its traffic is "not running" (502), as a killed one's; a create that
+	// never answered was never known to a client.
+	if !m2.Ended(lost.ID) || m2.Ended(halfMade) {
+		t.Fatalf("tombstones after recover: dead %v, half-made %v", m2.Ended(lost.ID), m2.Ended(halfMade))
 	}
 	recs, _ := st.List(ctx)
 	if len(recs) != 1 || recs[0].ID != keep.ID {

@@ -26,6 +26,9 @@ type Observer interface {
 	PoolClaim(template, runtime string, hit bool)
 	// PoolRefill is a pool refill that finished.
 	PoolRefill(template, runtime string, err error)
+	// Died is a sandbox (running or pooled) reaped because its init ended
+	// without the daemon asking: the agent exited, the runtime was killed.
+	Died(runtime string)
 }
 
 // SetObserver installs o (before serving; nil: none).
@@ -74,3 +77,4 @@ func (nopObserver) Lifecycle(string, string, time.Duration, error) {}
 func (nopObserver) Refused(string)                                 {}
 func (nopObserver) PoolClaim(string, string, bool)                 {}
 func (nopObserver) PoolRefill(string, string, error)               {}
+func (nopObserver) Died(string)                                    {}

@@ -59,6 +59,10 @@ func (m *Manager) claimLocked(key PoolKey, build string, res Resources) (*Sandbo
 		return nil, p
 	}
 	sb := p.ready[len(p.ready)-1]
+	if initDead(sb) { // died since the watchdog last looked: it reaps it
+		m.kickWatchdog()
+		return nil, p
+	}
 	r := sb.rec
 	if r.Build != build || !sameShape(Resources{CPUCount: r.CPUCount, MemoryMB: r.MemoryMB, DiskSizeMB: r.DiskSizeMB}, res) {
 		return nil, p
@@ -212,6 +216,7 @@ func (m *Manager) fill(ctx context.Context, k PoolKey) {
 	if err == nil {
 		p.ready = append(p.ready, sb)
 		p.failures = 0
+		m.watchExit(sb)
 	} else {
 		p.failures++
 		p.retryAt = time.Now().Add(refillBackoff(p.failures))

@@ -24,9 +24,7 @@ func (m *Manager) Recover(ctx context.Context) (int, error) {
 	for _, rec := range recs {
 		known[rec.ID] = true
 		if err := m.adopt(ctx, rec); err != nil {
-			m.log.Warn("reaping sandbox", "sandbox", rec.ID, "reason", err)
-			m.event(rec.ID, "reaped", "reason", err.Error())
-			_ = m.reap(ctx, rec.ID, rec.Runtime, nil)
+			m.reapUnadopted(ctx, rec, err)
 			continue
 		}
 		m.event(rec.ID, "adopted", "team", rec.Team)
@@ -35,6 +33,28 @@ func (m *Manager) Recover(ctx context.Context) (int, error) {
 	m.reapOrphans(ctx, known)
 	m.reapImages(ctx)
 	return adopted, nil
+}
+
+// errDied: a recorded sandbox's init ended while the daemon was down.
+var errDied = errors.New("sandbox init exited while the daemon was down")
+
+// reapUnadopted reaps a record Recover could not adopt (why). One a client
+// knew (running, paused, resuming) is tombstoned as a kill is, so that its
+// traffic is answered "not running" (502), not "unknown"; one that died on
+// its own is counted as a death.
+func (m *Manager) reapUnadopted(ctx context.Context, rec *store.Sandbox, why error) {
+	m.log.Warn("reaping sandbox", "sandbox", rec.ID, "reason", why)
+	m.event(rec.ID, "reaped", "reason", why.Error())
+	switch rec.State {
+	case store.StateRunning, store.StatePaused, store.StateResuming:
+		m.mu.Lock()
+		m.buryLocked(rec.ID)
+		m.mu.Unlock()
+	}
+	if errors.Is(why, errDied) {
+		m.observer().Died(rec.Runtime)
+	}
+	_ = m.reap(ctx, rec.ID, rec.Runtime, nil)
 }
 
 // adopt verifies one record against the host and registers it.
@@ -66,6 +86,9 @@ func (m *Manager) adopt(ctx context.Context, rec *store.Sandbox) error {
 			st = runtime.StateRunning
 		}
 	}
+	if err == nil && st == runtime.StateStopped {
+		return errDied
+	}
 	if err != nil || st != runtime.StateRunning {
 		return fmt.Errorf("runtime state %q: %v", st, err)
 	}
@@ -93,6 +116,7 @@ func (m *Manager) adopt(ctx context.Context, rec *store.Sandbox) error {
 	m.mu.Lock()
 	m.sandboxes[rec.ID] = sb
 	m.armLocked(sb)
+	m.watchExit(sb)
 	m.mu.Unlock()
 	return nil
 }

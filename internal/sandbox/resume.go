@@ -108,6 +108,7 @@ func (m *Manager) resumeLocked(ctx context.Context, sb *Sandbox, timeout time.Du
 	sb.rec, sb.rt, sb.info = rec, built.rt, built.info
 	sb.epoch++
 	m.armLocked(sb)
+	m.watchExit(sb)
 	in := m.infoLocked(sb)
 	m.mu.Unlock()
 	m.log.Info("sandbox resumed", "sandbox", rec.ID, "took", time.Since(t0))

@@ -2,50 +2,124 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/runtime"
 )
 
-// watchEvery is how often the watchdog looks for sandboxes that died on
-// their own (init exited, or a gVisor Sentry OOM-killed by the host).
-const watchEvery = 2 * time.Second
+// How the watchdog finds sandboxes that died on their own (init exited:
+// the agent ended, a gVisor Sentry or its gofer was killed, the host OOM
+// killer took the container): each running or pooled sandbox's init is
+// watched through a pidfd (runtime.NotifyExit), whose end wakes the
+// watchdog at once; a sweep over /proc every sweepEvery is the safety net,
+// every watchEvery once a pidfd could not be armed (kernel without
+// pidfd_open, descriptors exhausted).
+const (
+	sweepEvery = 30 * time.Second
+	watchEvery = 2 * time.Second
+)
 
 // RunWatchdog reaps sandboxes whose init process is gone, until ctx ends.
-// It reads /proc only, so it costs nothing per sandbox but a file read.
+// At idle it costs a parked goroutine and a descriptor per sandbox and one
+// wakeup per sweepEvery: no polling per sandbox.
 func (m *Manager) RunWatchdog(ctx context.Context) {
-	t := time.NewTicker(watchEvery)
+	t := time.NewTimer(m.sweepInterval())
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			for _, id := range m.dead() {
-				m.log.Warn("sandbox init exited; reaping", append([]any{"sandbox", id}, m.lastWordsOf(id)...)...)
-				_ = m.kill(ctx, id, "exited", initDead)
-			}
+		case <-m.deathKick:
 		}
+		m.reapDead(ctx)
+		t.Reset(m.sweepInterval())
 	}
 }
 
-// dead lists running sandboxes whose init pid no longer lives.
-func (m *Manager) dead() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []string
-	for id, sb := range m.sandboxes {
-		if initDead(sb) {
-			out = append(out, id)
+// sweepInterval is sweepEvery while every init is watched by a pidfd,
+// watchEvery once one could not be.
+func (m *Manager) sweepInterval() time.Duration {
+	if m.unwatched.Load() {
+		return watchEvery
+	}
+	return sweepEvery
+}
+
+// reapDead reaps every running or pooled sandbox whose init died.
+func (m *Manager) reapDead(ctx context.Context) {
+	running, pooled := m.dead()
+	for _, d := range running {
+		m.log.Warn("sandbox init exited; reaping", append([]any{"sandbox", d.id}, m.lastWordsOf(d.id)...)...)
+		// Counted unless another end (an API kill) took it first; a reap
+		// that failed is retried by the next start, the death stands.
+		if err := m.kill(ctx, d.id, "exited", initDead); !errors.Is(err, ErrNotFound) {
+			m.observer().Died(d.runtime)
 		}
 	}
-	return out
+	for _, sb := range pooled {
+		m.log.Warn("pooled sandbox init exited; reaping", append([]any{"sandbox", sb.rec.ID}, m.lastWords(sb.rec.ID, sb.rt)...)...)
+		m.observer().Died(sb.rec.Runtime)
+		sb.closeAgent()
+		_ = m.reap(context.WithoutCancel(ctx), sb.rec.ID, sb.rec.Runtime, sb.rt)
+	}
+}
+
+// watchExit arms a pidfd on sb's init whose end wakes the watchdog. Where
+// that fails the watchdog falls back to sweeping every watchEvery.
+func (m *Manager) watchExit(sb *Sandbox) {
+	if sb.rt == nil || sb.rt.Pid() <= 0 {
+		return
+	}
+	// The watch ends with the process (a kill or pause deletes it).
+	if _, err := runtime.NotifyExit(sb.rt.Pid(), m.kickWatchdog); err != nil {
+		m.unwatched.Store(true)
+		m.kickWatchdog() // picks up the shorter interval
+		m.log.Warn("cannot watch a sandbox's init; sweeping /proc instead", "sandbox", sb.rec.ID, "err", err)
+	}
+}
+
+// kickWatchdog wakes RunWatchdog now.
+func (m *Manager) kickWatchdog() {
+	select {
+	case m.deathKick <- struct{}{}:
+	default:
+	}
+}
+
+// dead lists running sandboxes whose init pid no longer lives, and takes
+// the dead ones out of the warm pools (the caller reaps them).
+func (m *Manager) dead() (running []deadSandbox, pooled []*Sandbox) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for id, sb := range m.sandboxes {
+		if initDead(sb) {
+			running = append(running, deadSandbox{id, sb.rec.Runtime})
+		}
+	}
+	for _, p := range m.pools {
+		live := p.ready[:0]
+		for _, sb := range p.ready {
+			if initDead(sb) {
+				pooled = append(pooled, sb)
+			} else {
+				live = append(live, sb)
+			}
+		}
+		clear(p.ready[len(live):])
+		p.ready = live
+	}
+	return running, pooled
 }
 
 // initDead reports whether sb runs (not paused) and its init pid is gone.
 func initDead(sb *Sandbox) bool {
 	return sb.rt != nil && sb.rt.Pid() > 0 && !runtime.ProcessAlive(sb.rt.Pid())
 }
+
+// deadSandbox names a running sandbox found dead.
+type deadSandbox struct{ id, runtime string }
 
 // lastWordsOf is lastWords of sandbox id, if the manager still has it.
 func (m *Manager) lastWordsOf(id string) []any {

@@ -37,6 +37,11 @@ type Host struct {
 	// FailRemove, when set, is returned by every layer Remove, which then
 	// leaves the layer in place (a busy mount).
 	FailRemove error
+	// StartInit, when set, is called by every Runtime.Create for the host
+	// pid of the new sandbox's init (a real process the test can kill);
+	// otherwise that pid is 1, which never ends.
+	StartInit func() int
+	Pids      map[string]int // init pid per sandbox started with StartInit
 }
 
 func NewHost() *Host {
@@ -167,6 +172,12 @@ func (r Runtime) Create(_ context.Context, s runtime.Spec) (runtime.Sandbox, err
 		return nil, r.h.FailStart
 	}
 	r.h.Running[s.ID] = true
+	if r.h.StartInit != nil {
+		if r.h.Pids == nil {
+			r.h.Pids = map[string]int{}
+		}
+		r.h.Pids[s.ID] = r.h.StartInit()
+	}
 	return rtSandbox{r.h, s.ID}, nil
 }
 func (r Runtime) Load(_ context.Context, id string) (runtime.Sandbox, error) {
@@ -185,7 +196,14 @@ type rtSandbox struct {
 }
 
 func (s rtSandbox) ID() string { return s.id }
-func (s rtSandbox) Pid() int   { return 1 }
+func (s rtSandbox) Pid() int {
+	s.h.Mu.Lock()
+	defer s.h.Mu.Unlock()
+	if p := s.h.Pids[s.id]; p > 0 {
+		return p
+	}
+	return 1
+}
 func (s rtSandbox) State(context.Context) (runtime.State, error) {
 	s.h.Mu.Lock()
 	defer s.h.Mu.Unlock()
