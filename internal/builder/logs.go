@@ -2,11 +2,11 @@ package builder
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 )
@@ -115,16 +115,22 @@ type lineWriter struct {
 	buf   []byte
 }
 
+// Write logs each line p completes. It reads the output once: a line is
+// found from where the last one ended, never by copying what is left (a
+// chunk of the agent's is 32 KiB, and a step printing empty lines made that
+// quadratic: 0.1–0.8 s of the daemon's CPU per chunk).
 func (w *lineWriter) Write(p []byte) (int, error) {
 	w.buf = append(w.buf, p...)
+	rest := w.buf
 	for {
-		i := strings.IndexByte(string(w.buf), '\n')
+		i := bytes.IndexByte(rest, '\n')
 		if i < 0 {
 			break
 		}
-		w.log.add(w.level, w.step, "%s", strings.TrimRight(string(w.buf[:i]), "\r"))
-		w.buf = w.buf[i+1:]
+		w.log.add(w.level, w.step, "%s", bytes.TrimRight(rest[:i], "\r"))
+		rest = rest[i+1:]
 	}
+	w.buf = append(w.buf[:0], rest...)
 	if len(w.buf) > 8<<10 {
 		w.flush()
 	}

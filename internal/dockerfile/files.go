@@ -20,15 +20,38 @@ type entry struct{ rel, full string }
 
 // collect returns the files of src as the SDK's getAllFilesInPath does:
 // the matches of the glob src, plus everything below each match that is a
-// directory (not a symlink), sorted by full path.
-func collect(contextDir, src string, ignore []string) ([]entry, error) {
+// directory (not a symlink), sorted by full path; and the context opened as
+// an os.Root, through which the caller reads them (and closes it). A match
+// the root does not reach (a symlinked directory of the context pointing
+// outside it, as a cloned repository may hold: `link -> /home/me/.ssh` with
+// `COPY link/id_rsa`) is an error: no file outside the context is read.
+func collect(contextDir, src string, ignore []string) (*os.Root, []entry, error) {
 	if err := checkSource(src); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	root, err := filepath.Abs(contextDir)
 	if err != nil {
-		return nil, fmt.Errorf("context %s: %w", contextDir, err)
+		return nil, nil, fmt.Errorf("context %s: %w", contextDir, err)
 	}
+	files, err := match(root, src, ignore)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, nil, fmt.Errorf("context %s: %w", contextDir, err)
+	}
+	for _, f := range files {
+		if _, err := r.Lstat(orDot(f.rel)); err != nil {
+			r.Close()
+			return nil, nil, fmt.Errorf("%s is not inside the build context (a symlink leads out of it?): %w", f.rel, err)
+		}
+	}
+	return r, files, nil
+}
+
+// match lists the files of src under root, sorted by full path.
+func match(root, src string, ignore []string) ([]entry, error) {
 	ig := newIgnorer(root, ignore)
 	set := map[string]bool{}
 	for _, rel := range glob(root, src, ig) {
@@ -67,29 +90,31 @@ func orDot(rel string) string {
 // relative posix path, decimal st_mode and size, and its bytes (a
 // symlink's target instead, for symlinks, which are not followed).
 func FilesHash(contextDir, src, dest string, ignore []string) (string, error) {
-	files, err := collect(contextDir, src, ignore)
+	root, files, err := collect(contextDir, src, ignore)
 	if err != nil {
 		return "", err
 	}
+	defer root.Close()
 	h := sha256.New()
 	io.WriteString(h, "COPY "+src+" "+dest)
 	for _, f := range files {
-		if err := hashEntry(h, f); err != nil {
+		if err := hashEntry(h, root, f); err != nil {
 			return "", err
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// hashEntry adds one file: path, mode, size, then content or link target.
-func hashEntry(h hash.Hash, f entry) error {
+// hashEntry adds one file of root: path, mode, size, then content or link
+// target.
+func hashEntry(h hash.Hash, root *os.Root, f entry) error {
 	io.WriteString(h, f.rel)
-	fi, err := os.Lstat(f.full)
+	fi, err := root.Lstat(orDot(f.rel))
 	if err != nil {
 		return fmt.Errorf("hashing %s: %w", f.rel, err)
 	}
 	if fi.Mode()&os.ModeSymlink != 0 {
-		target, err := os.Readlink(f.full)
+		target, err := root.Readlink(f.rel)
 		if err != nil {
 			return fmt.Errorf("hashing %s: %w", f.rel, err)
 		}
@@ -99,7 +124,7 @@ func hashEntry(h hash.Hash, f entry) error {
 	}
 	writeStat(h, fi)
 	if fi.Mode().IsRegular() {
-		return hashContent(h, f)
+		return hashContent(h, root, f)
 	}
 	return nil
 }
@@ -114,8 +139,8 @@ func writeStat(h hash.Hash, fi os.FileInfo) {
 	io.WriteString(h, strconv.FormatInt(fi.Size(), 10))
 }
 
-func hashContent(h hash.Hash, f entry) error {
-	r, err := os.Open(f.full)
+func hashContent(h hash.Hash, root *os.Root, f entry) error {
+	r, err := root.Open(f.rel)
 	if err != nil {
 		return fmt.Errorf("hashing %s: %w", f.rel, err)
 	}

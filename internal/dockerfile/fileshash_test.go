@@ -80,8 +80,9 @@ func TestFilesHashMatchesSDK(t *testing.T) {
 	for _, tc := range hashCases {
 		t.Run(tc.src+" "+strings.Join(tc.ignore, ","), func(t *testing.T) {
 			want := runSDKHash(t, node, nodeModules, root, tc.src, tc.ignore)
-			files, err := collect(root, tc.src, tc.ignore)
+			r, files, err := collect(root, tc.src, tc.ignore)
 			must(t, err)
+			r.Close()
 			var got []string
 			for _, f := range files {
 				got = append(got, f.rel)

@@ -13,14 +13,15 @@ import (
 // contextDir, directories without recursing (their contents are entries of
 // their own), symlinks as symlinks.
 func TarContext(w io.Writer, contextDir, src string, ignore []string) error {
-	files, err := collect(contextDir, src, ignore)
+	root, files, err := collect(contextDir, src, ignore)
 	if err != nil {
 		return err
 	}
+	defer root.Close()
 	zw := gzip.NewWriter(w)
 	tw := tar.NewWriter(zw)
 	for _, f := range files {
-		if err := addTarEntry(tw, f); err != nil {
+		if err := addTarEntry(tw, root, f); err != nil {
 			return fmt.Errorf("archiving %s: %w", f.rel, err)
 		}
 	}
@@ -33,16 +34,19 @@ func TarContext(w io.Writer, contextDir, src string, ignore []string) error {
 	return nil
 }
 
-// addTarEntry writes one entry; sockets, devices and fifos are skipped, as
-// the context root is (it has no name).
-func addTarEntry(tw *tar.Writer, f entry) error {
-	fi, err := os.Lstat(f.full)
-	if err != nil || f.rel == "" {
+// addTarEntry writes one entry of root; sockets, devices and fifos are
+// skipped, as the context root is (it has no name).
+func addTarEntry(tw *tar.Writer, root *os.Root, f entry) error {
+	if f.rel == "" {
+		return nil
+	}
+	fi, err := root.Lstat(f.rel)
+	if err != nil {
 		return err
 	}
 	link := ""
 	if fi.Mode()&os.ModeSymlink != 0 {
-		if link, err = os.Readlink(f.full); err != nil {
+		if link, err = root.Readlink(f.rel); err != nil {
 			return err
 		}
 	} else if !fi.IsDir() && !fi.Mode().IsRegular() {
@@ -62,11 +66,11 @@ func addTarEntry(tw *tar.Writer, f entry) error {
 	if !fi.Mode().IsRegular() {
 		return nil
 	}
-	return copyFile(tw, f.full)
+	return copyFile(tw, root, f.rel)
 }
 
-func copyFile(w io.Writer, name string) error {
-	r, err := os.Open(name)
+func copyFile(w io.Writer, root *os.Root, name string) error {
+	r, err := root.Open(name)
 	if err != nil {
 		return err
 	}

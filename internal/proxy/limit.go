@@ -22,7 +22,8 @@ type Limits struct {
 
 // DefaultLimits derives the bounds from the process's descriptor limit:
 // forwarded requests may hold at most half the descriptors (two each), one
-// team at most half of that, one sandbox at most 1024 of its team's.
+// team at most half of that, one sandbox at most 1024 of its team's; the
+// connections kept idle between requests one sixteenth (idle).
 func DefaultLimits() Limits {
 	var rl syscall.Rlimit
 	n := uint64(65536)
@@ -40,8 +41,30 @@ type open struct {
 	total             int
 }
 
-// SetLimits bounds the requests forwarded at once. Call before serving.
-func (p *Proxy) SetLimits(l Limits) { p.lim = l }
+// SetLimits bounds the requests forwarded at once, and the connections
+// kept to sandboxes between requests (l.idle). Call before serving.
+func (p *Proxy) SetLimits(l Limits) {
+	p.lim = l
+	p.tr.MaxIdleConns = l.idle()
+}
+
+// minIdle is the fewest idle connections the proxy keeps to sandboxes in
+// all (a port keeps at most 16).
+const minIdle = 16
+
+// idle bounds the connections kept to sandboxes between requests, in all:
+// a quarter of Total, at least minIdle. Past it the longest idle is
+// closed. Each sandbox port has a pool of its own (up to 16 connections,
+// kept 30 s), so without a bound in all a sandbox serving on many ports,
+// asked for one after another, held a descriptor of the daemon per port:
+// 20,000 ports took the daemon to EMFILE, for every tenant. Requests in
+// flight are bounded by Total; these come on top.
+func (l Limits) idle() int {
+	if l.Total <= 0 {
+		return minIdle * 64
+	}
+	return max(l.Total/4, minIdle)
+}
 
 // admit counts a request to sandbox sb of team; ok is false past a bound,
 // else release must be called when the request ends.

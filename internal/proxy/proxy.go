@@ -50,6 +50,7 @@ type Proxy struct {
 	domain string
 	fail   ErrorWriter
 	rp     *httputil.ReverseProxy
+	tr     *http.Transport // rp's, under memBody
 	log    *slog.Logger
 	obs    Observer // SetObserver; nil: none
 	lim    Limits   // SetLimits; zero: unlimited
@@ -62,17 +63,20 @@ type Proxy struct {
 // any domain).
 func New(sbx Sandboxes, domain string, fail ErrorWriter, log *slog.Logger) *Proxy {
 	p := &Proxy{sbx: sbx, domain: domain, fail: fail, log: log}
+	p.tr = &http.Transport{
+		DialContext:         p.dial,
+		MaxIdleConnsPerHost: 16,
+		// one pool per sandbox port: bounded in all (SetLimits)
+		MaxIdleConns:          Limits{}.idle(),
+		IdleConnTimeout:       30 * time.Second,
+		ResponseHeaderTimeout: 0, // streams (Start, WatchDir, execute) may take long for headers
+		// 502 past it: a request may wait for it without a timeout
+		MaxResponseHeaderBytes: untrusted.MaxHeaderBytes,
+	}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:       func(*httputil.ProxyRequest) {}, // target set in ServeHTTP via context
 		FlushInterval: -1,
-		Transport: memBody{&http.Transport{
-			DialContext:           p.dial,
-			MaxIdleConnsPerHost:   16,
-			IdleConnTimeout:       30 * time.Second,
-			ResponseHeaderTimeout: 0, // streams (Start, WatchDir, execute) may take long for headers
-			// 502 past it: a request may wait for it without a timeout
-			MaxResponseHeaderBytes: untrusted.MaxHeaderBytes,
-		}},
+		Transport:     memBody{p.tr},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			log.Debug("proxy upstream error", "err", err, "path", r.URL.Path)
 			if errors.Is(err, syscall.ECONNREFUSED) {
