@@ -53,7 +53,6 @@ func unsupportedFields(req newSandbox) error {
 	}{
 		{"mcp", "there is no MCP gateway in sbx sandboxes", present(req.MCP)},
 		{"iam", "sbx issues no workload identity tokens", present(req.IAM)},
-		{"network.maskRequestHost", "the proxy forwards the Host header unchanged", n != nil && n.MaskRequestHost != nil},
 		{"network.httpsPorts", "the proxy speaks plain HTTP to sandbox ports", n != nil && len(n.HTTPSPorts) > 0},
 	} {
 		if f.set {

@@ -206,7 +206,10 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, in sandbox.Info,
 	defer DetachBody(w, r, out)()
 	out.URL.Scheme = "http"
 	out.URL.Host = net.JoinHostPort(host, strconv.Itoa(port))
-	out.Host = r.Host                  // servers in the sandbox see the host the client used
+	out.Host = r.Host // servers in the sandbox see the host the client used
+	if in.Network != nil && in.Network.MaskRequestHost != "" && port != EnvdPort {
+		out.Host = sandbox.MaskHost(in.Network.MaskRequestHost, port) // or the one it asked for
+	}
 	out.Header.Del("X-Sbx-Init-Token") // only the daemon itself may send it
 	p.rp.ServeHTTP(w, out)
 }

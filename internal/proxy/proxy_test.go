@@ -273,3 +273,37 @@ func TestBodyStillSendingAfterResponse(t *testing.T) {
 		c.Close()
 	}
 }
+
+// TestMaskRequestHost: a sandbox's network.maskRequestHost is the Host its
+// ports see, ${PORT} the port; envd's port keeps the client's Host.
+func TestMaskRequestHost(t *testing.T) {
+	hosts := make(chan string, 2)
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hosts <- r.Host
+	}))
+	up.Start()
+	t.Cleanup(up.Close)
+	host, port, _ := net.SplitHostPort(up.Listener.Addr().String())
+	pn, _ := strconv.Atoi(port)
+	in := sandbox.Info{Sandbox: store.Sandbox{ID: sandbox.NewID(), State: "running", EnvdToken: "tok",
+		Network: &store.Network{MaskRequestHost: "custom-host.example.com:${PORT}"}}, AgentAddr: host + ":" + port}
+	p := New(fakeSandboxes{byID: map[string]sandbox.Info{in.ID: in}}, "", writeErr, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	p.testPort = pn
+	for _, tt := range []struct {
+		port int
+		want string
+	}{{8080, "custom-host.example.com:8080"}, {EnvdPort, "client.example"}} {
+		req := httptest.NewRequest("GET", "http://client.example/health", nil)
+		req.Header.Set("E2b-Sandbox-Id", in.ID)
+		req.Header.Set("E2b-Sandbox-Port", strconv.Itoa(tt.port))
+		req.Header.Set("X-Access-Token", "tok")
+		w := httptest.NewRecorder()
+		p.ServeHTTP(w, req)
+		if w.Code != 200 {
+			t.Fatalf("port %d: status %d %s", tt.port, w.Code, w.Body)
+		}
+		if got := <-hosts; got != tt.want {
+			t.Errorf("port %d: the sandbox saw Host %q, want %q", tt.port, got, tt.want)
+		}
+	}
+}

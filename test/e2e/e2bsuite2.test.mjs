@@ -318,11 +318,7 @@ test(`${runtime}: git helpers on a repo and a git daemon in the sandbox (git/*.t
   await sandbox.commands.run(`rm -rf "${baseDir}"`)
 })
 
-// Known differences, run as todo (a failure is reported, not counted): sbx
-// refuses network.maskRequestHost and network.httpsPorts by name (400) as
-// its proxy forwards the Host header unchanged and speaks plain HTTP to
-// sandbox ports. E2B's network.test.ts checks both.
-test(`${runtime}: maskRequestHost rewrites the Host header (network.test.ts)`, { todo: 'maskRequestHost is refused by sbx' }, async () => {
+test(`${runtime}: maskRequestHost rewrites the Host header (network.test.ts)`, async () => {
   const sandbox = await make({ network: { maskRequestHost: 'custom-host.example.com:${PORT}' } })
   const outputFile = '/tmp/headers.txt'
   await sandbox.commands.run(`python3 -c "
@@ -340,8 +336,12 @@ http.server.HTTPServer(('', 8080), H).handle_request()
   await waitForStatus(sandbox.getHost(8080), 200)
   const headers = await sandbox.files.read(outputFile)
   assert.ok(headers.includes('Host:') && headers.includes('custom-host.example.com') && headers.includes('8080'), headers)
+  assert.equal((await sandbox.getInfo()).network?.maskRequestHost, 'custom-host.example.com:${PORT}')
 })
 
+// A known difference, run as todo (a failure is reported, not counted): sbx
+// refuses network.httpsPorts by name (400), its proxy speaks plain HTTP to
+// sandbox ports. E2B's network.test.ts checks it.
 test(`${runtime}: httpsPorts is reported back in the info (network.test.ts)`, { todo: 'httpsPorts is refused by sbx' }, async () => {
   const sandbox = await make({ network: { httpsPorts: [8443] } })
   assert.deepEqual((await sandbox.getInfo()).network?.httpsPorts, [8443])
