@@ -48,8 +48,8 @@ func (s *Server) updateNetwork(w http.ResponseWriter, r *http.Request) {
 }
 
 // mergeNetwork is the stored SandboxNetworkConfig with its egress fields
-// replaced by the update's (the others, allowPublicTraffic and
-// maskRequestHost, are kept).
+// replaced by the update's (the others, allowPublicTraffic,
+// maskRequestHost and httpsPorts, are kept).
 func mergeNetwork(stored *store.Network, u networkUpdate) *networkConfig {
 	n := &networkConfig{AllowOut: u.AllowOut, DenyOut: u.DenyOut, Rules: u.Rules, EgressProxy: u.EgressProxy}
 	if stored != nil {
@@ -57,6 +57,7 @@ func mergeNetwork(stored *store.Network, u networkUpdate) *networkConfig {
 		if stored.MaskRequestHost != "" {
 			n.MaskRequestHost = &stored.MaskRequestHost
 		}
+		n.HTTPSPorts = stored.HTTPSPorts
 	}
 	return n
 }
@@ -97,6 +98,12 @@ func networkSpec(n *networkConfig) (*store.Network, error) {
 			return nil, err
 		}
 		spec.MaskRequestHost = *n.MaskRequestHost
+	}
+	if len(n.HTTPSPorts) > 0 {
+		if err := sandbox.CheckHTTPSPorts(n.HTTPSPorts); err != nil {
+			return nil, err
+		}
+		spec.HTTPSPorts = n.HTTPSPorts
 	}
 	if present(n.EgressProxy) {
 		spec.EgressProxy = &store.EgressProxy{}

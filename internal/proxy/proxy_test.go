@@ -307,3 +307,32 @@ func TestMaskRequestHost(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPSPorts: a port in the sandbox's network.httpsPorts is reached over
+// TLS (its self-signed certificate accepted); others stay plain HTTP.
+func TestHTTPSPorts(t *testing.T) {
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "https backend")
+	}))
+	up.StartTLS()
+	t.Cleanup(up.Close)
+	host, port, _ := net.SplitHostPort(up.Listener.Addr().String())
+	pn, _ := strconv.Atoi(port)
+	in := sandbox.Info{Sandbox: store.Sandbox{ID: sandbox.NewID(), State: "running",
+		Network: &store.Network{HTTPSPorts: []int{8443}}}, AgentAddr: host + ":" + port}
+	p := New(fakeSandboxes{byID: map[string]sandbox.Info{in.ID: in}}, "", writeErr, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	p.testPort = pn
+	for _, tt := range []struct {
+		port int
+		want int
+	}{{8443, 200}, {8080, 400}} { // a TLS server answers plain HTTP with 400
+		req := httptest.NewRequest("GET", "http://client.example/", nil)
+		req.Header.Set("E2b-Sandbox-Id", in.ID)
+		req.Header.Set("E2b-Sandbox-Port", strconv.Itoa(tt.port))
+		w := httptest.NewRecorder()
+		p.ServeHTTP(w, req)
+		if w.Code != tt.want || tt.want == 200 && w.Body.String() != "https backend" {
+			t.Errorf("port %d: %d %q, want %d", tt.port, w.Code, w.Body, tt.want)
+		}
+	}
+}

@@ -35,3 +35,24 @@ func CheckMaskHost(mask string) error {
 func hostByte(c rune) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune(".-_:[]", c)
 }
+
+// maxHTTPSPorts bounds network.httpsPorts.
+const maxHTTPSPorts = 64
+
+// envdPort is the port E2B's SDK reaches envd on (proxy.EnvdPort).
+const envdPort = 49983
+
+// CheckHTTPSPorts validates a network.httpsPorts (ErrInvalid): at most
+// maxHTTPSPorts TCP ports, none envd's (49983), which the SDK speaks
+// plain HTTP to.
+func CheckHTTPSPorts(ports []int) error {
+	if len(ports) > maxHTTPSPorts {
+		return fmt.Errorf("%w: network.httpsPorts has more than %d ports", ErrInvalid, maxHTTPSPorts)
+	}
+	for _, p := range ports {
+		if p < 1 || p > 65535 || p == envdPort {
+			return fmt.Errorf("%w: network.httpsPorts: %d is not a sandbox port (1-65535, not envd's %d)", ErrInvalid, p, envdPort)
+		}
+	}
+	return nil
+}

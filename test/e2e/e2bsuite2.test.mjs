@@ -6,7 +6,11 @@
 // here the daemon runs with `--uplink none`, so the cases that need a
 // reachable internet host keep only their sandbox-side assertions (a denied
 // host fails the command) and the info the SDK reads back. Template builds
-// are in template.test.mjs (they need the loopback registry).
+// are in template.test.mjs (they need the loopback registry). Also ported:
+// the Python SDK's test_snapshot.py, test_snapshot_api.py, test_create.py
+// (auto-pause), test_run.py and test_write.py cases the JS suite lacks, and
+// the git/*.test.ts cases that need no host (a repo and a git daemon inside
+// the sandbox).
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
 import http from 'node:http'
@@ -339,10 +343,32 @@ http.server.HTTPServer(('', 8080), H).handle_request()
   assert.equal((await sandbox.getInfo()).network?.maskRequestHost, 'custom-host.example.com:${PORT}')
 })
 
-// A known difference, run as todo (a failure is reported, not counted): sbx
-// refuses network.httpsPorts by name (400), its proxy speaks plain HTTP to
-// sandbox ports. E2B's network.test.ts checks it.
-test(`${runtime}: httpsPorts is reported back in the info (network.test.ts)`, { todo: 'httpsPorts is refused by sbx' }, async () => {
-  const sandbox = await make({ network: { httpsPorts: [8443] } })
-  assert.deepEqual((await sandbox.getInfo()).network?.httpsPorts, [8443])
+test(`${runtime}: httpsPorts: a port serving TLS is reached through the proxy (network.test.ts)`, async () => {
+  const port = 8443
+  const sandbox = await make({ network: { httpsPorts: [port] } })
+  const keygen = await sandbox.commands.run(
+    'openssl req -x509 -newkey rsa:2048 -keyout /tmp/https-backend-key.pem -out /tmp/https-backend-cert.pem -days 1 -nodes -subj "/CN=localhost"')
+  assert.equal(keygen.exitCode, 0)
+  sandbox.commands.run(`python3 -c "
+import http.server, ssl
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b'https backend')
+    def log_message(self, *a): pass
+server = http.server.ThreadingHTTPServer(('0.0.0.0', ${port}), H)
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+context.load_cert_chain('/tmp/https-backend-cert.pem', '/tmp/https-backend-key.pem')
+server.socket = context.wrap_socket(server.socket, server_side=True)
+server.serve_forever()
+"`, { background: true })
+  let response
+  for (let i = 0; i < 15 && response?.status !== 200; i++) {
+    if (i) await wait(1000)
+    response = await get(sandbox.getHost(port))
+  }
+  assert.equal(response?.status, 200, response?.body)
+  assert.equal(response?.body, 'https backend')
+  assert.deepEqual((await sandbox.getInfo()).network?.httpsPorts, [port])
 })
