@@ -314,6 +314,7 @@ func TestHTTPSPorts(t *testing.T) {
 	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, "https backend")
 	}))
+	up.Config.ErrorLog = log.New(io.Discard, "", 0) // the plain-HTTP case's handshake error is expected
 	up.StartTLS()
 	t.Cleanup(up.Close)
 	host, port, _ := net.SplitHostPort(up.Listener.Addr().String())
