@@ -89,6 +89,8 @@ done
 case " $RUNTIMES " in *" runsc "*)
   log "E2B's own SDK tests, ported (e2b and @e2b/code-interpreter suites), on runsc"
   test/e2e/daemon/run.sh runsc test/e2e/e2bsuite.test.mjs
+  log "more of E2B's own SDK tests, ported (template names and tags, pause, auto-pause, snapshots, network, git, python suite), on runsc"
+  test/e2e/daemon/run.sh runsc test/e2e/e2bsuite2.test.mjs
 esac
 
 case " $RUNTIMES " in *" runsc "*)

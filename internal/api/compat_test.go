@@ -45,8 +45,6 @@ func TestUnsupportedFieldsNamed(t *testing.T) {
 	for _, tt := range []struct{ field, body string }{
 		{"mcp", `{"templateID":"base","mcp":{"exa":{"apiKey":"k"}}}`},
 		{"iam", `{"templateID":"base","iam":{"tokens":{"a":{"audience":"x","tokenType":"jwt"}}}}`},
-		{"network.maskRequestHost", `{"templateID":"base","network":{"maskRequestHost":"localhost:${PORT}"}}`},
-		{"network.httpsPorts", `{"templateID":"base","network":{"httpsPorts":[443]}}`},
 	} {
 		code, e := do(t, srv, "POST", "/v2/sandboxes", tt.body, nil)
 		msg, _ := e["message"].(string)

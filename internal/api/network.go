@@ -48,11 +48,16 @@ func (s *Server) updateNetwork(w http.ResponseWriter, r *http.Request) {
 }
 
 // mergeNetwork is the stored SandboxNetworkConfig with its egress fields
-// replaced by the update's (the others, e.g. allowPublicTraffic, are kept).
+// replaced by the update's (the others, allowPublicTraffic,
+// maskRequestHost and httpsPorts, are kept).
 func mergeNetwork(stored *store.Network, u networkUpdate) *networkConfig {
 	n := &networkConfig{AllowOut: u.AllowOut, DenyOut: u.DenyOut, Rules: u.Rules, EgressProxy: u.EgressProxy}
 	if stored != nil {
 		n.AllowPublicTraffic = stored.AllowPublicTraffic
+		if stored.MaskRequestHost != "" {
+			n.MaskRequestHost = &stored.MaskRequestHost
+		}
+		n.HTTPSPorts = stored.HTTPSPorts
 	}
 	return n
 }
@@ -88,6 +93,18 @@ func networkSpec(n *networkConfig) (*store.Network, error) {
 		return nil, nil
 	}
 	spec := &store.Network{AllowOut: n.AllowOut, DenyOut: n.DenyOut, AllowPublicTraffic: n.AllowPublicTraffic, Rules: n.Rules}
+	if n.MaskRequestHost != nil {
+		if err := sandbox.CheckMaskHost(*n.MaskRequestHost); err != nil {
+			return nil, err
+		}
+		spec.MaskRequestHost = *n.MaskRequestHost
+	}
+	if len(n.HTTPSPorts) > 0 {
+		if err := sandbox.CheckHTTPSPorts(n.HTTPSPorts); err != nil {
+			return nil, err
+		}
+		spec.HTTPSPorts = n.HTTPSPorts
+	}
 	if present(n.EgressProxy) {
 		spec.EgressProxy = &store.EgressProxy{}
 		if err := json.Unmarshal(n.EgressProxy, spec.EgressProxy); err != nil {

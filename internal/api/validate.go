@@ -46,15 +46,12 @@ func validateEnv(env map[string]string) error {
 // that this server cannot honour: ignoring it would let the caller believe it
 // took effect. (Fields E2B does not define are ignored by decode.)
 func unsupportedFields(req newSandbox) error {
-	n := req.Network
 	for _, f := range []struct {
 		name, why string
 		set       bool
 	}{
 		{"mcp", "there is no MCP gateway in sbx sandboxes", present(req.MCP)},
 		{"iam", "sbx issues no workload identity tokens", present(req.IAM)},
-		{"network.maskRequestHost", "the proxy forwards the Host header unchanged", n != nil && n.MaskRequestHost != nil},
-		{"network.httpsPorts", "the proxy speaks plain HTTP to sandbox ports", n != nil && len(n.HTTPSPorts) > 0},
 	} {
 		if f.set {
 			return fmt.Errorf("%w: %s is not supported by this server (%s); remove it from the request", sandbox.ErrInvalid, f.name, f.why)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"io"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -72,6 +74,11 @@ func New(sbx Sandboxes, domain string, fail ErrorWriter, log *slog.Logger) *Prox
 		ResponseHeaderTimeout: 0, // streams (Start, WatchDir, execute) may take long for headers
 		// 502 past it: a request may wait for it without a timeout
 		MaxResponseHeaderBytes: untrusted.MaxHeaderBytes,
+		// network.httpsPorts: the sandbox's own certificate, commonly
+		// self-signed, is not verified (as E2B's proxy does not): the hop is
+		// the host's veth to the sandbox, and the sandbox is the party TLS
+		// would authenticate, not one it protects against (docs/SECURITY.md).
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // see above
 	}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:       func(*httputil.ProxyRequest) {}, // target set in ServeHTTP via context
@@ -206,7 +213,15 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, in sandbox.Info,
 	defer DetachBody(w, r, out)()
 	out.URL.Scheme = "http"
 	out.URL.Host = net.JoinHostPort(host, strconv.Itoa(port))
-	out.Host = r.Host                  // servers in the sandbox see the host the client used
+	out.Host = r.Host // servers in the sandbox see the host the client used
+	if n := in.Network; n != nil && port != EnvdPort {
+		if n.MaskRequestHost != "" {
+			out.Host = sandbox.MaskHost(n.MaskRequestHost, port) // or the one it asked for
+		}
+		if slices.Contains(n.HTTPSPorts, port) {
+			out.URL.Scheme = "https" // the port serves TLS (network.httpsPorts)
+		}
+	}
 	out.Header.Del("X-Sbx-Init-Token") // only the daemon itself may send it
 	p.rp.ServeHTTP(w, out)
 }

@@ -273,3 +273,67 @@ func TestBodyStillSendingAfterResponse(t *testing.T) {
 		c.Close()
 	}
 }
+
+// TestMaskRequestHost: a sandbox's network.maskRequestHost is the Host its
+// ports see, ${PORT} the port; envd's port keeps the client's Host.
+func TestMaskRequestHost(t *testing.T) {
+	hosts := make(chan string, 2)
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hosts <- r.Host
+	}))
+	up.Start()
+	t.Cleanup(up.Close)
+	host, port, _ := net.SplitHostPort(up.Listener.Addr().String())
+	pn, _ := strconv.Atoi(port)
+	in := sandbox.Info{Sandbox: store.Sandbox{ID: sandbox.NewID(), State: "running", EnvdToken: "tok",
+		Network: &store.Network{MaskRequestHost: "custom-host.example.com:${PORT}"}}, AgentAddr: host + ":" + port}
+	p := New(fakeSandboxes{byID: map[string]sandbox.Info{in.ID: in}}, "", writeErr, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	p.testPort = pn
+	for _, tt := range []struct {
+		port int
+		want string
+	}{{8080, "custom-host.example.com:8080"}, {EnvdPort, "client.example"}} {
+		req := httptest.NewRequest("GET", "http://client.example/health", nil)
+		req.Header.Set("E2b-Sandbox-Id", in.ID)
+		req.Header.Set("E2b-Sandbox-Port", strconv.Itoa(tt.port))
+		req.Header.Set("X-Access-Token", "tok")
+		w := httptest.NewRecorder()
+		p.ServeHTTP(w, req)
+		if w.Code != 200 {
+			t.Fatalf("port %d: status %d %s", tt.port, w.Code, w.Body)
+		}
+		if got := <-hosts; got != tt.want {
+			t.Errorf("port %d: the sandbox saw Host %q, want %q", tt.port, got, tt.want)
+		}
+	}
+}
+
+// TestHTTPSPorts: a port in the sandbox's network.httpsPorts is reached over
+// TLS (its self-signed certificate accepted); others stay plain HTTP.
+func TestHTTPSPorts(t *testing.T) {
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "https backend")
+	}))
+	up.Config.ErrorLog = log.New(io.Discard, "", 0) // the plain-HTTP case's handshake error is expected
+	up.StartTLS()
+	t.Cleanup(up.Close)
+	host, port, _ := net.SplitHostPort(up.Listener.Addr().String())
+	pn, _ := strconv.Atoi(port)
+	in := sandbox.Info{Sandbox: store.Sandbox{ID: sandbox.NewID(), State: "running",
+		Network: &store.Network{HTTPSPorts: []int{8443}}}, AgentAddr: host + ":" + port}
+	p := New(fakeSandboxes{byID: map[string]sandbox.Info{in.ID: in}}, "", writeErr, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	p.testPort = pn
+	for _, tt := range []struct {
+		port int
+		want int
+	}{{8443, 200}, {8080, 400}} { // a TLS server answers plain HTTP with 400
+		req := httptest.NewRequest("GET", "http://client.example/", nil)
+		req.Header.Set("E2b-Sandbox-Id", in.ID)
+		req.Header.Set("E2b-Sandbox-Port", strconv.Itoa(tt.port))
+		w := httptest.NewRecorder()
+		p.ServeHTTP(w, req)
+		if w.Code != tt.want || tt.want == 200 && w.Body.String() != "https backend" {
+			t.Errorf("port %d: %d %q, want %d", tt.port, w.Code, w.Body, tt.want)
+		}
+	}
+}

@@ -9,15 +9,16 @@ import (
 // validated once at the API edge (sandbox.ParseNetwork) and carried typed
 // through the manager into the record. Its JSON is the format records have
 // always stored (the api's request body re-marshalled), so older records
-// load unchanged. The fields sbx refuses (maskRequestHost, httpsPorts) are
-// never set and so have no field here. A Network in a record is never
+// load unchanged. A Network in a record is never
 // changed in place, only replaced (copies of the record, e.g. from
 // sandbox.Manager.Get, share it): Clone before changing one.
 type Network struct {
 	AllowOut           []string        `json:"allowOut,omitempty"`
 	DenyOut            []string        `json:"denyOut,omitempty"`
 	AllowPublicTraffic *bool           `json:"allowPublicTraffic,omitempty"`
-	Rules              json.RawMessage `json:"rules,omitempty"` // validated (egress/rules), domain keys lower case, shown as sent
+	MaskRequestHost    string          `json:"maskRequestHost,omitempty"` // the Host sandbox ports see, "${PORT}" the port (sandbox.MaskHost)
+	HTTPSPorts         []int           `json:"httpsPorts,omitempty"`      // sandbox ports the proxy speaks TLS to (sandbox.CheckHTTPSPorts)
+	Rules              json.RawMessage `json:"rules,omitempty"`           // validated (egress/rules), domain keys lower case, shown as sent
 	EgressProxy        *EgressProxy    `json:"egressProxy,omitempty"`
 }
 
@@ -39,7 +40,7 @@ func (n *Network) Clone() *Network {
 	}
 	c := *n
 	c.AllowOut, c.DenyOut = slices.Clone(n.AllowOut), slices.Clone(n.DenyOut)
-	c.Rules = slices.Clone(n.Rules)
+	c.Rules, c.HTTPSPorts = slices.Clone(n.Rules), slices.Clone(n.HTTPSPorts)
 	if n.AllowPublicTraffic != nil {
 		v := *n.AllowPublicTraffic
 		c.AllowPublicTraffic = &v
