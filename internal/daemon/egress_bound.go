@@ -5,18 +5,25 @@ import (
 	"github.com/sbx-dev/sbx/internal/sandbox"
 )
 
+// egressConnFDs is what one connection through the egress guard or
+// tunnel may hold of the daemon's descriptors: the sandbox's socket, the
+// upstream's, and a splice(2) pipe (two descriptors) per direction while
+// the bytes are copied (io.Copy between TCP connections; measured: 128
+// held connections, 770 descriptors).
+const egressConnFDs = 6
+
 // egressLimits bounds the connections the egress guard and tunnel hold at
-// once, together: each holds two of the daemon's descriptors (the
-// sandbox's side and the upstream), so in all an eighth of the descriptor
-// limit (a sixteenth in connections), one team half of that. The guard's
-// and tunnel's per-sandbox bounds (256, --egress-max-conns) come on top.
-// With the listeners' half and the proxy's upstream quarter and idle
-// sixteenth, a sixteenth stays for the database, runtimes and reaping.
-// Before, the guard and tunnel were bounded per sandbox only: about 40
-// sandboxes of one team holding connections open to a server of theirs
-// would take the daemon to EMFILE, for every tenant.
+// once, together: in all an eighth of the descriptor limit
+// (egressConnFDs each, at least 64 connections), one team half of that.
+// The guard's and tunnel's per-sandbox bounds (256, --egress-max-conns)
+// come on top. With the listeners' half and the proxy's upstream quarter
+// and idle sixteenth, a sixteenth stays for the database, runtimes and
+// reaping. Before, the guard and tunnel were bounded per sandbox only:
+// two sandboxes of one team held 200 connections and 770 descriptors of a
+// daemon limited to 4,096, and about 15 sandboxes could take this host's
+// 20,000 (EMFILE, for every tenant).
 func egressLimits(descriptors int) fdlimit.Limits {
-	total := max(descriptors/16, 64)
+	total := max(descriptors/8/egressConnFDs, 64)
 	return fdlimit.Limits{PerTeam: total / 2, Total: total}
 }
 

@@ -8,14 +8,14 @@ import (
 
 // TestEgressLimits: the descriptors the daemon's bounded paths may hold
 // together (client connections, the proxy's upstream and idle
-// connections, the egress guard's and tunnel's two each) leave at least a
+// connections, the egress guard's and tunnel's six each) leave at least a
 // sixteenth of the limit for the database, runtimes and reaping, and one
 // team's egress stays within half its share.
 func TestEgressLimits(t *testing.T) {
 	for _, n := range []int{4096, 6000, 20000, 65536} {
 		eg := egressLimits(n)
 		px := proxy.LimitsFor(n)
-		used := n/2 + px.Total + proxy.Idle(px) + 2*eg.Total
+		used := n/2 + px.Total + proxy.Idle(px) + egressConnFDs*eg.Total
 		if used > n-n/16 {
 			t.Errorf("%d descriptors: bounded paths may hold %d", n, used)
 		}
