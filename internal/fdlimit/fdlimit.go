@@ -48,9 +48,6 @@ func NewCounter(l Limits) *Counter {
 	return &Counter{lim: l, bySandbox: map[string]int{}, byTeam: map[string]int{}}
 }
 
-// Limits are the bounds c counts against.
-func (c *Counter) Limits() Limits { return c.lim }
-
 // Admit counts one holder of sandbox sb of team; ok is false (nothing
 // counted) past a bound, else release must be called once when it ends.
 func (c *Counter) Admit(sb, team string) (release func(), ok bool) {
