@@ -4,7 +4,8 @@ import (
 	"net"
 	"net/netip"
 	"sync"
-	"syscall"
+
+	"github.com/sbx-dev/sbx/internal/fdlimit"
 )
 
 // connLimit bounds the client connections the daemon's listeners hold at
@@ -85,14 +86,10 @@ func remoteAddr(c net.Conn) netip.Addr {
 
 // defaultConnLimit is half the process's descriptor limit: the rest stays
 // for the sandboxes' upstream connections (the proxy holds at most a
-// quarter), the database, the runtimes and reaping.
+// quarter, the egress guard and tunnel an eighth: egressLimits), the
+// database, the runtimes and reaping.
 func defaultConnLimit() int {
-	var rl syscall.Rlimit
-	n := uint64(65536)
-	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl) == nil && rl.Cur > 0 && rl.Cur < n {
-		n = rl.Cur
-	}
-	return max(int(n/2), 64)
+	return max(fdlimit.Descriptors()/2, 64)
 }
 
 // wrap returns ln accepting only while the limit has room.

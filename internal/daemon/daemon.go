@@ -18,6 +18,7 @@ import (
 
 	"github.com/sbx-dev/sbx/internal/api"
 	"github.com/sbx-dev/sbx/internal/audit"
+	"github.com/sbx-dev/sbx/internal/fdlimit"
 	"github.com/sbx-dev/sbx/internal/network"
 	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/store"
@@ -220,6 +221,7 @@ func (d *Daemon) run(ctx context.Context) error {
 		return err
 	}
 	d.eg.intercept, d.eg.interceptVia = ic.Handle, ic.HandleVia
+	d.eg.admit = egressAdmit(egressLimits(fdlimit.Descriptors()), managerTeams(mgr))
 	go d.eg.serveGuard(dnsCtx, d.nw, d.aud, log)
 	go d.eg.serveTunnel(dnsCtx, d.nw, d.aud, log)
 	if f.reapAll {

@@ -48,6 +48,9 @@ type egressSetup struct {
 	upstream string
 	res      *egress.Resolutions // what the DNS filter answered, for the guard
 	obs      egressObserver      // metrics; nil: none
+	// admit is the guard's and tunnel's shared bound by team and node
+	// (egressAdmit); nil: per sandbox only
+	admit func(sb string) (release func(), ok bool)
 	// intercept serves connections to names with network.rules (guard.Guard.Intercept); nil: none
 	intercept func(ctx context.Context, c net.Conn, sb, name string, dst netip.AddrPort, peeked []byte) bool
 	// interceptVia is intercept for the egress proxy tunnel (upstream through the proxy); nil: none
@@ -148,6 +151,7 @@ func (e *egressSetup) serveDNS(ctx context.Context, nw *network.Manager, aud aud
 // Refusals are logged and audited.
 func (e *egressSetup) serveGuard(ctx context.Context, nw *network.Manager, aud auditor, log *slog.Logger) {
 	g := &guard.Guard{Lookup: nw.PolicyOf, Resolved: e.res.Has, Log: log, Intercept: e.intercept, Never: []netip.Prefix{nw.Subnet()},
+		Admit: e.admit,
 		Blocked: func(sb, dst, reason string) {
 			log.Info("egress blocked", "sandbox", sb, "dst", dst, "reason", reason)
 			if e.obs != nil {

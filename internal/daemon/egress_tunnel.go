@@ -66,7 +66,7 @@ func (t *tunnelSetup) check(subnet netip.Prefix) func(context.Context, egress.Pr
 func (e *egressSetup) serveTunnel(ctx context.Context, nw *network.Manager, aud auditor, log *slog.Logger) {
 	t := e.tunnel.t
 	t.Lookup, t.Resolved, t.NameOf, t.Log = nw.PolicyOf, e.res.Has, e.res.NameOf, log
-	t.Intercept = e.interceptVia
+	t.Intercept, t.Admit = e.interceptVia, e.admit
 	t.Blocked = func(sb, dst, reason, detail string) {
 		log.Info("egress blocked", "sandbox", sb, "dst", dst, "reason", reason, "detail", detail)
 		if e.obs != nil {

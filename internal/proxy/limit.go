@@ -1,9 +1,6 @@
 package proxy
 
-import (
-	"sync"
-	"syscall"
-)
+import "github.com/sbx-dev/sbx/internal/fdlimit"
 
 // Open requests are bounded: each holds a client connection and one to the
 // sandbox (two descriptors) for as long as the sandbox's server keeps it,
@@ -16,50 +13,40 @@ import (
 // Limits bounds the requests the proxy forwards at once: per sandbox, per
 // team and in all (0: unlimited). Past one, a request gets 429 with
 // Retry-After before anything is dialled.
-type Limits struct {
-	PerSandbox, PerTeam, Total int
-}
+type Limits = fdlimit.Limits
 
-// DefaultLimits derives the bounds from the process's descriptor limit:
-// forwarded requests may hold at most half the descriptors (two each), one
-// team at most half of that, one sandbox at most 1024 of its team's; the
-// connections kept idle between requests one sixteenth (idle).
-func DefaultLimits() Limits {
-	var rl syscall.Rlimit
-	n := uint64(65536)
-	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl) == nil && rl.Cur > 0 && rl.Cur < n {
-		n = rl.Cur
-	}
-	total := max(int(n/4), 64)
+// DefaultLimits derives the bounds from the process's descriptor limit
+// (fdlimit.Descriptors): forwarded requests may hold at most half the
+// descriptors (two each), one team at most half of that, one sandbox at
+// most 1024 of its team's; the connections kept idle between requests one
+// sixteenth (Idle).
+func DefaultLimits() Limits { return LimitsFor(fdlimit.Descriptors()) }
+
+// LimitsFor is DefaultLimits for a limit of n descriptors.
+func LimitsFor(n int) Limits {
+	total := max(n/4, 64)
 	return Limits{PerSandbox: min(1024, total/2), PerTeam: total / 2, Total: total}
 }
 
-// open counts the requests in flight by sandbox, team and in all.
-type open struct {
-	mu                sync.Mutex // guards the counts
-	bySandbox, byTeam map[string]int
-	total             int
-}
-
 // SetLimits bounds the requests forwarded at once, and the connections
-// kept to sandboxes between requests (l.idle). Call before serving.
+// kept to sandboxes between requests (Idle). Call before serving.
 func (p *Proxy) SetLimits(l Limits) {
-	p.lim = l
-	p.tr.MaxIdleConns = l.idle()
+	p.open = fdlimit.NewCounter(l)
+	p.tr.MaxIdleConns = Idle(l)
 }
 
 // minIdle is the fewest idle connections the proxy keeps to sandboxes in
 // all (a port keeps at most 16).
 const minIdle = 16
 
-// idle bounds the connections kept to sandboxes between requests, in all:
-// a quarter of Total, at least minIdle. Past it the longest idle is
+// Idle bounds the connections kept to sandboxes between requests, in all:
+// a quarter of l.Total, at least minIdle. Past it the longest idle is
 // closed. Each sandbox port has a pool of its own (up to 16 connections,
 // kept 30 s), so without a bound in all a sandbox serving on many ports,
 // asked for one after another, held a descriptor of the daemon per port:
 // 20,000 ports took the daemon to EMFILE, for every tenant. Requests in
 // flight are bounded by Total; these come on top.
-func (l Limits) idle() int {
+func Idle(l Limits) int {
 	if l.Total <= 0 {
 		return minIdle * 64
 	}
@@ -69,31 +56,5 @@ func (l Limits) idle() int {
 // admit counts a request to sandbox sb of team; ok is false past a bound,
 // else release must be called when the request ends.
 func (p *Proxy) admit(sb, team string) (release func(), ok bool) {
-	o, l := &p.open, p.lim
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.bySandbox == nil {
-		o.bySandbox, o.byTeam = map[string]int{}, map[string]int{}
-	}
-	if past(l.PerSandbox, o.bySandbox[sb]) || past(l.PerTeam, o.byTeam[team]) || past(l.Total, o.total) {
-		return nil, false
-	}
-	o.bySandbox[sb]++
-	o.byTeam[team]++
-	o.total++
-	return func() {
-		o.mu.Lock()
-		defer o.mu.Unlock()
-		o.total--
-		dec(o.bySandbox, sb)
-		dec(o.byTeam, team)
-	}, true
-}
-
-func past(limit, have int) bool { return limit > 0 && have >= limit }
-
-func dec(m map[string]int, k string) {
-	if m[k]--; m[k] <= 0 {
-		delete(m, k)
-	}
+	return p.open.Admit(sb, team)
 }

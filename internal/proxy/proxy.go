@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/envdsig"
+	"github.com/sbx-dev/sbx/internal/fdlimit"
 	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/store"
 	"github.com/sbx-dev/sbx/internal/untrusted"
@@ -54,9 +55,8 @@ type Proxy struct {
 	rp     *httputil.ReverseProxy
 	tr     *http.Transport // rp's, under memBody
 	log    *slog.Logger
-	obs    Observer // SetObserver; nil: none
-	lim    Limits   // SetLimits; zero: unlimited
-	open   open     // requests in flight (limit.go)
+	obs    Observer         // SetObserver; nil: none
+	open   *fdlimit.Counter // requests in flight (limit.go); SetLimits, else unlimited
 
 	testPort int // tests: dial this port instead of the routed one
 }
@@ -64,12 +64,12 @@ type Proxy struct {
 // New returns a proxy. domain is the sandbox domain for Host routing ("" =
 // any domain).
 func New(sbx Sandboxes, domain string, fail ErrorWriter, log *slog.Logger) *Proxy {
-	p := &Proxy{sbx: sbx, domain: domain, fail: fail, log: log}
+	p := &Proxy{sbx: sbx, domain: domain, fail: fail, log: log, open: fdlimit.NewCounter(Limits{})}
 	p.tr = &http.Transport{
 		DialContext:         p.dial,
 		MaxIdleConnsPerHost: 16,
 		// one pool per sandbox port: bounded in all (SetLimits)
-		MaxIdleConns:          Limits{}.idle(),
+		MaxIdleConns:          Idle(Limits{}),
 		IdleConnTimeout:       30 * time.Second,
 		ResponseHeaderTimeout: 0, // streams (Start, WatchDir, execute) may take long for headers
 		// 502 past it: a request may wait for it without a timeout

@@ -39,6 +39,7 @@ type Config struct {
 	MaxCreating    int             // concurrent creates in flight; more wait in a queue
 	MaxQueued      int             // creates waiting for a slot; beyond → ErrBusy (0 = none wait)
 	AdmitWait      time.Duration   // longest wait for a slot before ErrBusy (0 = 30 s)
+	ReapRetry      time.Duration   // first wait before a reap short of descriptors is retried (0 = 1 s; retryReap)
 	Domain         string          // returned as "domain" (nil when empty)
 	Pools          map[PoolKey]int // warm pool sizes; see pool.go
 	Audit          Auditor         // lifecycle records; may be nil

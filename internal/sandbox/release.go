@@ -60,8 +60,18 @@ func (m *Manager) deleteRuntime(ctx context.Context, rt runtime.Runtime, id stri
 // reap ends sandbox id for good: its host resources (releaseHost, through
 // rsb if not nil) and its paused image, then its record — deleted only when
 // every step succeeded; otherwise the record stays (state reaping) and the
-// next Recover retries. The caller owns id as for releaseHost.
+// next Recover retries, and a failure for want of file descriptors is
+// retried meanwhile (retryReap). The caller owns id as for releaseHost.
 func (m *Manager) reap(ctx context.Context, id, rtName string, rsb runtime.Sandbox) error {
+	err := m.reapOnce(ctx, id, rtName, rsb)
+	if shortOfDescriptors(err) {
+		m.retryReap(context.WithoutCancel(ctx), id, rtName, rsb, m.cfg.ReapRetry)
+	}
+	return err
+}
+
+// reapOnce is one attempt of reap.
+func (m *Manager) reapOnce(ctx context.Context, id, rtName string, rsb runtime.Sandbox) error {
 	errs := []error{m.releaseHost(ctx, id, rtName, rsb)}
 	if m.cfg.ImagesDir != "" {
 		errs = append(errs, removeImage(m.pausedDir(id)))

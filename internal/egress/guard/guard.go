@@ -60,6 +60,12 @@ type Guard struct {
 	// may have put outside egress.AlwaysBlocked.
 	Never []netip.Prefix
 
+	// Admit, when set, counts each connection against bounds shared with
+	// other paths holding the daemon's descriptors (per team, node-wide:
+	// fdlimit.Counter); false refuses it (ReasonTooMany), else release is
+	// called when it closes. nil: only MaxConnsPerSandbox bounds.
+	Admit func(sandbox string) (release func(), ok bool)
+
 	HandshakeTimeout   time.Duration // from accept until the name is read
 	MaxPeekBytes       int           // bytes read while looking for the name
 	MaxConnsPerSandbox int           // open connections per sandbox, peeking included
@@ -83,8 +89,25 @@ func (g *Guard) Serve(ctx context.Context, ln net.Listener) error {
 	return egress.ServeConns(ctx, ln, "egress guard", g.log(), g.handle)
 }
 
-// acquire counts a connection of sandbox against MaxConnsPerSandbox.
-func (g *Guard) acquire(sandbox string) bool {
+// acquire counts a connection of sandbox against MaxConnsPerSandbox and
+// Admit; ok false: refused, else release must be called once.
+func (g *Guard) acquire(sandbox string) (release func(), ok bool) {
+	if !g.take(sandbox) {
+		return nil, false
+	}
+	if g.Admit == nil {
+		return func() { g.give(sandbox) }, true
+	}
+	done, ok := g.Admit(sandbox)
+	if !ok {
+		g.give(sandbox)
+		return nil, false
+	}
+	return func() { done(); g.give(sandbox) }, true
+}
+
+// take counts a connection of sandbox against MaxConnsPerSandbox.
+func (g *Guard) take(sandbox string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.conns == nil {
@@ -97,7 +120,7 @@ func (g *Guard) acquire(sandbox string) bool {
 	return true
 }
 
-func (g *Guard) release(sandbox string) {
+func (g *Guard) give(sandbox string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.conns[sandbox]--; g.conns[sandbox] <= 0 {

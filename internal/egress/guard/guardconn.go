@@ -46,13 +46,14 @@ func (g *Guard) handle(ctx context.Context, c net.Conn) {
 	}
 }
 
-// serveConn counts the connection against its sandbox's cap, decides on it
+// serveConn counts the connection against its bounds (acquire), decides on it
 // and forwards it; it returns a Reason if it was refused.
 func (g *Guard) serveConn(ctx context.Context, c net.Conn, sb string, pol egress.Policy, dst netip.AddrPort) string {
-	if !g.acquire(sb) {
+	release, ok := g.acquire(sb)
+	if !ok {
 		return ReasonTooMany
 	}
-	defer g.release(sb)
+	defer release()
 	peeked, name, reason := g.admit(c, sb, pol, dst.Addr())
 	switch {
 	case reason != "":

@@ -40,6 +40,13 @@ type Tunnel struct {
 	Intercept func(ctx context.Context, c net.Conn, sb, name string, dst netip.AddrPort, peeked []byte,
 		dial func(ctx context.Context, network, addr string) (net.Conn, error)) bool
 
+	// Admit, when set, counts each connection against bounds shared with
+	// other paths holding the daemon's descriptors (per team, node-wide:
+	// fdlimit.Counter, the guard's own); false refuses it
+	// (guard.ReasonTooMany), else release is called when it closes. nil:
+	// only MaxConnsPerSandbox bounds.
+	Admit func(sandbox string) (release func(), ok bool)
+
 	HandshakeTimeout   time.Duration // SNI/Host peek (guard's default when 0)
 	MaxConnsPerSandbox int           // DefaultMaxConnsPerSandbox when 0
 
@@ -80,10 +87,11 @@ func (t *Tunnel) serve(ctx context.Context, c net.Conn) (sb string, dst netip.Ad
 	if reason != "" {
 		return sb, dst, reason, ""
 	}
-	if !t.acquire(sb, c) {
+	release, ok := t.acquire(sb, c)
+	if !ok {
 		return sb, dst, guard.ReasonTooMany, ""
 	}
-	defer t.release(sb, c)
+	defer release()
 	target, peeked, reason := t.admit(c, sb, pol, dst)
 	if reason != "" {
 		return sb, dst, reason, ""
@@ -166,8 +174,25 @@ func (t *Tunnel) block(ctx context.Context, sb, dst, reason, detail string) {
 }
 
 // acquire registers c as an open connection of sb, within
-// MaxConnsPerSandbox.
-func (t *Tunnel) acquire(sb string, c net.Conn) bool {
+// MaxConnsPerSandbox and Admit; ok false: refused, else release must be
+// called once.
+func (t *Tunnel) acquire(sb string, c net.Conn) (release func(), ok bool) {
+	if !t.take(sb, c) {
+		return nil, false
+	}
+	if t.Admit == nil {
+		return func() { t.release(sb, c) }, true
+	}
+	done, ok := t.Admit(sb)
+	if !ok {
+		t.release(sb, c)
+		return nil, false
+	}
+	return func() { done(); t.release(sb, c) }, true
+}
+
+// take registers c as an open connection of sb, within MaxConnsPerSandbox.
+func (t *Tunnel) take(sb string, c net.Conn) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.conns == nil {

@@ -63,8 +63,9 @@ func (b *blockRec) get() ([]string, []string) {
 }
 
 // startTunnel serves a Tunnel whose sandbox "sb" (any source) has pol and
-// whose every connection claims destination dst.
-func startTunnel(t *testing.T, pol *egress.Policy, dst netip.AddrPort, res *egress.Resolutions) (*Tunnel, string, *blockRec) {
+// whose every connection claims destination dst; mods change it before it
+// serves.
+func startTunnel(t *testing.T, pol *egress.Policy, dst netip.AddrPort, res *egress.Resolutions, mods ...func(*Tunnel)) (*Tunnel, string, *blockRec) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -80,6 +81,9 @@ func startTunnel(t *testing.T, pol *egress.Policy, dst netip.AddrPort, res *egre
 		},
 		Resolved: res.Has, NameOf: res.NameOf, Dial: d.Dial, Blocked: br.add, HandshakeTimeout: time.Second,
 		origDst: func(net.Conn) (netip.AddrPort, error) { return dst, nil },
+	}
+	for _, mod := range mods {
+		mod(tun)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

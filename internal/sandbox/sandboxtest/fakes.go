@@ -37,6 +37,10 @@ type Host struct {
 	// FailRemove, when set, is returned by every layer Remove, which then
 	// leaves the layer in place (a busy mount).
 	FailRemove error
+	// FailDelete, when set, is returned by every runtime sandbox Delete,
+	// which then leaves it running (runsc delete failing for want of
+	// descriptors).
+	FailDelete error
 	// StartInit, when set, is called by every Runtime.Create for the host
 	// pid of the new sandbox's init (a real process the test can kill);
 	// otherwise that pid is 1, which never ends.
@@ -216,6 +220,9 @@ func (s rtSandbox) Kill(context.Context, syscall.Signal) error { return nil }
 func (s rtSandbox) Delete(context.Context) error {
 	s.h.Mu.Lock()
 	defer s.h.Mu.Unlock()
+	if s.h.FailDelete != nil {
+		return s.h.FailDelete
+	}
 	delete(s.h.Running, s.id)
 	return nil
 }
