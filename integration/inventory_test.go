@@ -101,6 +101,9 @@ func (d *daemon) inventoryOf(ids map[string]bool) inventory {
 		if strings.HasSuffix(k, "/null-netns") {
 			delete(inv, k) // runsc's node-wide empty netns pin, made at the first start, kept by design
 		}
+		if strings.Contains(k, "/oci-seccomp-") || strings.Contains(k, "/.oci-seccomp-") {
+			delete(inv, k) // runsc's node-wide OCI seccomp program cache (gVisor patch 12), kept by design
+		}
 	}
 	return inv
 }
