@@ -53,6 +53,15 @@ func (r *benchResult) finish() {
 
 func ratio(v, floor float64) float64 { return math.Round(v/floor*100) / 100 }
 
+// ratioCell is a ratio to the floor as the table shows it: "-" when no floor
+// was measured (--floor 0 or its error), never a misleading 0.00.
+func ratioCell(r float64) string {
+	if r == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", r)
+}
+
 // exitCode is 1 when any phase had errors, the idle phase fell short or the
 // floor could not be measured.
 func (r *benchResult) exitCode() int {
@@ -95,8 +104,8 @@ func printPhases(w io.Writer, phases []*phase) {
 		if p.N == 0 {
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%.2f\t\n", p.Name, p.Runtime, p.N, p.Errors,
-			p.P50, p.P95, p.P99, p.Max, p.P50Floor, p.P95Floor)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%s\t%s\t\n", p.Name, p.Runtime, p.N, p.Errors,
+			p.P50, p.P95, p.P99, p.Max, ratioCell(p.P50Floor), ratioCell(p.P95Floor))
 	}
 	tw.Flush()
 	for _, p := range phases {
