@@ -81,15 +81,14 @@ func TestClosedPortBrowser(t *testing.T) {
 	}
 }
 
-// TestSandboxNotFound: traffic for a sandbox the proxy does not have, one
-// that ended (a tombstone) or one never made, is E2B's 502 {sandboxId,
+// TestSandboxNotFound: traffic for a sandbox the proxy does not have (one
+// that ended looks the same as one never made to it), is E2B's 502 {sandboxId,
 // message: "The sandbox was not found", code: 502} as its host.test.ts reads
 // it, and a page to a browser. Before, an ended one was 502 "sandbox is not
 // running" and an unknown one 404 "sandbox not found", neither with the id.
 func TestSandboxNotFound(t *testing.T) {
-	ended := sandbox.NewID()
-	p := New(fakeSandboxes{byID: map[string]sandbox.Info{}, ended: map[string]bool{ended: true}}, "", writeErr, slog.New(slog.DiscardHandler))
-	for _, id := range []string{ended, sandbox.NewID()} {
+	p := New(fakeSandboxes{byID: map[string]sandbox.Info{}}, "", writeErr, slog.New(slog.DiscardHandler))
+	for _, id := range []string{sandbox.NewID(), "x" + sandbox.NewID()[1:]} {
 		for _, ua := range []string{"node", "Mozilla/5.0 (X11; Linux x86_64) Firefox/120.0"} {
 			rec := httptest.NewRecorder()
 			req := httptest.NewRequest(http.MethodGet, "/health", nil)

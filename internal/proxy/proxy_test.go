@@ -23,8 +23,7 @@ import (
 )
 
 type fakeSandboxes struct {
-	byID  map[string]sandbox.Info
-	ended map[string]bool
+	byID map[string]sandbox.Info
 }
 
 func (f fakeSandboxes) Get(id string) (sandbox.Info, error) {
@@ -40,7 +39,6 @@ func (f fakeSandboxes) List() (out []sandbox.Info) {
 	}
 	return out
 }
-func (f fakeSandboxes) Ended(id string) bool { return f.ended[id] }
 
 // AutoResume "resumes" a paused sandbox with autoResume: it becomes running.
 func (f fakeSandboxes) AdoptMovedTraffic(context.Context, string) error { return sandbox.ErrNotFound }
@@ -87,8 +85,7 @@ func setupServer(t testing.TB, up *httptest.Server) (front *httptest.Server, a, 
 		return sandbox.Info{Sandbox: store.Sandbox{ID: sandbox.NewID(), State: "running", EnvdToken: tok}, AgentAddr: host + ":" + port}
 	}
 	a, b = mk("token-a"), mk("token-b")
-	gone := sandbox.NewID()
-	fs := fakeSandboxes{byID: map[string]sandbox.Info{a.ID: a, b.ID: b}, ended: map[string]bool{gone: true}}
+	fs := fakeSandboxes{byID: map[string]sandbox.Info{a.ID: a, b.ID: b}}
 	p := New(fs, "", writeErr, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	// Route every port to the upstream's port for the test.
 	pn, _ := strconv.Atoi(port)
@@ -122,7 +119,6 @@ func (l panicLog) Write(p []byte) (int, error) {
 
 func TestAuthorize(t *testing.T) {
 	front, a, b := setup(t)
-	gone := ""
 	tests := []struct {
 		name, path, id, tok string
 		port                string
@@ -140,7 +136,6 @@ func TestAuthorize(t *testing.T) {
 		{"bad id", "/health", "../x", "", "", 400},
 		{"other port public", "/", a.ID, "", "8080", 200},
 	}
-	_ = gone
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req, _ := http.NewRequest("GET", front.URL+tt.path, nil)

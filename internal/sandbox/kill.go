@@ -33,7 +33,6 @@ func (m *Manager) killLocked(ctx context.Context, sb *Sandbox, reason string, co
 	ok := m.sandboxes[id] == sb && (cond == nil || cond(sb))
 	if ok {
 		delete(m.sandboxes, id)
-		m.buryLocked(id)
 		m.stopLocked(sb)
 	}
 	m.mu.Unlock()

@@ -138,7 +138,6 @@ type Manager struct {
 	slotsUsed  int64               // slots held by starts in flight
 	fair       fairQueue           // starts waiting for slots, per team (fair.go); under mu
 	closed     bool
-	tombs      map[string]time.Time // recently ended ids, see tombstone.go
 	pools      map[PoolKey]*pool
 	refillKick chan struct{} // a claim wakes RunPools (buffered 1)
 	deathKick  chan struct{} // a watched init's end wakes RunWatchdog (buffered 1)

@@ -38,19 +38,12 @@ func (m *Manager) Recover(ctx context.Context) (int, error) {
 // errDied: a recorded sandbox's init ended while the daemon was down.
 var errDied = errors.New("sandbox init exited while the daemon was down")
 
-// reapUnadopted reaps a record Recover could not adopt (why). One a client
-// knew (running, paused, resuming) is tombstoned as a kill is, so that its
-// traffic is answered "not running" (502), not "unknown"; one that died on
-// its own is counted as a death.
+// reapUnadopted reaps a record Recover could not adopt (why); one that died
+// on its own is counted as a death. Its traffic is then answered as every
+// unknown sandbox's (the proxy's 502 "The sandbox was not found", as E2B).
 func (m *Manager) reapUnadopted(ctx context.Context, rec *store.Sandbox, why error) {
 	m.log.Warn("reaping sandbox", "sandbox", rec.ID, "reason", why)
 	m.event(rec.ID, "reaped", "reason", why.Error())
-	switch rec.State {
-	case store.StateRunning, store.StatePaused, store.StateResuming:
-		m.mu.Lock()
-		m.buryLocked(rec.ID)
-		m.mu.Unlock()
-	}
 	if errors.Is(why, errDied) {
 		m.observer().Died(rec.Runtime)
 	}
