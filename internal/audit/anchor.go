@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
@@ -181,12 +180,42 @@ func (a *Anchor) write(c Checkpoint) error {
 	if err != nil {
 		return fmt.Errorf("audit checkpoint: %w", err)
 	}
-	_, werr := f.Write(append(line, '\n'))
-	if err := errors.Join(werr, f.Sync(), f.Close()); err != nil {
+	if err := appendLine(f, line); err != nil {
 		return fmt.Errorf("audit checkpoint: %w", err)
 	}
 	a.lines++
 	return nil
+}
+
+// appendLine appends line and a newline to f, fsync'd, and closes f. A
+// write cut short (disk full) is truncated away, so that the next
+// checkpoint does not land on the end of a torn line and make the file
+// unreadable.
+func appendLine(f *os.File, line []byte) error {
+	off, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		f.Close()
+		return err
+	}
+	_, werr := f.Write(append(line, '\n'))
+	if werr != nil {
+		werr = errors.Join(werr, f.Truncate(off))
+	}
+	return errors.Join(werr, f.Sync(), f.Close())
+}
+
+// dropTornTail cuts an unterminated last line (a checkpoint torn by a
+// crash mid-write) off the checkpoint file, so that the next checkpoint
+// starts a line of its own. ReadCheckpoints already leaves such a line out.
+func (a *Anchor) dropTornTail() error {
+	b, err := os.ReadFile(a.path)
+	if err != nil || len(b) == 0 || b[len(b)-1] == '\n' {
+		if errors.Is(err, os.ErrNotExist) {
+			err = nil
+		}
+		return err
+	}
+	return os.Truncate(a.path, int64(bytes.LastIndexByte(b, '\n')+1))
 }
 
 // compactIfDue compacts the checkpoint file once it holds compactAt
@@ -209,32 +238,40 @@ func (a *Anchor) compactIfDue() error {
 // path. A missing file is os.ErrNotExist; a bad signature or line is an
 // error (the checkpoint file itself was tampered with).
 func ReadCheckpoints(path string, pub ed25519.PublicKey) ([]Checkpoint, error) {
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	b, err := io.ReadAll(f)
+	_, cps, err := parseCheckpoints(b)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("checkpoint file %s %w", path, err)
 	}
-	if i := bytes.LastIndexByte(b, '\n'); i+1 < len(b) {
-		b = b[:i+1] // an unterminated last line is a torn write: not a checkpoint
-	}
-	var out []Checkpoint
-	s := bufio.NewScanner(bytes.NewReader(b))
-	for line := 1; s.Scan(); line++ {
-		var c Checkpoint
-		if err := json.Unmarshal(s.Bytes(), &c); err != nil {
-			return nil, fmt.Errorf("checkpoint file %s line %d: %w", path, line, err)
-		}
+	for i, c := range cps {
 		sig, _ := hex.DecodeString(c.Sig)
 		c.Sig = ""
 		body, _ := json.Marshal(c)
 		if !ed25519.Verify(pub, body, sig) {
-			return nil, fmt.Errorf("checkpoint file %s line %d: bad signature (the checkpoint file was tampered with, or signed by another key)", path, line)
+			return nil, fmt.Errorf("checkpoint file %s line %d: bad signature (the checkpoint file was tampered with, or signed by another key)", path, i+1)
 		}
-		out = append(out, c)
 	}
-	return out, s.Err()
+	return cps, nil
+}
+
+// parseCheckpoints splits a checkpoint file's bytes into its lines and
+// their checkpoints (signatures unchecked). An unterminated last line is a
+// torn write, not a checkpoint: it is left out. A line that is not a
+// checkpoint is an error naming it ("line N: …").
+func parseCheckpoints(b []byte) (lines [][]byte, cps []Checkpoint, err error) {
+	if i := bytes.LastIndexByte(b, '\n'); i+1 < len(b) {
+		b = b[:i+1]
+	}
+	for l := range bytes.Lines(b) {
+		l = l[:len(l)-1]
+		var c Checkpoint
+		if err := json.Unmarshal(l, &c); err != nil {
+			return nil, nil, fmt.Errorf("line %d: %w", len(lines)+1, err)
+		}
+		lines, cps = append(lines, l), append(cps, c)
+	}
+	return lines, cps, nil
 }

@@ -1,9 +1,7 @@
 package audit
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -60,18 +58,8 @@ func (a *Anchor) compactLocked() error {
 	if err != nil {
 		return fmt.Errorf("audit checkpoints: compact: %w", err)
 	}
-	var lines [][]byte
-	var cps []Checkpoint
-	s := bufio.NewScanner(bytes.NewReader(b))
-	s.Buffer(nil, 1<<20)
-	for s.Scan() {
-		var c Checkpoint
-		if err := json.Unmarshal(s.Bytes(), &c); err != nil {
-			return fmt.Errorf("audit checkpoints: compact: line %d: %w", len(lines)+1, err)
-		}
-		lines, cps = append(lines, bytes.Clone(s.Bytes())), append(cps, c)
-	}
-	if err := s.Err(); err != nil {
+	lines, cps, err := parseCheckpoints(b)
+	if err != nil {
 		return fmt.Errorf("audit checkpoints: compact: %w", err)
 	}
 	var out bytes.Buffer
