@@ -54,3 +54,18 @@ func validName(s string) bool {
 	}
 	return s != ""
 }
+
+// nftKeywords are the names of 1–3 chars of [a-z0-9] that the nft command
+// (1.0.6, Debian 12) will not parse as a table name (`nft -c add table inet
+// <name>` over all of them, letter first). sbx itself speaks netlink and
+// could use them, but an operator could then not list or delete the table
+// by name.
+var nftKeywords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, k := range strings.Fields(`add ah all and arp cpu ct day dst dup ecn eq esp fib fwd
+		ge get gt hbh iif ip ip6 le log lt map mh ne not oif or osf rt rt0 rt2 set srh
+		tcp th udp xor xt`) {
+		m[k] = true
+	}
+	return m
+}()

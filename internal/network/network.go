@@ -128,8 +128,11 @@ func (c Config) withDefaults() (Config, error) {
 		c.Table = "sbx"
 	}
 	c.Egress = c.Egress.withDefaults()
-	if len(c.IfPrefix) > 3 || !validName(c.IfPrefix) {
-		return c, fmt.Errorf("network: interface prefix %q must be 1-3 chars of [a-z0-9]", c.IfPrefix)
+	if len(c.IfPrefix) > 3 || !validName(c.IfPrefix) || c.IfPrefix[0] < 'a' {
+		return c, fmt.Errorf("network: interface prefix %q must be 1-3 chars of [a-z0-9], the first a letter", c.IfPrefix)
+	}
+	if nftKeywords[c.IfPrefix] {
+		return c, fmt.Errorf("network: interface prefix %q is an nft keyword: the nft command could not name its table (nft list table inet %s fails to parse); pick another", c.IfPrefix, c.IfPrefix)
 	}
 	return c, nil
 }
