@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -119,6 +120,15 @@ func TestTemplateNamesPerTeam(t *testing.T) {
 	}
 	if code, r := do(t, srv, "GET", "/templates/aliases/team_a%2Fmy-app", "", as("team_b")); code != 200 || r["templateID"] != ids["team_a"] || r["public"] != true {
 		t.Errorf("team_b's alias team_a/my-app = %d %v", code, r)
+	}
+	names := map[string]string{}
+	if code, ls := doList(t, srv, "/templates", as("team_b")); code == 200 {
+		for _, in := range ls {
+			names[in["templateID"].(string)] = fmt.Sprint(in["names"], in["aliases"])
+		}
+	}
+	if names[ids["team_a"]] != "[team_a/my-app] [team_a/my-app]" || names[ids["team_b"]] != "[my-app] [my-app]" || names["base"] != "[base] [base]" || names[ids[""]] != "" {
+		t.Errorf("team_b's list: %v", names)
 	}
 	if code, r := do(t, srv, "POST", "/v2/sandboxes", `{"templateID":"team_a/my-app"}`, as("team_b")); code != 201 || r["templateID"] != ids["team_a"] {
 		t.Errorf("team_b creates team_a/my-app = %d %v", code, r)

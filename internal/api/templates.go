@@ -281,7 +281,7 @@ func (s *Server) templates(w http.ResponseWriter, r *http.Request) {
 	out := ts[:0:0]
 	for _, t := range ts {
 		if s.useTemplate(r.Context(), teamOf(r), t.TemplateID, false) == nil {
-			out = append(out, t)
+			out = append(out, s.builds.NamesFor(teamOf(r), t))
 		}
 	}
 	writeJSON(w, http.StatusOK, out)

@@ -114,3 +114,23 @@ func (r *Registry) GetFor(team, ref string) (sandbox.Template, error) {
 
 // Scoped is Registry.Scoped: the ref team's template calls pass on.
 func (s *Service) Scoped(team, ref string) string { return s.reg.Scoped(team, ref) }
+
+// NamesFor shows in's names as team names them: a user template of another
+// team (listed because it is public) as "namespace/name", as E2B's names
+// field ("namespace/alias format when namespaced"); the team's own and the
+// built-ins as they are.
+func (s *Service) NamesFor(team string, in Info) Info {
+	s.reg.mu.RLock()
+	_, user := s.reg.idx.templates[in.TemplateID]
+	owner := s.reg.idx.owner[in.TemplateID]
+	s.reg.mu.RUnlock()
+	if !user || owner == team {
+		return in
+	}
+	names := make([]string, len(in.Names))
+	for i, n := range in.Names {
+		names[i] = Namespace(owner) + "/" + n
+	}
+	in.Names, in.Aliases = names, names
+	return in
+}
