@@ -151,6 +151,9 @@ func TestTemplateNamesPerTeam(t *testing.T) {
 	if code, r := do(t, srv, "DELETE", "/templates/my-app", "", as("team_b")); code != 204 {
 		t.Errorf("team_b deletes its my-app = %d %v", code, r)
 	}
+	if code, r := do(t, srv, "POST", "/v2/sandboxes", `{"templateID":"my-app"}`, as("team_b")); code != 404 {
+		t.Errorf("team_b without a my-app creates my-app = %d %v, want 404 (neither the default team's nor team_a's)", code, r)
+	}
 	for _, team := range []string{"", "team_a"} {
 		if code, r := do(t, srv, "GET", "/templates/aliases/my-app", "", as(team)); code != 200 || r["templateID"] != ids[team] {
 			t.Errorf("%q's my-app after team_b deleted its own = %d %v", team, code, r)

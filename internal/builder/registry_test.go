@@ -75,4 +75,8 @@ func TestRegistryPresent(t *testing.T) {
 	if got := strings.Join(r.Present(), ","); got != "mine,t1" {
 		t.Errorf("Present = %s, want mine,t1", got)
 	}
+	r.idx.owner = map[string]string{"t1": "team_a"} // another team's: namespaced
+	if got := strings.Join(r.Present(), ","); got != "t1,team_a/mine" {
+		t.Errorf("Present = %s, want t1,team_a/mine", got)
+	}
 }
