@@ -4,11 +4,13 @@ import (
 	"testing"
 )
 
-// TestTeamsBuiltinNames: the built-in templates' names are reserved even
-// on a node where a built-in is not built (yet): a team that could take
-// "code-interpreter-v1" there would own the template every other team's
-// code-interpreter SDK starts (made public) once the operator builds the
-// built-in, since a team's template name resolves first.
+// TestTeamsBuiltinNames: the built-in templates' names are reserved for
+// every team even on a node where a built-in is not built (yet). Names are
+// per team and a team's own name resolves before a built-in's, so a team
+// holding "code-interpreter-v1" would silently swap in its own template
+// under every one of its code-interpreter SDK's creates, and nothing would
+// show it once the operator builds the built-in; the refusal says so at
+// the build instead.
 func TestTeamsBuiltinNames(t *testing.T) {
 	d := startDaemon(t, "runsc", "", "--templates-dir", baseCopy(t)) // base only
 	tm := d.newTeam("squatter", nil)

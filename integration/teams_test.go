@@ -93,7 +93,7 @@ func TestTeamsRouteTable(t *testing.T) {
 	exempt := map[string]string{
 		"POST /volumes":      "volume names are per team: B gets its own vol-a (checked below)",
 		"POST /api-keys":     "mints a key of the caller's own team",
-		"POST /v3/templates": "template names are one namespace: another team's name is 409 (checked below)",
+		"POST /v3/templates": "template names are per team: B gets its own tpl-a (checked below)",
 		"POST /secrets":      "secret names are per team: B may have its own sec-a",
 	}
 	var routes struct{ APIKey, Other []string }
@@ -172,10 +172,28 @@ func TestTeamsRouteTable(t *testing.T) {
 	if string(m1) != string(m2) {
 		t.Errorf("bulk metrics: A's id gives %s, an unknown one %s", m1, m2)
 	}
-	// B's own template under A's name is refused; B's own volume named like
+	// A's private template by its namespaced name ("<A's slug>/tpl-a") is
+	// for B what a name A never had is.
+	namespacedHidden(t, d, hb, a.ID)
+	// B's own template under A's name is B's, another template (names are
+	// per team, as E2B's); A's tpl-a stays A's. B's own volume named like
 	// A's is B's, a different volume.
-	if code, _, body := d.call("POST", "/v3/templates", hb, map[string]any{"name": "tpl-a"}); code != 409 {
-		t.Errorf("B requests tpl-a: %d %s, want 409", code, body)
+	var tplB2 struct {
+		TemplateID string `json:"templateID"`
+	}
+	if code := d.as(b.Key, "POST", "/v3/templates", map[string]any{"name": "tpl-a"}, &tplB2); code != 202 || tplB2.TemplateID == tplA.TemplateID {
+		t.Errorf("B requests tpl-a: %d %+v, want 202 and its own template", code, tplB2)
+	}
+	for _, c := range []struct {
+		h    map[string]string
+		want string
+	}{{ha, tplA.TemplateID}, {hb, tplB2.TemplateID}} {
+		var al struct {
+			TemplateID string `json:"templateID"`
+		}
+		if code := d.as(c.h["X-API-Key"], "GET", "/templates/aliases/tpl-a", nil, &al); code != 200 || al.TemplateID != c.want {
+			t.Errorf("alias tpl-a: %d %s, want %s", code, al.TemplateID, c.want)
+		}
 	}
 	var volB2 volumeRef
 	if code := d.as(b.Key, "POST", "/volumes", map[string]any{"name": "vol-a", "sizeMB": 16}, &volB2); code != 201 || volB2.ID == volA.ID {
@@ -267,4 +285,25 @@ func merge(base, over map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// namespacedHidden: B (hb) asking for team ns's private "tpl-a" as
+// "<ns>/tpl-a" (escaped as the SDK sends it) gets exactly what it gets for
+// "<ns>/nosuchtemplate", on every template route and in a create.
+func namespacedHidden(t *testing.T, d *daemon, hb map[string]string, ns string) {
+	t.Helper()
+	theirs, none := ns+"/tpl-a", ns+"/nosuchtemplate"
+	esc := func(s string) string { return strings.ReplaceAll(s, "/", "%2F") }
+	for _, r := range []struct{ method, path string }{{"GET", "/templates/aliases/%s"}, {"GET", "/templates/%s"},
+		{"PATCH", "/templates/%s"}, {"DELETE", "/templates/%s"}, {"GET", "/templates/%s/tags"}, {"POST", "/v2/sandboxes"}} {
+		var b1, b2 any = map[string]any{"public": true}, map[string]any{"public": true}
+		if r.method == "POST" {
+			b1, b2 = map[string]any{"templateID": theirs}, map[string]any{"templateID": none}
+		}
+		c1, _, a1 := d.call(r.method, strings.ReplaceAll(r.path, "%s", esc(theirs)), hb, b1)
+		c2, _, a2 := d.call(r.method, strings.ReplaceAll(r.path, "%s", esc(none)), hb, b2)
+		if c1 != 404 || c1 != c2 || strings.ReplaceAll(string(a1), theirs, none) != string(a2) {
+			t.Errorf("B %s %s with %s: %d %s; with %s: %d %s", r.method, r.path, theirs, c1, a1, none, c2, a2)
+		}
+	}
 }

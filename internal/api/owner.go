@@ -68,30 +68,32 @@ func templateNotFound(ref string) error {
 	return fmt.Errorf("%w: template %q not found", sandbox.ErrNotFound, truncate(ref, 64))
 }
 
-// templateOwner resolves ref ("name", "name:tag" or an id) to its template
-// id, owning team and visibility; ok is false when no template has it.
-// Built-in templates belong to the default team and are public.
-func (s *Server) templateOwner(ctx context.Context, ref string) (id, team string, public, ok bool) {
-	id, public, ok = s.templateRef(ref)
+// templateOwner resolves ref ("name", "namespace/name", "name:tag" or an
+// id) as team names it to its template id, owning team and visibility; ok
+// is false when no template has it. Built-in templates belong to the
+// default team and are public.
+func (s *Server) templateOwner(ctx context.Context, team, ref string) (id, owner string, public, ok bool) {
+	id, public, ok = s.templateRef(team, ref)
 	if !ok {
 		return "", "", false, false
 	}
-	team, err := s.templateTeam(ctx, id)
+	owner, err := s.templateTeam(ctx, id)
 	if err != nil {
 		return "", "", false, false // fail closed
 	}
-	return id, team, public, true
+	return id, owner, public, true
 }
 
-// templateRef resolves ref to its template id and visibility (no store
-// read); ok is false when no template has it.
-func (s *Server) templateRef(ref string) (id string, public, ok bool) {
+// templateRef resolves ref as team names it (builder.Service.Alias) to its
+// template id and visibility (no store read); ok is false when no template
+// has it.
+func (s *Server) templateRef(team, ref string) (id string, public, ok bool) {
 	name, _, _ := strings.Cut(ref, ":")
 	if s.builds == nil {
 		_, err := s.mgr.Templates().Get(name)
 		return name, true, err == nil
 	}
-	id, public, err := s.builds.Alias(name)
+	id, public, err := s.builds.Alias(team, name)
 	return id, public, err == nil
 }
 
@@ -107,7 +109,7 @@ func (s *Server) templateTeam(ctx context.Context, id string) (string, error) {
 // ownTemplate is nil if team owns the template ref, or (snapshots) the
 // snapshot ref; else templateNotFound.
 func (s *Server) ownTemplate(ctx context.Context, team, ref string, snapshots bool) error {
-	if _, owner, _, ok := s.templateOwner(ctx, ref); ok {
+	if _, owner, _, ok := s.templateOwner(ctx, team, ref); ok {
 		if owner == team {
 			return nil
 		}
@@ -128,7 +130,7 @@ func (s *Server) ownTemplate(ctx context.Context, team, ref string, snapshots bo
 // from one is spared a store read (one connection, queued behind the
 // writes of a burst).
 func (s *Server) useTemplate(ctx context.Context, team, ref string, snapshots bool) error {
-	if id, public, ok := s.templateRef(ref); ok {
+	if id, public, ok := s.templateRef(team, ref); ok {
 		if public {
 			return nil
 		}
@@ -145,4 +147,13 @@ func (s *Server) useTemplate(ctx context.Context, team, ref string, snapshots bo
 		}
 	}
 	return templateNotFound(ref)
+}
+
+// scoped is the ref the builder's calls take for ref as r's team names it
+// (builder.Service.Scoped): a template of the team's reach by its id.
+func (s *Server) scoped(r *http.Request, ref string) string {
+	if s.builds == nil {
+		return ref
+	}
+	return s.builds.Scoped(teamOf(r), ref)
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/sbx-dev/sbx/internal/builder"
 	"github.com/sbx-dev/sbx/internal/telemetry"
 )
 
@@ -17,6 +18,9 @@ type team struct {
 	Name      string `json:"name"`
 	APIKey    string `json:"apiKey"`
 	IsDefault bool   `json:"isDefault"`
+	// Slug is the team's template namespace (builder.Namespace): another
+	// team names the team's public templates "<slug>/<name>".
+	Slug string `json:"slug"`
 }
 
 // teams answers GET /teams: the caller's team, with the key it called with
@@ -27,7 +31,8 @@ func (s *Server) teams(w http.ResponseWriter, r *http.Request) {
 	if tm, ok := s.tenants.team(p.Team); ok {
 		name = tm.Name
 	}
-	writeJSON(w, http.StatusOK, []team{{TeamID: p.TeamID(), Name: name, APIKey: r.Header.Get("X-API-Key"), IsDefault: true}})
+	writeJSON(w, http.StatusOK, []team{{TeamID: p.TeamID(), Name: name, APIKey: r.Header.Get("X-API-Key"), IsDefault: true,
+		Slug: builder.Namespace(p.Team)}})
 }
 
 // teamID returns the {teamID} path value if the caller belongs to it;

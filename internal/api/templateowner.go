@@ -6,26 +6,20 @@ import (
 	"strings"
 
 	"github.com/sbx-dev/sbx/internal/builder"
-	"github.com/sbx-dev/sbx/internal/sandbox"
 )
 
 // requestOwned is POST /v3/templates for the request's team: a new name
-// becomes the team's template; a name of the team's adds a build; a name
-// another team holds is refused. Template names are one namespace for the
-// node (as E2B's aliases): the refusal says the name is taken, which tells
-// that a name exists, never an id.
+// becomes the team's template; a name of the team's adds a build. Names are
+// scoped to the team (as E2B's): another team's template of the same name
+// is another template, never touched or told of.
 func (s *Server) requestOwned(r *http.Request, req builder.BuildRequest) (*builder.Requested, error) {
 	team := teamOf(r)
 	ref := req.Name
 	if ref == "" {
 		ref = req.Alias
 	}
-	_, owner, _, exists := s.templateOwner(r.Context(), ref)
-	if exists && owner != team {
-		name, _, _ := strings.Cut(ref, ":")
-		return nil, fmt.Errorf("%w: template name %q is taken", sandbox.ErrConflict, truncate(name, 64))
-	}
-	if !exists {
+	name, _, _ := strings.Cut(ref, ":")
+	if _, owner, _, exists := s.templateOwner(r.Context(), team, name); !exists || owner != team {
 		if err := s.templateRoom(r, team); err != nil {
 			return nil, err
 		}
@@ -33,18 +27,8 @@ func (s *Server) requestOwned(r *http.Request, req builder.BuildRequest) (*build
 	if err := s.buildQuota(r); err != nil {
 		return nil, err
 	}
-	res, err := s.builds.RequestBuild(r.Context(), req)
-	if err != nil || s.tenants == nil {
-		return res, err
-	}
-	if err := s.tenants.st.SetTemplateOwner(r.Context(), res.TemplateID, team); err != nil {
-		return nil, err
-	}
-	if _, owner, _, _ := s.templateOwner(r.Context(), res.TemplateID); owner != team {
-		// Two teams raced for a new name: the first owner row wins.
-		return nil, fmt.Errorf("%w: template name %q is taken", sandbox.ErrConflict, truncate(ref, 64))
-	}
-	return res, nil
+	req.Team = team
+	return s.builds.RequestBuild(r.Context(), req)
 }
 
 // maxTemplatesPerTeam bounds the templates a team other than the default

@@ -57,7 +57,7 @@ func (s *Server) uploadSig(template, hash string, exp int64) string {
 }
 
 func (s *Server) filesLink(w http.ResponseWriter, r *http.Request) {
-	tid, hash := r.PathValue("template"), r.PathValue("hash")
+	tid, hash := s.scoped(r, r.PathValue("template")), r.PathValue("hash")
 	present, err := s.builds.FilesPresent(tid, hash)
 	if err != nil {
 		writeErr(w, err)
@@ -104,12 +104,14 @@ func (s *Server) startBuild(w http.ResponseWriter, r *http.Request) {
 	var err error
 	if spec.FromTemplate != "" {
 		err = s.useTemplate(r.Context(), teamOf(r), spec.FromTemplate, false)
+		spec.FromTemplate = s.scoped(r, spec.FromTemplate)
 	}
+	tid := s.scoped(r, r.PathValue("template"))
 	if err == nil { // the team at its disk quota: 429 now (the build re-checks as it goes)
-		err = s.buildDisk(r.Context(), r.PathValue("template"), nil)
+		err = s.buildDisk(r.Context(), tid, nil)
 	}
 	if err == nil {
-		err = s.builds.StartBuild(r.Context(), r.PathValue("template"), r.PathValue("build"), spec)
+		err = s.builds.StartBuild(r.Context(), tid, r.PathValue("build"), spec)
 	}
 	if err != nil {
 		writeErr(w, err)
@@ -129,7 +131,7 @@ func (s *Server) buildStatus(w http.ResponseWriter, r *http.Request) {
 		}
 		off = n
 	}
-	st, err := s.builds.BuildStatus(r.Context(), r.PathValue("template"), r.PathValue("build"), off, q.Get("level"))
+	st, err := s.builds.BuildStatus(r.Context(), s.scoped(r, r.PathValue("template")), r.PathValue("build"), off, q.Get("level"))
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -156,7 +158,7 @@ func (s *Server) templateAlias(w http.ResponseWriter, r *http.Request, alias str
 	var id string
 	var public bool
 	if err == nil {
-		id, public, err = s.builds.Alias(alias)
+		id, public, err = s.builds.Alias(teamOf(r), alias)
 	}
 	if err != nil {
 		writeErr(w, err)
@@ -177,7 +179,7 @@ func (s *Server) assignTags(w http.ResponseWriter, r *http.Request) {
 	var bid string
 	var tags []string
 	if err == nil {
-		bid, tags, err = s.builds.AssignTags(r.Context(), req.Target, req.Tags)
+		bid, tags, err = s.builds.AssignTags(r.Context(), s.scoped(r, req.Target), req.Tags)
 	}
 	if err != nil {
 		writeErr(w, err)
@@ -196,7 +198,7 @@ func (s *Server) removeTags(w http.ResponseWriter, r *http.Request) {
 	}
 	err := s.ownTemplate(r.Context(), teamOf(r), req.Name, false)
 	if err == nil {
-		err = s.builds.RemoveTags(r.Context(), req.Name, req.Tags)
+		err = s.builds.RemoveTags(r.Context(), s.scoped(r, req.Name), req.Tags)
 	}
 	if err != nil {
 		writeErr(w, err)
@@ -206,7 +208,7 @@ func (s *Server) removeTags(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) templateTags(w http.ResponseWriter, r *http.Request, template string) {
-	tags, err := s.builds.Tags(r.Context(), template)
+	tags, err := s.builds.Tags(r.Context(), s.scoped(r, template))
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -219,7 +221,7 @@ func (s *Server) templateTags(w http.ResponseWriter, r *http.Request, template s
 }
 
 func (s *Server) getTemplate(w http.ResponseWriter, r *http.Request) {
-	in, err := s.builds.Get(r.Context(), r.PathValue("template"))
+	in, err := s.builds.Get(r.Context(), s.scoped(r, r.PathValue("template")))
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -234,7 +236,7 @@ func (s *Server) updateTemplate(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	names, err := s.builds.Update(r.Context(), r.PathValue("template"), req.Public)
+	names, err := s.builds.Update(r.Context(), s.scoped(r, r.PathValue("template")), req.Public)
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -248,7 +250,7 @@ func (s *Server) deleteTemplate(w http.ResponseWriter, r *http.Request) {
 	key := r.PathValue("template")
 	var err error = fmt.Errorf("%w", sandbox.ErrNotFound)
 	if s.builds != nil {
-		err = s.builds.Delete(r.Context(), key)
+		err = s.builds.Delete(r.Context(), s.scoped(r, key))
 	}
 	if errors.Is(err, sandbox.ErrNotFound) {
 		err = s.mgr.DeleteSnapshot(r.Context(), key)
@@ -279,7 +281,7 @@ func (s *Server) templates(w http.ResponseWriter, r *http.Request) {
 	out := ts[:0:0]
 	for _, t := range ts {
 		if s.useTemplate(r.Context(), teamOf(r), t.TemplateID, false) == nil {
-			out = append(out, t)
+			out = append(out, s.builds.NamesFor(teamOf(r), t))
 		}
 	}
 	writeJSON(w, http.StatusOK, out)

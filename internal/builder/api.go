@@ -27,6 +27,9 @@ type BuildRequest struct {
 	// MinFreeDiskMB is accepted (E2B's minFreeDiskMb) and used as the build
 	// sandbox's disk when larger than the default.
 	MinFreeDiskMB int `json:"minFreeDiskMb,omitempty"`
+	// Team is the requesting team (set by the API, never decoded): the
+	// name is looked up and a new template made in its namespace.
+	Team string `json:"-"`
 }
 
 // Requested is E2B's TemplateRequestResponseV3.
@@ -78,7 +81,7 @@ func (s *Service) RequestBuild(ctx context.Context, req BuildRequest) (*Requeste
 	}
 	s.names.Lock()
 	defer s.names.Unlock()
-	t, err := s.templateFor(ctx, name)
+	t, err := s.templateFor(ctx, req.Team, name)
 	if err != nil {
 		return nil, err
 	}
@@ -135,13 +138,20 @@ func (s *Service) buildResources(b *store.BuildRec) sandbox.Resources {
 	}
 }
 
-// templateFor returns the template named name, creating it. Hold s.names.
-func (s *Service) templateFor(ctx context.Context, name string) (*store.TemplateRec, error) {
-	if t, ok := s.reg.lookup(name); ok {
+// templateFor returns team's template named name, creating it (its owner
+// row first, so no reload ever sees it as the default team's). Hold
+// s.names.
+func (s *Service) templateFor(ctx context.Context, team, name string) (*store.TemplateRec, error) {
+	if t, ok := s.reg.lookupIn(team, name); ok && s.reg.TeamOf(t.ID) == team {
 		return t, nil
 	}
 	now := time.Now().UTC()
 	t := &store.TemplateRec{ID: newTemplateID(), Names: []string{name}, CreatedAt: now, UpdatedAt: now}
+	if team != "" {
+		if err := s.st.SetTemplateOwner(ctx, t.ID, team); err != nil {
+			return nil, err
+		}
+	}
 	return t, s.st.PutTemplate(ctx, t)
 }
 

@@ -210,13 +210,15 @@ func (s *Service) flushSpawns(ctx context.Context) {
 	}
 }
 
-// Alias answers E2B's GET /templates/aliases/{alias}.
-func (s *Service) Alias(alias string) (templateID string, public bool, err error) {
-	if t, ok := s.reg.lookup(alias); ok {
+// Alias answers E2B's GET /templates/aliases/{alias} for team: its own
+// template's name, "namespace/name" of a public one (or its own), or a
+// built-in's (lookupIn).
+func (s *Service) Alias(team, alias string) (templateID string, public bool, err error) {
+	if t, ok := s.reg.lookupIn(team, alias); ok {
 		return t.ID, t.Public, nil
 	}
 	if s.reg.reloadOnMiss(sandbox.ErrNotFound) { // made through another node since the last reload
-		if t, ok := s.reg.lookup(alias); ok {
+		if t, ok := s.reg.lookupIn(team, alias); ok {
 			return t.ID, t.Public, nil
 		}
 	}

@@ -19,7 +19,8 @@ import (
 // against; it is rebuilt from the store after every change.
 type index struct {
 	templates map[string]*store.TemplateRec // by id
-	byName    map[string]string             // name → id
+	byName    map[nameKey]string            // (team, name) → id
+	owner     map[string]string             // template id → team ("" default)
 	builds    map[string]*store.BuildRec    // by id
 	tags      map[string]map[string]string  // template id → tag → build id
 }
@@ -109,12 +110,16 @@ func (r *Registry) Reload(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	idx := index{templates: map[string]*store.TemplateRec{}, byName: map[string]string{},
+	owners, err := r.Store.TemplateOwners(ctx)
+	if err != nil {
+		return err
+	}
+	idx := index{templates: map[string]*store.TemplateRec{}, byName: map[nameKey]string{}, owner: owners,
 		builds: map[string]*store.BuildRec{}, tags: map[string]map[string]string{}}
 	for _, t := range ts {
 		idx.templates[t.ID] = t
 		for _, n := range t.Names {
-			idx.byName[n] = t.ID
+			idx.byName[nameKey{owners[t.ID], n}] = t.ID
 		}
 	}
 	for _, b := range bs {
@@ -149,22 +154,20 @@ func splitRef(ref string) (name, tag string) {
 	return name, tag
 }
 
-// lookup finds a user template by id or name; ok false if none.
+// lookup finds a user template by id or by a name of the default team
+// (lookupIn with team ""); ok false if none.
 func (r *Registry) lookup(nameOrID string) (*store.TemplateRec, bool) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if t, ok := r.idx.templates[nameOrID]; ok {
-		return t, true
-	}
-	if id, ok := r.idx.byName[nameOrID]; ok {
-		return r.idx.templates[id], true
-	}
-	return nil, false
+	return r.lookupIn("", nameOrID)
 }
 
-// resolveBuild returns the ready build a reference names: a build id, or
-// a template id or name with an optional tag.
+// resolveBuild is resolveBuildIn for the default team.
 func (r *Registry) resolveBuild(ref string) (*store.TemplateRec, *store.BuildRec, error) {
+	return r.resolveBuildIn("", ref)
+}
+
+// resolveBuildIn returns the ready build a reference names for team: a
+// build id, or a template id or name (lookupIn) with an optional tag.
+func (r *Registry) resolveBuildIn(team, ref string) (*store.TemplateRec, *store.BuildRec, error) {
 	r.mu.RLock()
 	if b, ok := r.idx.builds[ref]; ok {
 		t := r.idx.templates[b.TemplateID]
@@ -179,7 +182,7 @@ func (r *Registry) resolveBuild(ref string) (*store.TemplateRec, *store.BuildRec
 	}
 	r.mu.RUnlock()
 	name, tag := splitRef(ref)
-	t, ok := r.lookup(name)
+	t, ok := r.lookupIn(team, name)
 	if !ok {
 		return nil, nil, fmt.Errorf("%w: template %q not found", sandbox.ErrNotFound, name)
 	}
@@ -320,7 +323,8 @@ func (r *Registry) setTransient(key string, t *sandbox.Template) {
 	r.transient[key] = *t
 }
 
-// Present lists the user templates (ids and names) whose latest ready
+// Present lists the user templates (ids, and names as the default team
+// names them: another team's as "namespace/name") whose latest ready
 // build has every layer in Layers here: a node that reports them starts
 // their sandboxes without pulling (the cluster's placement prefers it).
 func (r *Registry) Present() []string {
@@ -337,7 +341,12 @@ func (r *Registry) Present() []string {
 			continue
 		}
 		out = append(out, t.ID)
-		out = append(out, t.Names...)
+		for _, n := range t.Names { // as the default team names them
+			if team := r.TeamOf(t.ID); team != "" {
+				n = Namespace(team) + "/" + n
+			}
+			out = append(out, n)
+		}
 	}
 	sort.Strings(out)
 	return out

@@ -64,7 +64,7 @@ func TestRegistryPresent(t *testing.T) {
 	r := &Registry{Layers: ls}
 	r.idx = index{
 		templates: map[string]*store.TemplateRec{"t1": {ID: "t1", Names: []string{"mine"}}, "t2": {ID: "t2"}, "t3": {ID: "t3"}},
-		byName:    map[string]string{"mine": "t1"},
+		byName:    map[nameKey]string{{"", "mine"}: "t1"},
 		builds: map[string]*store.BuildRec{
 			"b1": {ID: "b1", TemplateID: "t1", Status: "ready", Layers: []string{have}},
 			"b2": {ID: "b2", TemplateID: "t2", Status: "ready", Layers: []string{have, missing}},
@@ -74,5 +74,9 @@ func TestRegistryPresent(t *testing.T) {
 	}
 	if got := strings.Join(r.Present(), ","); got != "mine,t1" {
 		t.Errorf("Present = %s, want mine,t1", got)
+	}
+	r.idx.owner = map[string]string{"t1": "team_a"} // another team's: namespaced
+	if got := strings.Join(r.Present(), ","); got != "t1,team_a/mine" {
+		t.Errorf("Present = %s, want t1,team_a/mine", got)
 	}
 }

@@ -213,7 +213,7 @@ func (m *Manager) policyThenInit(ctx context.Context, sb *Sandbox, o CreateOpts)
 
 // resolve validates o against templates, runtimes and bounds.
 func (m *Manager) resolve(o CreateOpts) (Template, string, Resources, error) {
-	tmpl, err := m.templates.Get(o.Template)
+	tmpl, err := m.templateFor(o.Team, o.Template)
 	if err != nil {
 		return Template{}, "", Resources{}, err
 	}

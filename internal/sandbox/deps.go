@@ -93,6 +93,22 @@ type Templates interface {
 	List() ([]Template, error)
 }
 
+// TeamTemplates is implemented by Templates whose names are scoped to
+// teams: GetFor resolves ref as team names it (its own template's name,
+// another team's public one as "namespace/name", a built-in). Get is then
+// the default team's view.
+type TeamTemplates interface {
+	GetFor(team, ref string) (Template, error)
+}
+
+// templateFor resolves a create's template as its team names it.
+func (m *Manager) templateFor(team, ref string) (Template, error) {
+	if tt, ok := m.templates.(TeamTemplates); ok {
+		return tt.GetFor(team, ref)
+	}
+	return m.templates.Get(ref)
+}
+
 // Spawner is implemented by Templates that count the sandboxes created from
 // each template (E2B's spawnCount, lastSpawnedAt). Spawned must not block.
 type Spawner interface {

@@ -126,7 +126,7 @@ func (m *Manager) snapshotFor(ctx context.Context, team, name string) (*store.Sn
 	if name == "" || m.cfg.ImagesDir == "" {
 		return nil, false
 	}
-	if _, err := m.templates.Get(name); err == nil {
+	if _, err := m.templateFor(team, name); err == nil {
 		return nil, false
 	}
 	snap, err := m.store.GetSnapshot(ctx, name)

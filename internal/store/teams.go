@@ -130,3 +130,22 @@ func (s *Store) TemplateOwner(ctx context.Context, templateID string) (string, e
 	}
 	return team, err
 }
+
+// TemplateOwners maps every template with an owner row to its team
+// (templates without one are the default team's).
+func (s *Store) TemplateOwners(ctx context.Context) (map[string]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT template_id, team FROM template_owners`)
+	if err != nil {
+		return nil, fmt.Errorf("template owners: %w", classify(err))
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var id, team string
+		if err := rows.Scan(&id, &team); err != nil {
+			return nil, err
+		}
+		out[id] = team
+	}
+	return out, rows.Err()
+}

@@ -4,7 +4,9 @@
 // snapshots are invisible to the other: every SDK call with the other
 // team's ids fails exactly as with ids that never existed; a revoked key
 // stops working at its next call; the official e2b CLI with each key sees
-// that team's sandboxes only.
+// that team's sandboxes only. Template names are per team (as E2B's): each
+// team builds and starts its own "my-app"; another team's is "<slug>/my-app"
+// and reachable only once public.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
@@ -12,7 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { Sandbox, SandboxNotFoundError, AuthenticationError } from 'e2b'
+import { Sandbox, SandboxNotFoundError, AuthenticationError, Template } from 'e2b'
 
 const cli = join(dirname(fileURLToPath(import.meta.url)), 'node_modules/@e2b/cli/dist/index.js')
 const home = mkdtempSync(join(tmpdir(), 'sbx-e2b-cli-')) // the CLI's HOME: no login config
@@ -152,4 +154,43 @@ test("the e2b CLI with each team's key sees that team's sandboxes only", async (
   const logsA = await e2b(A.key, ['sandbox', 'logs', sbx.sandboxId, '--format', 'json'])
   assert.equal(logsA.code, 0, logsA.err)
   assert.match(logsA.out, /Sandbox created/)
+})
+
+test('template names are per team: both build my-app; a public one is <slug>/my-app', { timeout: 600_000 }, async () => {
+  const slug = {}
+  for (const [t, who] of [[A, 'A'], [B, 'B']]) {
+    const teams = await call(t.key, 'GET', '/teams')
+    assert.equal(teams.status, 200)
+    slug[who] = teams.body[0].slug
+    assert.equal(slug[who], t.id, 'the namespace is the team id')
+    // a tiny build on the built-in base: one RUN
+    const tpl = Template().fromTemplate('base').runCmd(`echo ${who} > /who`, { user: 'root' })
+    await Template.build(tpl, 'my-app', { apiKey: t.key })
+  }
+  for (const [t, who] of [[A, 'A'], [B, 'B']]) {
+    assert.equal(await Template.exists('my-app', { apiKey: t.key }), true)
+    assert.deepEqual((await Template.getTags('my-app', { apiKey: t.key })).map((x) => x.tag), ['latest'])
+    const sbx = await Sandbox.create('my-app', { apiKey: t.key, timeoutMs: 60_000 })
+    created.push([sbx.sandboxId, t.key])
+    assert.equal((await sbx.commands.run('cat /who')).stdout, `${who}\n`, `${who} starts its own my-app`)
+    await Sandbox.kill(sbx.sandboxId, { apiKey: t.key })
+  }
+  // A's private my-app, by its namespaced name, is for B what a name A never had is.
+  assert.equal(await Template.exists(`${slug.A}/my-app`, { apiKey: B.key }), false)
+  const other = await failure(() => Sandbox.create(`${slug.A}/my-app`, { apiKey: B.key }), 'my-app')
+  const never = await failure(() => Sandbox.create(`${slug.A}/nosuchtemplate`, { apiKey: B.key }), 'nosuchtemplate')
+  assert.deepEqual(other, never)
+  assert.equal((await call(A.key, 'PATCH', '/templates/my-app', { public: true })).status, 200)
+  assert.equal(await Template.exists(`${slug.A}/my-app`, { apiKey: B.key }), true)
+  const pub = await Sandbox.create(`${slug.A}/my-app`, { apiKey: B.key, timeoutMs: 60_000 })
+  created.push([pub.sandboxId, B.key])
+  assert.equal((await pub.commands.run('cat /who')).stdout, 'A\n', "B starts A's public my-app by its namespaced name")
+  const own = await Sandbox.create('my-app', { apiKey: B.key, timeoutMs: 60_000 })
+  created.push([own.sandboxId, B.key])
+  assert.equal((await own.commands.run('cat /who')).stdout, 'B\n', 'the bare name stays B\'s own')
+  // public gives use, not change
+  assert.equal((await call(B.key, 'DELETE', `/templates/${encodeURIComponent(`${slug.A}/my-app`)}`)).status, 404)
+  assert.equal(await Template.exists('my-app', { apiKey: A.key }), true)
+  // the admin (default team) has no my-app: neither A's nor B's
+  assert.equal(await Template.exists('my-app', { apiKey: admin }), false)
 })
