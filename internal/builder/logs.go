@@ -70,6 +70,9 @@ func readLog(dir, buildID string) []LogEntry {
 
 // add appends one entry (the message is cut at 8 KiB).
 func (l *buildLog) add(level, step, format string, args ...any) {
+	if l.full() {
+		return // past the limit a line costs no formatting (a step printing millions)
+	}
 	msg := fmt.Sprintf(format, args...)
 	if len(msg) > 8<<10 {
 		msg = msg[:8<<10] + "…"
@@ -90,6 +93,13 @@ func (l *buildLog) add(level, step, format string, args ...any) {
 		b, _ := json.Marshal(e)
 		_, _ = l.f.Write(append(b, '\n'))
 	}
+}
+
+// full reports whether the log reached its limit and drops what comes.
+func (l *buildLog) full() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.dropped
 }
 
 func (l *buildLog) snapshot() []LogEntry {
