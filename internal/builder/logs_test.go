@@ -41,7 +41,7 @@ func TestBuildLogBounds(t *testing.T) {
 // TestLineWriterLinear: a step's output is split into lines in one pass,
 // however many lines a chunk holds. Before, each line found copied all of
 // the chunk that was left: quadratic in the lines of a chunk, so that one
-// 32 KiB chunk of newlines (the agent's chunk size, `yes ''` in a RUN step)
+// 32 KiB chunk of newlines (the agent's chunk size, `yes ”` in a RUN step)
 // took 0.1–0.8 s of the daemon's CPU, and one build held a core of the
 // daemon for its step's 30 min (docs/SECURITY.md). The same 256 KiB of
 // newlines is split from 4 chunks of 64 KiB and from 32 of 8 KiB: linear,
