@@ -149,9 +149,9 @@ func TestTunnel(t *testing.T) {
 			srv, paddr := proxyTo(t, up, "", "")
 			pol := tt.pol
 			if tt.proxy {
-				pol.Proxy = &egress.Proxy{Address: paddr}
+				pol.Proxy = &egress.Proxy{Address: publicProxy}
 			}
-			_, addr, br := startTunnel(t, &pol, netip.MustParseAddrPort(tt.dst), res)
+			_, addr, br := startTunnel(t, &pol, netip.MustParseAddrPort(tt.dst), res, proxyAt(paddr))
 			got, err := exchange(t, addr, tt.msg)
 			reasons, _ := br.get()
 			if tt.reason == "" {
@@ -169,6 +169,58 @@ func TestTunnel(t *testing.T) {
 			}
 			if asked := strings.Join(srv.Requests(), ","); asked != tt.asked {
 				t.Errorf("proxy asked for %q, want %q", asked, tt.asked)
+			}
+		})
+	}
+}
+
+// publicProxy is a proxy address anyone may reach (not in
+// egress.AlwaysBlocked, not the host's): proxyAt makes the tunnel's
+// dialer reach the test's proxy when it dials it.
+const publicProxy = "11.9.9.9:1080"
+
+// proxyAt makes the tunnel dial real (the test proxy at real) whenever it
+// dials publicProxy; other proxy addresses are dialled as they are.
+func proxyAt(real string) func(*Tunnel) {
+	return func(tun *Tunnel) {
+		d := &Dialer{Ranges: egress.Ranges{Open: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, Timeout: 2 * time.Second,
+			dial: func(ctx context.Context, addr string) (net.Conn, error) {
+				if addr == publicProxy {
+					addr = real
+				}
+				var nd net.Dialer
+				return nd.DialContext(ctx, "tcp", addr)
+			}}
+		tun.Dial = d.Dial
+	}
+}
+
+// TestTunnelRebinding: a proxy at an address only the operator opened
+// (--egress-proxy-open: here 127.0.0.1, as a proxy on the sbx host) is
+// asked for the address the daemon checked, never for the name, which it
+// would resolve again: a name answering the daemon's DNS filter with a
+// public address and the proxy with 127.0.0.1 (DNS rebinding) reached the
+// proxy host's loopback services. Before, every domain-matched flow asked
+// for the name.
+func TestTunnelRebinding(t *testing.T) {
+	up := echoServer(t)
+	res := &egress.Resolutions{}
+	res.Add("sb", "rebind.test", []netip.Addr{netip.MustParseAddr("11.0.0.2")}, time.Minute)
+	doms, _ := egress.Parse(nil, []string{"rebind.test"}, nil)
+	for _, tt := range []struct{ name, dst, msg, asked string }{
+		{"by host", "11.0.0.2:80", "GET / HTTP/1.1\r\nHost: rebind.test\r\n\r\n", "11.0.0.2:80"},
+		{"by resolution, other port", "11.0.0.2:6379", "INFO", "11.0.0.2:6379"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, paddr := proxyTo(t, up, "", "")
+			pol := doms
+			pol.Proxy = &egress.Proxy{Address: paddr}
+			_, addr, _ := startTunnel(t, &pol, netip.MustParseAddrPort(tt.dst), res)
+			if got, err := exchange(t, addr, tt.msg); err != nil || got != "echo:"+tt.msg {
+				t.Errorf("answer %q, %v; want the echo", got, err)
+			}
+			if asked := strings.Join(srv.Requests(), ","); asked != tt.asked {
+				t.Errorf("proxy at an opened address asked for %q, want %q (the checked address)", asked, tt.asked)
 			}
 		})
 	}
@@ -270,6 +322,15 @@ func TestRanges(t *testing.T) {
 			t.Errorf("Allowed(%s) = %v, want %v", ip, got, want)
 		}
 	}
+	// Public: allowed without the operator's exceptions (a proxy there
+	// may be asked for names; Target.ask).
+	for ip, want := range map[string]bool{
+		"1.1.1.1": true, "2606:4700::1111": true, "127.0.0.1": false, "::ffff:127.0.0.1": false, "10.214.0.5": false,
+	} {
+		if got := r.Public(netip.MustParseAddr(ip)); got != want {
+			t.Errorf("Public(%s) = %v, want %v", ip, got, want)
+		}
+	}
 }
 
 func TestDialerCheck(t *testing.T) {
@@ -335,7 +396,7 @@ func TestTunnelIntercept(t *testing.T) {
 	res := &egress.Resolutions{}
 	res.Add("sb", "allowed.test", []netip.Addr{netip.MustParseAddr("11.0.0.2")}, time.Minute)
 	doms, _ := egress.Parse(nil, []string{"allowed.test", "12.0.0.0/8"}, nil)
-	doms.Proxy = &egress.Proxy{Address: paddr}
+	doms.Proxy = &egress.Proxy{Address: publicProxy}
 	for _, tt := range []struct {
 		name, dst, msg, offered string
 	}{
@@ -343,7 +404,7 @@ func TestTunnelIntercept(t *testing.T) {
 		{"by address", "12.0.0.1:80", "GET / HTTP/1.1\r\nHost: x\r\n\r\n", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			tun, addr, _ := startTunnel(t, &doms, netip.MustParseAddrPort(tt.dst), res)
+			tun, addr, _ := startTunnel(t, &doms, netip.MustParseAddrPort(tt.dst), res, proxyAt(paddr))
 			var mu sync.Mutex
 			offered := ""
 			tun.Intercept = func(ctx context.Context, c net.Conn, _, name string, _ netip.AddrPort, peeked []byte,
