@@ -182,11 +182,22 @@ func egressProxy(t *testing.T, rt string) {
 // tunnelled: the open-policy proxied sandbox's TCP goes through the proxy
 // (the proxy asked for the IP the rules judged), nothing goes out
 // directly, DNS still works through the filter, the proxy cannot be
-// reached from inside, and UDP does not leave.
+// reached from inside, nor through it the host's own services at an
+// address outside the always-blocked ranges (the uplink's 11.210.0.1: the
+// proxy, on the host, would connect to it), and UDP does not leave.
 func tunnelled(t *testing.T, in *internet, proxy *socks5test.Server, sb *sandbox, pport string) {
 	gw := `$(awk '/^nameserver/{print $2; exit}' /etc/resolv.conf)`
+	hostLn, err := net.Listen("tcp4", "11.210.0.1:0") // a host service on the uplink's address
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostSrv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("host-service")) })}
+	go hostSrv.Serve(hostLn)
+	t.Cleanup(func() { hostSrv.Close() })
+	n := len(proxy.Requests())
 	in.resetPeers()
 	checks := map[string]string{
+		"host-uplink":  curl("http://" + hostLn.Addr().String() + "/"),
 		"ip":           curl("http://" + inetA + "/"),
 		"name":         "getent hosts allowed.test && " + curl("http://allowed.test/"),
 		"proxy-gw":     curl("http://" + gw + ":" + pport + "/"),
@@ -196,8 +207,13 @@ func tunnelled(t *testing.T, in *internet, proxy *socks5test.Server, sb *sandbox
 		"smtp-private": curl("http://192.168.1.1:25/"),
 		"smtp":         curl("http://" + inetA + ":25/"),
 	}
-	expect(t, "proxied", probe(t, sb, checks), map[string]bool{"ip": true, "name": true,
+	expect(t, "proxied", probe(t, sb, checks), map[string]bool{"ip": true, "name": true, "host-uplink": false,
 		"proxy-gw": false, "proxy-lo": false, "metadata": false, "udp": false, "smtp-private": false, "smtp": false})
+	for _, r := range proxy.Requests()[n:] {
+		if strings.HasPrefix(r, "11.210.0.1:") {
+			t.Errorf("the proxy was asked for the host's own address %s", r)
+		}
+	}
 	if !in.sawPeer(proxySrc) || in.sawPeer("11.210.0.1") {
 		t.Errorf("the internet saw %v, want only the proxy (%s)", in.peers, proxySrc)
 	}

@@ -24,7 +24,11 @@ const (
 // Target (dst's address, and the name it was admitted by, if any), the
 // bytes read to find a name (to be replayed), or a Reason:
 //
-//   - an always-blocked destination is refused;
+//   - an always-blocked destination is refused, and so is one of the
+//     host's own addresses, whatever its range (egress.HostAddr, as the
+//     guard: a proxy on the host, or in the operator's network, would
+//     connect to the host's services, which the kernel keeps from a
+//     direct sandbox);
 //   - a destination the IP rules allow (allowOut CIDRs, an open policy)
 //     passes by address alone: the proxy is asked for the IP the rules
 //     judged (a name resolved again by the proxy could land on an address
@@ -41,6 +45,8 @@ func (t *Tunnel) admit(c net.Conn, sb string, pol egress.Policy, dst netip.AddrP
 	switch {
 	case egress.InAny(egress.AlwaysBlocked, ip):
 		return target, nil, guard.ReasonIPBlocked
+	case t.isHostAddr(ip):
+		return target, nil, guard.ReasonHostAddr
 	case pol.AllowsAddr(ip):
 		return target, nil, ""
 	case !pol.DenyAll:
@@ -64,6 +70,14 @@ func (t *Tunnel) admit(c net.Conn, sb string, pol egress.Policy, dst netip.AddrP
 		}
 	}
 	return target, nil, guard.ReasonNotResolved
+}
+
+// isHostAddr reports whether ip is one of the host's own addresses.
+func (t *Tunnel) isHostAddr(ip netip.Addr) bool {
+	if t.hostAddr != nil {
+		return t.hostAddr(ip)
+	}
+	return egress.HostAddr(ip)
 }
 
 // dialReason classifies a Dial error.

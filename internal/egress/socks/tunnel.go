@@ -50,7 +50,8 @@ type Tunnel struct {
 	HandshakeTimeout   time.Duration // SNI/Host peek (guard's default when 0)
 	MaxConnsPerSandbox int           // DefaultMaxConnsPerSandbox when 0
 
-	origDst func(net.Conn) (netip.AddrPort, error) // guard.OriginalDst unless a test sets it
+	origDst  func(net.Conn) (netip.AddrPort, error) // guard.OriginalDst unless a test sets it
+	hostAddr func(netip.Addr) bool                  // egress.HostAddr unless a test sets it
 
 	mu    sync.Mutex                       // guards conns
 	conns map[string]map[net.Conn]struct{} // sandbox id → its open connections (sandbox side)

@@ -226,6 +226,38 @@ func TestTunnelRebinding(t *testing.T) {
 	}
 }
 
+// TestTunnelRefusesHostAddr: a destination that is one of the host's own
+// addresses outside the always-blocked ranges (an uplink's public address)
+// is refused before the proxy hears of it, whatever the policy: the proxy
+// (on the host, or in the operator's network) would connect to the host's
+// services, which the kernel keeps from a direct sandbox. Before, an open
+// policy asked the proxy for it (integration TestEgressProxy `tunnelled`:
+// a host service on the uplink's 11.210.0.1 answered the sandbox).
+func TestTunnelRefusesHostAddr(t *testing.T) {
+	up := echoServer(t)
+	res := &egress.Resolutions{}
+	res.Add("sb", "host.test", []netip.Addr{netip.MustParseAddr("11.0.0.1")}, time.Minute)
+	open, _ := egress.Parse(nil, nil, nil)
+	cidr, _ := egress.Parse(nil, []string{"11.0.0.0/8"}, []string{"0.0.0.0/0"})
+	doms, _ := egress.Parse(nil, []string{"host.test"}, nil)
+	for name, pol := range map[string]egress.Policy{"open": open, "allowOut cidr": cidr, "allowOut name": doms} {
+		t.Run(name, func(t *testing.T) {
+			srv, paddr := proxyTo(t, up, "", "")
+			pol.Proxy = &egress.Proxy{Address: paddr}
+			_, addr, br := startTunnel(t, &pol, netip.MustParseAddrPort("11.0.0.1:8080"), res, func(tun *Tunnel) {
+				tun.hostAddr = func(ip netip.Addr) bool { return ip == netip.MustParseAddr("11.0.0.1") }
+			})
+			if got, err := exchange(t, addr, "x"); !errors.Is(err, syscall.ECONNRESET) {
+				t.Errorf("client got %q, %v; want a reset", got, err)
+			}
+			waitReason(t, br, guard.ReasonHostAddr)
+			if r := srv.Requests(); len(r) > 0 {
+				t.Errorf("the proxy was asked for %v", r)
+			}
+		})
+	}
+}
+
 func waitReason(t *testing.T, br *blockRec, want string) {
 	t.Helper()
 	for i := 0; i < 100; i++ {
