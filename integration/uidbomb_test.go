@@ -34,6 +34,7 @@ func TestUIDBombNeighbours(t *testing.T) {
 			bomber, neighbour := d.create(nil), d.create(nil)
 			sibling := neighbour.startSibling(t)
 			pidsDir := "/sys/fs/cgroup/pids/sbx/" + bomber.ID + "/"
+			limit := readInt(pidsDir + "pids.max") // before: a bomber that dies takes its cgroup along
 			var wg sync.WaitGroup
 			wg.Add(1)
 			go func() {
@@ -55,7 +56,6 @@ func TestUIDBombNeighbours(t *testing.T) {
 				}
 			}
 			wg.Wait()
-			limit := readInt(pidsDir + "pids.max")
 			t.Logf("%s: bomber's host pids peak %d of pids.max %d; the neighbour's slowest command %v", rt, peak, limit, worst)
 			if limit > 0 && peak > limit {
 				t.Errorf("host pids %d past pids.max %d", peak, limit)
