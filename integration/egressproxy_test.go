@@ -34,7 +34,8 @@ func startProxy(t *testing.T) (*socks5test.Server, string) {
 	if out, err := exec.Command("ip", "addr", "add", proxySrc+"/24", "dev", inetLink).CombinedOutput(); err != nil {
 		t.Fatalf("ip addr add: %v: %s", err, out)
 	}
-	// The proxy resolves names itself (remote DNS), with the internet's DNS.
+	// The proxy resolves names it is asked for with the internet's DNS (it
+	// is on the host's loopback, opened: the daemon asks it for addresses).
 	res := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
 		var d net.Dialer
 		return d.DialContext(ctx, network, inetA+":53")
@@ -131,7 +132,8 @@ const udpLeak = `python3 -c "import socket;s=socket.socket(2,2);s.settimeout(2);
 
 // TestEgressProxy: a sandbox with network.egressProxy reaches the internet
 // only through the SOCKS5 proxy (the internet sees the proxy's address,
-// the proxy the destinations, names for domain-matched flows); streams
+// the proxy the destinations the daemon checked, never a name it would
+// resolve again, DNS rebinding); streams
 // stay streams; UDP but DNS is dropped; allowOut/denyOut still decide
 // first; a wrong password or a dead proxy fail closed with the reason
 // logged and audited; updateNetwork switches the proxy on and off; the
@@ -158,6 +160,7 @@ func egressProxy(t *testing.T, rt string) {
 	tunnelled(t, in, proxy, open, pport)
 	streams(t, open)
 	domainsViaProxy(t, d, proxy, paddr)
+	rebinding(t, d, in, proxy, paddr)
 	rulesViaProxy(t, d, proxy, paddr)
 	failsClosed(t, d, in, proxy, paddr)
 	updates(t, d, in, proxy, open, paddr)
@@ -179,11 +182,22 @@ func egressProxy(t *testing.T, rt string) {
 // tunnelled: the open-policy proxied sandbox's TCP goes through the proxy
 // (the proxy asked for the IP the rules judged), nothing goes out
 // directly, DNS still works through the filter, the proxy cannot be
-// reached from inside, and UDP does not leave.
+// reached from inside, nor through it the host's own services at an
+// address outside the always-blocked ranges (the uplink's 11.210.0.1: the
+// proxy, on the host, would connect to it), and UDP does not leave.
 func tunnelled(t *testing.T, in *internet, proxy *socks5test.Server, sb *sandbox, pport string) {
 	gw := `$(awk '/^nameserver/{print $2; exit}' /etc/resolv.conf)`
+	hostLn, err := net.Listen("tcp4", "11.210.0.1:0") // a host service on the uplink's address
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostSrv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("host-service")) })}
+	go hostSrv.Serve(hostLn)
+	t.Cleanup(func() { hostSrv.Close() })
+	n := len(proxy.Requests())
 	in.resetPeers()
 	checks := map[string]string{
+		"host-uplink":  curl("http://" + hostLn.Addr().String() + "/"),
 		"ip":           curl("http://" + inetA + "/"),
 		"name":         "getent hosts allowed.test && " + curl("http://allowed.test/"),
 		"proxy-gw":     curl("http://" + gw + ":" + pport + "/"),
@@ -193,8 +207,13 @@ func tunnelled(t *testing.T, in *internet, proxy *socks5test.Server, sb *sandbox
 		"smtp-private": curl("http://192.168.1.1:25/"),
 		"smtp":         curl("http://" + inetA + ":25/"),
 	}
-	expect(t, "proxied", probe(t, sb, checks), map[string]bool{"ip": true, "name": true,
+	expect(t, "proxied", probe(t, sb, checks), map[string]bool{"ip": true, "name": true, "host-uplink": false,
 		"proxy-gw": false, "proxy-lo": false, "metadata": false, "udp": false, "smtp-private": false, "smtp": false})
+	for _, r := range proxy.Requests()[n:] {
+		if strings.HasPrefix(r, "11.210.0.1:") {
+			t.Errorf("the proxy was asked for the host's own address %s", r)
+		}
+	}
 	if !in.sawPeer(proxySrc) || in.sawPeer("11.210.0.1") {
 		t.Errorf("the internet saw %v, want only the proxy (%s)", in.peers, proxySrc)
 	}
@@ -219,9 +238,10 @@ func streams(t *testing.T, sb *sandbox) {
 	}
 }
 
-// domainsViaProxy: under a domain allow-list the proxy is asked for the
-// name (remote DNS); other names, spoofed names and other addresses are
-// refused before the proxy hears of them.
+// domainsViaProxy: under a domain allow-list the proxy (here on the host's
+// loopback, opened with --egress-proxy-open) is asked for the address the
+// daemon checked, not the name (see rebinding); other names, spoofed
+// names and other addresses are refused before the proxy hears of them.
 func domainsViaProxy(t *testing.T, d *daemon, proxy *socks5test.Server, paddr string) {
 	sb := d.create(map[string]any{"network": map[string]any{"allowOut": []string{"allowed.test"}, "egressProxy": proxyCfg(paddr, proxyPass)}})
 	checks := map[string]string{
@@ -231,8 +251,8 @@ func domainsViaProxy(t *testing.T, d *daemon, proxy *socks5test.Server, paddr st
 		"spoofed": "getent hosts allowed.test && curl -fsS -m 3 --resolve other.test:80:" + inetA + " http://other.test/",
 	}
 	expect(t, "allow-list via proxy", probe(t, sb, checks), map[string]bool{"allowed": true, "ip-b": false, "other": false, "spoofed": false})
-	if !asked(proxy, "allowed.test:80") {
-		t.Errorf("proxy asked for %v, want the name allowed.test:80", proxy.Requests())
+	if !asked(proxy, inetA+":80") || asked(proxy, "allowed.test:80") {
+		t.Errorf("proxy asked for %v, want the checked address %s:80, never the name", proxy.Requests(), inetA)
 	}
 	for _, r := range proxy.Requests() {
 		if strings.HasPrefix(r, inetB) || strings.HasPrefix(r, "other.test") {
@@ -243,9 +263,41 @@ func domainsViaProxy(t *testing.T, d *daemon, proxy *socks5test.Server, paddr st
 	noNftResidue(t, sb.ID)
 }
 
+// rebinding: an allowed name whose DNS answers the daemon's filter with a
+// public address and, later, the proxy with 127.0.0.1 (DNS rebinding)
+// does not take the sandbox to the proxy host's loopback services: the
+// proxy, at an address the operator opened, is asked for the address the
+// daemon checked. Before, it was asked for the name and a sandbox read a
+// listener on the host's 127.0.0.1.
+func rebinding(t *testing.T, d *daemon, in *internet, proxy *socks5test.Server, paddr string) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0") // the host's loopback, not the internet's
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("host-loopback-secret")) })}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	sb := d.create(map[string]any{"network": map[string]any{"allowOut": []string{"rebind.test"}, "egressProxy": proxyCfg(paddr, proxyPass)}})
+	mustRun(t, sb, "getent hosts rebind.test") // the filter answers inetA
+	in.mu.Lock()
+	in.names["rebind.test"] = "127.0.0.1" // what the proxy would now resolve
+	in.mu.Unlock()
+	n := len(proxy.Requests())
+	out, _ := sb.run("", "curl -sS -m 5 --resolve rebind.test:"+port+":"+inetA+" http://rebind.test:"+port+"/", 20*time.Second)
+	if strings.Contains(out, "host-loopback-secret") {
+		t.Errorf("a rebinding name reached the proxy host's loopback: %q", out)
+	}
+	if r := proxy.Requests(); len(r) != n+1 || r[n] != inetA+":"+port {
+		t.Errorf("proxy asked for %v, want the checked address %s:%s (curl: %q)", r[n:], inetA, port, out)
+	}
+	d.deleteQuiet(sb.ID)
+}
+
 // rulesViaProxy: network.rules apply before the proxy: the header (a
 // Secret resolved by the daemon) reaches api.test, over HTTPS verified by
-// the daemon, through the proxy, which is asked for the name.
+// the daemon for the name, through the proxy, which is asked for the
+// address the daemon checked (the proxy is at an opened address).
 func rulesViaProxy(t *testing.T, d *daemon, proxy *socks5test.Server, paddr string) {
 	if code := d.api("POST", "/secrets", map[string]any{"name": "proxy-key", "value": secretValue}, nil); code != 201 {
 		t.Fatalf("create secret: %d", code)
@@ -259,8 +311,8 @@ func rulesViaProxy(t *testing.T, d *daemon, proxy *socks5test.Server, paddr stri
 	if !strings.Contains(out, `"auth":"Bearer `+secretValue+`"`) {
 		t.Errorf("through the proxy with rules: %s", out)
 	}
-	if r := proxy.Requests(); len(r) != n+1 || r[n] != "api.test:443" {
-		t.Errorf("proxy asked for %v, want api.test:443", r[n:])
+	if r := proxy.Requests(); len(r) != n+1 || r[n] != inetC+":443" {
+		t.Errorf("proxy asked for %v, want %s:443", r[n:], inetC)
 	}
 	if strings.Contains(d.log.String(), secretValue) {
 		t.Error("the daemon's log holds the secret")
@@ -355,8 +407,8 @@ func acrossPause(t *testing.T, d *daemon, proxy *socks5test.Server, paddr string
 	}
 	n := len(proxy.Requests())
 	mustRun(t, sb, "pkill curl; getent hosts allowed.test && "+curlPatient("http://allowed.test/"))
-	if r := proxy.Requests(); len(r) != n+1 || r[n] != "allowed.test:80" {
-		t.Errorf("after resume the proxy was asked for %v, want allowed.test:80", r[n:])
+	if r := proxy.Requests(); len(r) != n+1 || r[n] != inetA+":80" {
+		t.Errorf("after resume the proxy was asked for %v, want %s:80", r[n:], inetA)
 	}
 	d.deleteQuiet(sb.ID)
 	noNftResidue(t, sb.ID)

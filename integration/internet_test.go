@@ -103,16 +103,16 @@ func (in *internet) serveDNS(t *testing.T) {
 		m.SetReply(r)
 		if len(r.Question) == 1 {
 			q := r.Question[0]
-			in.mu.Lock()
-			in.queries = append(in.queries, strings.TrimSuffix(strings.ToLower(q.Name), "."))
-			in.mu.Unlock()
 			ip := inetA
 			if strings.EqualFold(q.Name, "other.test.") {
 				ip = inetB
 			}
+			in.mu.Lock()
+			in.queries = append(in.queries, strings.TrimSuffix(strings.ToLower(q.Name), "."))
 			if a, ok := in.names[strings.TrimSuffix(strings.ToLower(q.Name), ".")]; ok {
-				ip = a
+				ip = a // under mu: a test may change an answer while the server runs
 			}
+			in.mu.Unlock()
 			if q.Qtype == dns.TypeA {
 				rr, _ := dns.NewRR(q.Name + " 60 IN A " + ip)
 				m.Answer = append(m.Answer, rr)

@@ -21,7 +21,7 @@ type tunnelFlags struct {
 
 func (t *tunnelFlags) register(fs *flag.FlagSet) {
 	fs.UintVar(&t.port, "tunnel-port", 0, "host port of the egress proxy tunnel (sandboxes with network.egressProxy), bound for sandbox links only (0: a free one)")
-	fs.StringVar(&t.open, "egress-proxy-open", "", "CIDRs an egressProxy address may be in although always blocked (e.g. 127.0.0.1/32 for a proxy on this host), comma separated; never the sandbox subnet")
+	fs.StringVar(&t.open, "egress-proxy-open", "", "CIDRs an egressProxy address may be in although always blocked (e.g. 127.0.0.1/32 for a proxy on this host), comma separated; never the sandbox subnet. A proxy there is asked for the addresses the daemon checked, never for names (DNS rebinding)")
 }
 
 // tunnelSetup is the tunnel (served by serveTunnel), its listener and the

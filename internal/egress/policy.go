@@ -20,13 +20,17 @@ var ErrInvalid = errors.New("invalid network rule")
 
 // AlwaysBlocked are never reachable from a sandbox unless the operator opens
 // a range explicitly: private, shared, loopback, link-local (cloud metadata
-// included), multicast, reserved, benchmarking, and the IPv6 equivalents.
+// included), multicast, reserved, benchmarking, and the IPv6 equivalents,
+// with every IPv6 form that carries an IPv4 address a gateway may
+// translate or tunnel to (IPv4-mapped, -compatible and -translated, NAT64's
+// well-known and local-use prefixes, 6to4, and Teredo within the IETF
+// protocol block 2001::/23).
 var AlwaysBlocked = mustPrefixes(
 	"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
 	"172.16.0.0/12", "192.0.0.0/24", "192.0.2.0/24", "192.168.0.0/16", "198.18.0.0/15",
 	"198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4", "255.255.255.255/32",
-	"::/128", "::1/128", "::ffff:0:0/96", "64:ff9b::/96", "100::/64", "2001:db8::/32",
-	"fc00::/7", "fe80::/10", "ff00::/8",
+	"::/96", "::1/128", "::ffff:0:0/96", "::ffff:0:0:0/96", "64:ff9b::/96", "64:ff9b:1::/48",
+	"100::/64", "2001::/23", "2001:db8::/32", "2002::/16", "fc00::/7", "fe80::/10", "ff00::/8",
 )
 
 // MetadataNames are cloud metadata host names, refused by the DNS filter.

@@ -27,6 +27,14 @@ func (r Ranges) Allowed(ip netip.Addr) bool {
 	return !InAny(blocked, ip) && !HostAddr(ip) || InAny(r.Open, ip)
 }
 
+// Public reports whether ip is allowed without the operator's Open
+// exceptions: an address anyone on the internet may reach, not one the
+// operator opened inside its own perimeter.
+func (r Ranges) Public(ip netip.Addr) bool {
+	r.Open = nil
+	return r.Allowed(ip)
+}
+
 // InAny reports whether one of ps contains ip.
 func InAny(ps []netip.Prefix, ip netip.Addr) bool {
 	for _, p := range ps {

@@ -49,15 +49,17 @@ func (d *Dialer) Check(ctx context.Context, p egress.Proxy) error {
 	return nil
 }
 
-// Dial connects to host:port through p: p's host is resolved now, each
+// Dial connects to t at port through p: p's host is resolved now, each
 // allowed address tried in turn (the one that answers is used for the whole
-// connection), then the SOCKS5 handshake runs. Errors wrap
+// connection), then the SOCKS5 handshake asks the proxy for t's name or
+// its address (Target.ask: the address unless the proxy is at a public
+// one). Errors wrap
 // ErrProxyAddress, a dial error, ErrProtocol, ErrNoMethod, ErrAuth or a
 // *ReplyError; none holds the password.
-func (d *Dialer) Dial(ctx context.Context, p egress.Proxy, host string, port uint16) (net.Conn, error) {
+func (d *Dialer) Dial(ctx context.Context, p egress.Proxy, t Target, port uint16) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, orDefault(d.Timeout, DefaultDialTimeout))
 	defer cancel()
-	c, err := d.reach(ctx, p)
+	c, at, err := d.reach(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +72,7 @@ func (d *Dialer) Dial(ctx context.Context, p egress.Proxy, host string, port uin
 	if p.Username != "" {
 		auth = &Auth{Username: p.Username, Password: p.Password.Reveal()}
 	}
-	if err := Handshake(c, auth, host, port); err != nil {
+	if err := Handshake(c, auth, t.ask(d.Ranges, at), port); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -83,11 +85,11 @@ func (d *Dialer) Dial(ctx context.Context, p egress.Proxy, host string, port uin
 }
 
 // reach opens a TCP connection to the first allowed address of p's host
-// that answers.
-func (d *Dialer) reach(ctx context.Context, p egress.Proxy) (net.Conn, error) {
+// that answers, and returns that address.
+func (d *Dialer) reach(ctx context.Context, p egress.Proxy) (net.Conn, netip.Addr, error) {
 	addrs, err := d.lookup(ctx, p.Address)
 	if err != nil {
-		return nil, err
+		return nil, netip.Addr{}, err
 	}
 	var errs []error
 	for _, a := range addrs {
@@ -97,11 +99,11 @@ func (d *Dialer) reach(ctx context.Context, p egress.Proxy) (net.Conn, error) {
 		}
 		c, err := d.dialTCP(ctx, a.String())
 		if err == nil {
-			return c, nil
+			return c, a.Addr(), nil
 		}
 		errs = append(errs, err)
 	}
-	return nil, fmt.Errorf("egress proxy %s: %w", p.Address, errors.Join(errs...))
+	return nil, netip.Addr{}, fmt.Errorf("egress proxy %s: %w", p.Address, errors.Join(errs...))
 }
 
 // lookup resolves address ("host:port") into address-ports.

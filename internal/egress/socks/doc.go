@@ -11,8 +11,9 @@
 //     destination (SO_ORIGINAL_DST), applies the sandbox's egress.Policy
 //     exactly as the SNI/Host guard does, names the destination when the
 //     sandbox resolved it through the DNS filter (or stated it in SNI/Host
-//     under a domain allow-list), so the proxy resolves the name itself
-//     (ATYP domain), and splices the two. Nothing ever falls back to a
+//     under a domain allow-list), so a proxy at a public address resolves
+//     the name itself (ATYP domain; one the operator opened is asked for
+//     the checked address: Target), and splices the two. Nothing ever falls back to a
 //     direct connection: a proxy that is down, refuses or rejects the
 //     credentials resets the sandbox's connection, and the reason is
 //     reported (Tunnel.Blocked: the audit log).

@@ -30,7 +30,7 @@ type Tunnel struct {
 	Lookup   egress.Lookup
 	Resolved func(sandbox, name string, ip netip.Addr) bool
 	NameOf   func(sandbox string, ip netip.Addr, accept func(string) bool) (string, bool)
-	Dial     func(ctx context.Context, p egress.Proxy, host string, port uint16) (net.Conn, error)
+	Dial     func(ctx context.Context, p egress.Proxy, t Target, port uint16) (net.Conn, error)
 	Blocked  func(sandbox, dst, reason, detail string)
 	Log      *slog.Logger
 	// Intercept, when set, is offered every connection admitted by the name
@@ -50,7 +50,8 @@ type Tunnel struct {
 	HandshakeTimeout   time.Duration // SNI/Host peek (guard's default when 0)
 	MaxConnsPerSandbox int           // DefaultMaxConnsPerSandbox when 0
 
-	origDst func(net.Conn) (netip.AddrPort, error) // guard.OriginalDst unless a test sets it
+	origDst  func(net.Conn) (netip.AddrPort, error) // guard.OriginalDst unless a test sets it
+	hostAddr func(netip.Addr) bool                  // egress.HostAddr unless a test sets it
 
 	mu    sync.Mutex                       // guards conns
 	conns map[string]map[net.Conn]struct{} // sandbox id → its open connections (sandbox side)
@@ -96,7 +97,7 @@ func (t *Tunnel) serve(ctx context.Context, c net.Conn) (sb string, dst netip.Ad
 	if reason != "" {
 		return sb, dst, reason, ""
 	}
-	if len(peeked) > 0 && t.Intercept != nil && t.Intercept(ctx, c, sb, target, dst, peeked, t.viaProxy(sb, pol, target, dst)) {
+	if len(peeked) > 0 && t.Intercept != nil && t.Intercept(ctx, c, sb, target.Name, dst, peeked, t.viaProxy(sb, pol, target, dst)) {
 		return sb, dst, "", ""
 	}
 	up, err := t.Dial(ctx, *pol.Proxy, target, dst.Port())
@@ -114,11 +115,11 @@ func (t *Tunnel) serve(ctx context.Context, c net.Conn) (sb string, dst netip.Ad
 }
 
 // viaProxy is the interceptor's dial for a connection of sb admitted to
-// name: through the sandbox's proxy to name (remote DNS), a failure
-// reported as any other.
-func (t *Tunnel) viaProxy(sb string, pol egress.Policy, name string, dst netip.AddrPort) func(context.Context, string, string) (net.Conn, error) {
+// target: through the sandbox's proxy (to the name or the checked address,
+// as Dial decides), a failure reported as any other.
+func (t *Tunnel) viaProxy(sb string, pol egress.Policy, target Target, dst netip.AddrPort) func(context.Context, string, string) (net.Conn, error) {
 	return func(ctx context.Context, _, _ string) (net.Conn, error) {
-		up, err := t.Dial(ctx, *pol.Proxy, name, dst.Port())
+		up, err := t.Dial(ctx, *pol.Proxy, target, dst.Port())
 		if err != nil && ctx.Err() == nil {
 			t.block(ctx, sb, dst.String(), dialReason(err), err.Error())
 		}

@@ -149,9 +149,9 @@ func TestTunnel(t *testing.T) {
 			srv, paddr := proxyTo(t, up, "", "")
 			pol := tt.pol
 			if tt.proxy {
-				pol.Proxy = &egress.Proxy{Address: paddr}
+				pol.Proxy = &egress.Proxy{Address: publicProxy}
 			}
-			_, addr, br := startTunnel(t, &pol, netip.MustParseAddrPort(tt.dst), res)
+			_, addr, br := startTunnel(t, &pol, netip.MustParseAddrPort(tt.dst), res, proxyAt(paddr))
 			got, err := exchange(t, addr, tt.msg)
 			reasons, _ := br.get()
 			if tt.reason == "" {
@@ -169,6 +169,90 @@ func TestTunnel(t *testing.T) {
 			}
 			if asked := strings.Join(srv.Requests(), ","); asked != tt.asked {
 				t.Errorf("proxy asked for %q, want %q", asked, tt.asked)
+			}
+		})
+	}
+}
+
+// publicProxy is a proxy address anyone may reach (not in
+// egress.AlwaysBlocked, not the host's): proxyAt makes the tunnel's
+// dialer reach the test's proxy when it dials it.
+const publicProxy = "11.9.9.9:1080"
+
+// proxyAt makes the tunnel dial real (the test proxy at real) whenever it
+// dials publicProxy; other proxy addresses are dialled as they are.
+func proxyAt(real string) func(*Tunnel) {
+	return func(tun *Tunnel) {
+		d := &Dialer{Ranges: egress.Ranges{Open: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, Timeout: 2 * time.Second,
+			dial: func(ctx context.Context, addr string) (net.Conn, error) {
+				if addr == publicProxy {
+					addr = real
+				}
+				var nd net.Dialer
+				return nd.DialContext(ctx, "tcp", addr)
+			}}
+		tun.Dial = d.Dial
+	}
+}
+
+// TestTunnelRebinding: a proxy at an address only the operator opened
+// (--egress-proxy-open: here 127.0.0.1, as a proxy on the sbx host) is
+// asked for the address the daemon checked, never for the name, which it
+// would resolve again: a name answering the daemon's DNS filter with a
+// public address and the proxy with 127.0.0.1 (DNS rebinding) reached the
+// proxy host's loopback services. Before, every domain-matched flow asked
+// for the name.
+func TestTunnelRebinding(t *testing.T) {
+	up := echoServer(t)
+	res := &egress.Resolutions{}
+	res.Add("sb", "rebind.test", []netip.Addr{netip.MustParseAddr("11.0.0.2")}, time.Minute)
+	doms, _ := egress.Parse(nil, []string{"rebind.test"}, nil)
+	for _, tt := range []struct{ name, dst, msg, asked string }{
+		{"by host", "11.0.0.2:80", "GET / HTTP/1.1\r\nHost: rebind.test\r\n\r\n", "11.0.0.2:80"},
+		{"by resolution, other port", "11.0.0.2:6379", "INFO", "11.0.0.2:6379"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, paddr := proxyTo(t, up, "", "")
+			pol := doms
+			pol.Proxy = &egress.Proxy{Address: paddr}
+			_, addr, _ := startTunnel(t, &pol, netip.MustParseAddrPort(tt.dst), res)
+			if got, err := exchange(t, addr, tt.msg); err != nil || got != "echo:"+tt.msg {
+				t.Errorf("answer %q, %v; want the echo", got, err)
+			}
+			if asked := strings.Join(srv.Requests(), ","); asked != tt.asked {
+				t.Errorf("proxy at an opened address asked for %q, want %q (the checked address)", asked, tt.asked)
+			}
+		})
+	}
+}
+
+// TestTunnelRefusesHostAddr: a destination that is one of the host's own
+// addresses outside the always-blocked ranges (an uplink's public address)
+// is refused before the proxy hears of it, whatever the policy: the proxy
+// (on the host, or in the operator's network) would connect to the host's
+// services, which the kernel keeps from a direct sandbox. Before, an open
+// policy asked the proxy for it (integration TestEgressProxy `tunnelled`:
+// a host service on the uplink's 11.210.0.1 answered the sandbox).
+func TestTunnelRefusesHostAddr(t *testing.T) {
+	up := echoServer(t)
+	res := &egress.Resolutions{}
+	res.Add("sb", "host.test", []netip.Addr{netip.MustParseAddr("11.0.0.1")}, time.Minute)
+	open, _ := egress.Parse(nil, nil, nil)
+	cidr, _ := egress.Parse(nil, []string{"11.0.0.0/8"}, []string{"0.0.0.0/0"})
+	doms, _ := egress.Parse(nil, []string{"host.test"}, nil)
+	for name, pol := range map[string]egress.Policy{"open": open, "allowOut cidr": cidr, "allowOut name": doms} {
+		t.Run(name, func(t *testing.T) {
+			srv, paddr := proxyTo(t, up, "", "")
+			pol.Proxy = &egress.Proxy{Address: paddr}
+			_, addr, br := startTunnel(t, &pol, netip.MustParseAddrPort("11.0.0.1:8080"), res, func(tun *Tunnel) {
+				tun.hostAddr = func(ip netip.Addr) bool { return ip == netip.MustParseAddr("11.0.0.1") }
+			})
+			if got, err := exchange(t, addr, "x"); !errors.Is(err, syscall.ECONNRESET) {
+				t.Errorf("client got %q, %v; want a reset", got, err)
+			}
+			waitReason(t, br, guard.ReasonHostAddr)
+			if r := srv.Requests(); len(r) > 0 {
+				t.Errorf("the proxy was asked for %v", r)
 			}
 		})
 	}
@@ -270,6 +354,15 @@ func TestRanges(t *testing.T) {
 			t.Errorf("Allowed(%s) = %v, want %v", ip, got, want)
 		}
 	}
+	// Public: allowed without the operator's exceptions (a proxy there
+	// may be asked for names; Target.ask).
+	for ip, want := range map[string]bool{
+		"1.1.1.1": true, "2606:4700::1111": true, "127.0.0.1": false, "::ffff:127.0.0.1": false, "10.214.0.5": false,
+	} {
+		if got := r.Public(netip.MustParseAddr(ip)); got != want {
+			t.Errorf("Public(%s) = %v, want %v", ip, got, want)
+		}
+	}
 }
 
 func TestDialerCheck(t *testing.T) {
@@ -335,7 +428,7 @@ func TestTunnelIntercept(t *testing.T) {
 	res := &egress.Resolutions{}
 	res.Add("sb", "allowed.test", []netip.Addr{netip.MustParseAddr("11.0.0.2")}, time.Minute)
 	doms, _ := egress.Parse(nil, []string{"allowed.test", "12.0.0.0/8"}, nil)
-	doms.Proxy = &egress.Proxy{Address: paddr}
+	doms.Proxy = &egress.Proxy{Address: publicProxy}
 	for _, tt := range []struct {
 		name, dst, msg, offered string
 	}{
@@ -343,7 +436,7 @@ func TestTunnelIntercept(t *testing.T) {
 		{"by address", "12.0.0.1:80", "GET / HTTP/1.1\r\nHost: x\r\n\r\n", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			tun, addr, _ := startTunnel(t, &doms, netip.MustParseAddrPort(tt.dst), res)
+			tun, addr, _ := startTunnel(t, &doms, netip.MustParseAddrPort(tt.dst), res, proxyAt(paddr))
 			var mu sync.Mutex
 			offered := ""
 			tun.Intercept = func(ctx context.Context, c net.Conn, _, name string, _ netip.AddrPort, peeked []byte,
