@@ -26,7 +26,7 @@ func testSharedStorage(t *testing.T, b backend) {
 		s.SetStorage(storage)
 		return s, l
 	}
-	sa, _ := node("a", "st1", 500*time.Millisecond)
+	sa, la := node("a", "st1", time.Minute)
 	sb, _ := node("b", "st1", time.Minute)
 	sc, _ := node("c", "st2", time.Minute)
 	put := func(s *Store, id string, st State, storage string) {
@@ -44,7 +44,12 @@ func testSharedStorage(t *testing.T, b backend) {
 	if _, err := admin.Movable(ctx, "p"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("Movable while its node is live = %v", err)
 	}
-	time.Sleep(700 * time.Millisecond)
+	// Node a's lease ends now (before: a 500 ms lease, which a loaded
+	// machine let run out before the checks above that need it live).
+	if _, err := admin.Renew(ctx, la, &Node{ID: "a", Storage: "st1"}, time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
 	if _, err := admin.ExpireNodes(ctx); err != nil {
 		t.Fatal(err)
 	}
