@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -65,7 +64,7 @@ func (s *Server) historyOwned(team, id string) bool {
 // templateNotFound is the one answer for a template (or snapshot) ref that
 // does not exist or is not the caller's.
 func templateNotFound(ref string) error {
-	return fmt.Errorf("%w: template %q not found", sandbox.ErrNotFound, truncate(ref, 64))
+	return sandbox.TemplateNotFound(ref)
 }
 
 // templateOwner resolves ref ("name", "namespace/name", "name:tag" or an
