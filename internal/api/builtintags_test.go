@@ -47,25 +47,26 @@ func TestBuiltinTemplateTags(t *testing.T) {
 	}
 }
 
-// TestPublicTemplateTagsAcrossTeams: as E2B (its EN-617), any team lists the
-// tags of a public template, a built-in included; another team's private
-// template stays the same 404 as a missing one.
-func TestPublicTemplateTagsAcrossTeams(t *testing.T) {
+// TestBuiltinTagsAcrossTeams: any team lists a built-in template's tags, as
+// E2B answers a public template's to any team; another team's user
+// template stays the same 404 as a missing one, public or not (public lets
+// other teams start and build on it, nothing else: docs/SECURITY.md).
+func TestBuiltinTagsAcrossTeams(t *testing.T) {
 	srv, as := teamServer(t)
 	pub := buildAs(t, srv, as("team_a"), "pub")
 	priv := buildAs(t, srv, as("team_a"), "priv")
 	if code, r := do(t, srv, "PATCH", "/templates/pub", `{"public":true}`, as("team_a")); code != 200 {
 		t.Fatalf("publish = %d %v", code, r)
 	}
-	for _, ref := range []string{"base", pub} {
-		if code, tags := doList(t, srv, "/templates/"+ref+"/tags", as("team_b")); code != 200 || len(tags) != 1 || tags[0]["tag"] != "latest" {
-			t.Errorf("team_b GET /templates/%s/tags = %d %v, want 200 and latest", ref, code, tags)
+	if code, tags := doList(t, srv, "/templates/base/tags", as("team_b")); code != 200 || len(tags) != 1 || tags[0]["tag"] != "latest" {
+		t.Errorf("team_b GET /templates/base/tags = %d %v, want 200 and latest", code, tags)
+	}
+	for _, ref := range []string{pub, priv} {
+		if code, e := do(t, srv, "GET", "/templates/"+ref+"/tags", "", as("team_b")); code != 404 || e["message"] != "template '"+ref+"' not found" {
+			t.Errorf("team_b GET tags of team_a's %s = %d %v, want the missing template's 404", ref, code, e)
 		}
 	}
-	if code, e := do(t, srv, "GET", "/templates/"+priv+"/tags", "", as("team_b")); code != 404 || e["message"] != "template '"+priv+"' not found" {
-		t.Errorf("team_b GET tags of team_a's private template = %d %v, want the missing template's 404", code, e)
-	}
-	if code, e := do(t, srv, "DELETE", "/templates/tags", `{"name":"`+pub+`","tags":["latest"]}`, as("team_b")); code != 404 {
-		t.Errorf("team_b removes a tag of team_a's public template = %d %v, want 404", code, e)
+	if code, e := do(t, srv, "DELETE", "/templates/tags", `{"name":"base","tags":["latest"]}`, as("team_b")); code != 404 {
+		t.Errorf("team_b removes a tag of base = %d %v, want 404", code, e)
 	}
 }

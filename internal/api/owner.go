@@ -28,14 +28,14 @@ func (s *Server) owns(w http.ResponseWriter, r *http.Request) bool {
 		}
 	}
 	ref := r.PathValue("template")
-	check := s.ownTemplate
 	if a := r.PathValue("a"); a != "" && a != "aliases" {
-		// GET /templates/{template}/tags: as E2B, a public template's tags
-		// are any team's to list (they can start it anyway)
-		ref, check = a, s.useTemplate
+		ref = a // GET /templates/{template}/tags
+		if s.builds != nil && s.builds.IsBuiltin(a) {
+			ref = "" // a built-in's tags are every team's, as E2B lists a public template's
+		}
 	}
 	if ref != "" {
-		if err := check(r.Context(), team, ref, r.Method == http.MethodDelete); err != nil {
+		if err := s.ownTemplate(r.Context(), team, ref, r.Method == http.MethodDelete); err != nil {
 			writeErr(w, err)
 			return false
 		}
