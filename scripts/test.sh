@@ -91,6 +91,8 @@ case " $RUNTIMES " in *" runsc "*)
   test/e2e/daemon/run.sh runsc test/e2e/e2bsuite.test.mjs
   log "more of E2B's own SDK tests, ported (template names and tags, pause, auto-pause, snapshots, network, git, python suite), on runsc"
   test/e2e/daemon/run.sh runsc test/e2e/e2bsuite2.test.mjs
+  log "a third round of E2B's own SDK tests, ported (code interpreter as root, cwd, languages, env vars, streaming, display data, reconnect; built-in template tags; files remove), on runsc"
+  test/e2e/daemon/run.sh runsc test/e2e/e2bsuite3.test.mjs
 esac
 
 case " $RUNTIMES " in *" runsc "*)

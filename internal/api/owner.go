@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -31,6 +30,9 @@ func (s *Server) owns(w http.ResponseWriter, r *http.Request) bool {
 	ref := r.PathValue("template")
 	if a := r.PathValue("a"); a != "" && a != "aliases" {
 		ref = a // GET /templates/{template}/tags
+		if s.builds != nil && s.builds.IsBuiltin(a) {
+			ref = "" // a built-in's tags are every team's, as E2B lists a public template's
+		}
 	}
 	if ref != "" {
 		if err := s.ownTemplate(r.Context(), team, ref, r.Method == http.MethodDelete); err != nil {
@@ -65,7 +67,7 @@ func (s *Server) historyOwned(team, id string) bool {
 // templateNotFound is the one answer for a template (or snapshot) ref that
 // does not exist or is not the caller's.
 func templateNotFound(ref string) error {
-	return fmt.Errorf("%w: template %q not found", sandbox.ErrNotFound, truncate(ref, 64))
+	return sandbox.TemplateNotFound(ref)
 }
 
 // templateOwner resolves ref ("name", "namespace/name", "name:tag" or an

@@ -109,7 +109,7 @@ func TestTemplateNamesPerTeam(t *testing.T) {
 		for _, ref := range []string{"team_a/my-app", "team_a/nothing"} {
 			code, r := do(t, srv, "GET", "/templates/aliases/"+url.PathEscape(ref), "", as("team_b")) // as the SDK sends it
 			code2, r2 := do(t, srv, "POST", "/v2/sandboxes", `{"templateID":"`+ref+`"}`, as("team_b"))
-			if code != 404 || code2 != 404 || r["message"] != `sandbox not found: template "`+ref+`" not found` || r2["message"] != r["message"] {
+			if code != 404 || code2 != 404 || r["message"] != `template '`+ref+`' not found` || r2["message"] != r["message"] {
 				t.Errorf("%s: team_b's %s = %d %v, create %d %v; want 404 as for no template", what, ref, code, r, code2, r2)
 			}
 		}

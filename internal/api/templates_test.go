@@ -203,7 +203,7 @@ func TestTemplateBuildErrors(t *testing.T) {
 	}
 	// an unknown base is refused at once, exactly as another team's would be
 	if code, e := do(t, srv, "POST", "/v2/templates/"+tid+"/builds/"+bid, `{"fromTemplate":"no-such"}`, nil); code != 404 ||
-		!strings.Contains(e["message"].(string), `template "no-such" not found`) {
+		!strings.Contains(e["message"].(string), `template 'no-such' not found`) {
 		t.Fatalf("start = %d %v", code, e)
 	}
 	// a base with no ready build (itself) fails the build, with the step named

@@ -2,6 +2,7 @@ package builder
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -197,7 +198,7 @@ func (s *Service) Get(ctx context.Context, ref string) (*Info, error) {
 			return &in, nil
 		}
 	}
-	return nil, fmt.Errorf("%w: template %q not found", sandbox.ErrNotFound, ref)
+	return nil, sandbox.TemplateNotFound(ref)
 }
 
 // flushSpawns writes the creates counted since the last flush into the
@@ -228,7 +229,7 @@ func (s *Service) Alias(team, alias string) (templateID string, public bool, err
 	if template.Building(s.reg.Builtins.Dir, alias) { // a built-in on its way: public, and creates get 503 (Registry.absent)
 		return alias, true, nil
 	}
-	return "", false, fmt.Errorf("%w: template %q not found", sandbox.ErrNotFound, alias)
+	return "", false, sandbox.TemplateNotFound(alias)
 }
 
 // Update sets a template's visibility (E2B's PATCH /templates/{id}).
@@ -240,7 +241,7 @@ func (s *Service) Update(ctx context.Context, ref string, public *bool) ([]strin
 		if _, err := s.reg.Builtins.Get(ref); err == nil {
 			return nil, fmt.Errorf("%w: built-in templates cannot be changed", sandbox.ErrInvalid)
 		}
-		return nil, fmt.Errorf("%w: template %q not found", sandbox.ErrNotFound, ref)
+		return nil, sandbox.TemplateNotFound(ref)
 	}
 	c := *t
 	if public != nil {
@@ -260,10 +261,7 @@ func (s *Service) Delete(ctx context.Context, ref string) error {
 	defer s.names.Unlock()
 	t, ok := s.reg.lookup(ref)
 	if !ok {
-		if _, err := s.reg.Builtins.Get(ref); err == nil {
-			return fmt.Errorf("%w: built-in templates are managed with `sbx template build`, not deleted through the API", sandbox.ErrNotImpl)
-		}
-		return fmt.Errorf("%w: template %q not found", sandbox.ErrNotFound, ref)
+		return s.missing(ref, "deleted")
 	}
 	s.mu.Lock()
 	for id, cancel := range s.cancels { // its builds in progress stop
@@ -285,9 +283,25 @@ func (s *Service) Delete(ctx context.Context, ref string) error {
 	return s.reg.Reload(ctx)
 }
 
+// missing is the error for a template name the registry does not hold: a
+// built-in one is not changed through the API (what: "deleted", "tagged"),
+// anything else is not found.
+func (s *Service) missing(name, what string) error {
+	if s.reg.Builtins == nil {
+		return sandbox.TemplateNotFound(name)
+	}
+	if _, err := s.reg.Builtins.Get(name); err == nil {
+		return fmt.Errorf("%w: built-in templates are managed with `sbx template build`, not %s through the API", sandbox.ErrNotImpl, what)
+	}
+	return sandbox.TemplateNotFound(name)
+}
+
 // AssignTags points tags at the build target ("name:tag" or "name") names.
 func (s *Service) AssignTags(ctx context.Context, target string, tags []string) (string, []string, error) {
 	t, b, err := s.reg.resolveBuild(target)
+	if name, _ := splitRef(target); errors.Is(err, sandbox.ErrNotFound) && !s.reg.has(name) {
+		err = s.missing(name, "tagged")
+	}
 	if err != nil {
 		return "", nil, err
 	}
@@ -318,7 +332,7 @@ func (s *Service) RemoveTags(ctx context.Context, name string, tags []string) er
 	name, _, _ = strings.Cut(name, ":")
 	t, ok := s.reg.lookup(name)
 	if !ok {
-		return fmt.Errorf("%w: template %q not found", sandbox.ErrNotFound, name)
+		return s.missing(name, "tagged")
 	}
 	for _, tag := range tags {
 		if err := s.st.DeleteTag(ctx, t.ID, tag); err != nil {
@@ -328,11 +342,21 @@ func (s *Service) RemoveTags(ctx context.Context, name string, tags []string) er
 	return s.reg.Reload(ctx)
 }
 
-// Tags lists a template's tags.
+// Tags lists a template's tags. A built-in template has one, `latest`, at
+// its one build (as every build gets `latest`: E2B answers a public
+// template's tags to any team).
 func (s *Service) Tags(ctx context.Context, ref string) ([]store.TagRec, error) {
-	t, ok := s.reg.lookup(ref)
-	if !ok {
-		return nil, fmt.Errorf("%w: template %q not found", sandbox.ErrNotFound, ref)
+	if t, ok := s.reg.lookup(ref); ok {
+		return s.st.Tags(ctx, t.ID)
 	}
-	return s.st.Tags(ctx, t.ID)
+	bi, err := s.builtIns()
+	if err != nil {
+		return nil, err
+	}
+	for _, in := range bi {
+		if in.TemplateID == ref {
+			return []store.TagRec{{TemplateID: in.TemplateID, Tag: "latest", BuildID: in.BuildID, CreatedAt: in.CreatedAt}}, nil
+		}
+	}
+	return nil, sandbox.TemplateNotFound(ref)
 }

@@ -145,6 +145,12 @@ func (r *Registry) build(id string) (*store.BuildRec, bool) {
 	return b, ok
 }
 
+// has reports whether the registry holds a template named (or with id) ref.
+func (r *Registry) has(ref string) bool {
+	_, ok := r.lookup(ref)
+	return ok
+}
+
 // splitRef splits "name:tag" (tag defaults to "latest").
 func splitRef(ref string) (name, tag string) {
 	name, tag, ok := strings.Cut(ref, ":")
@@ -184,7 +190,7 @@ func (r *Registry) resolveBuildIn(team, ref string) (*store.TemplateRec, *store.
 	name, tag := splitRef(ref)
 	t, ok := r.lookupIn(team, name)
 	if !ok {
-		return nil, nil, fmt.Errorf("%w: template %q not found", sandbox.ErrNotFound, name)
+		return nil, nil, sandbox.TemplateNotFound(name)
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()

@@ -115,6 +115,10 @@ func (r *Registry) GetFor(team, ref string) (sandbox.Template, error) {
 // Scoped is Registry.Scoped: the ref team's template calls pass on.
 func (s *Service) Scoped(team, ref string) string { return s.reg.Scoped(team, ref) }
 
+// IsBuiltin says whether name is a built-in template's (its name is
+// reserved: no team holds a template of that name).
+func (s *Service) IsBuiltin(name string) bool { return s.reg.isBuiltin(name) }
+
 // NamesFor shows in's names as team names them: a user template of another
 // team (listed because it is public) as "namespace/name", as E2B's names
 // field ("namespace/alias format when namespaced"); the team's own and the

@@ -28,3 +28,20 @@ func storageErr(err error) error {
 	}
 	return err
 }
+
+// templateNotFound is the error for a template reference that names no
+// template (or one the caller may not see). It is an ErrNotFound, worded as
+// E2B's API words it: "template '<ref>' not found".
+type templateNotFound struct{ ref string }
+
+func (e templateNotFound) Error() string        { return fmt.Sprintf("template '%s' not found", e.ref) }
+func (e templateNotFound) Is(target error) bool { return target == ErrNotFound }
+
+// TemplateNotFound returns the not-found error for the template ref (its
+// first 64 bytes: a ref is the caller's input).
+func TemplateNotFound(ref string) error {
+	if len(ref) > 64 {
+		ref = ref[:64] + "..."
+	}
+	return templateNotFound{ref: ref}
+}

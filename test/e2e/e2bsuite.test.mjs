@@ -534,9 +534,7 @@ test(`${runtime}: code interpreter contexts, kernels, timeouts (code-interpreter
   assert.ok(lastContext.id)
   assert.equal(lastContext.language, context.language)
   assert.equal(lastContext.cwd, context.cwd)
-  // E2B's case uses cwd /root: its kernels run as root, sbx's as user
-  // (docs/ARCHITECTURE.md, Code interpreter), who cannot enter /root.
-  context = await sandbox.createCodeContext({ language: 'python', cwd: '/tmp' })
+  context = await sandbox.createCodeContext({ language: 'python', cwd: '/root' })
   await wait(1000)
   contexts = await sandbox.listCodeContexts()
   lastContext = contexts[contexts.length - 1]

@@ -98,7 +98,7 @@ func newLangContext(t *testing.T, lang string, envs map[string]string) *kcontext
 	os.WriteFile(filepath.Join(dir, "group"), nil, 0o644) //nolint:errcheck
 	st := identity.NewState()
 	st.Apply(identity.Init{EnvVars: envs})
-	s, err := New(Config{State: st, Users: identity.Files{Passwd: passwd, Group: filepath.Join(dir, "group")}})
+	s, err := New(Config{State: st, User: "user", Users: identity.Files{Passwd: passwd, Group: filepath.Join(dir, "group")}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ func newTestServer(t *testing.T) (*Server, *httptest.Server) {
 	tok := "secret"
 	st := identity.NewState()
 	st.Apply(identity.Init{AccessToken: &tok})
-	s, err := New(Config{Python: "/nonexistent/python3", Node: "/nonexistent/node", Java: "/nonexistent/java", State: st,
+	s, err := New(Config{Python: "/nonexistent/python3", User: "user", Node: "/nonexistent/node", Java: "/nonexistent/java", State: st,
 		Users: identity.Files{Passwd: passwd, Group: filepath.Join(dir, "group")}})
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +128,7 @@ func TestStreamEnds(t *testing.T) {
 func TestPrewarmBegin(t *testing.T) {
 	var begun atomic.Int32
 	ended := make(chan struct{})
-	s, err := New(Config{Python: "/nonexistent/python3", Prewarm: true, Users: identity.Files{Passwd: "/nonexistent"},
+	s, err := New(Config{Python: "/nonexistent/python3", User: "user", Prewarm: true, Users: identity.Files{Passwd: "/nonexistent"},
 		Begin: func() func() { begun.Add(1); return func() { close(ended) } }})
 	if err != nil {
 		t.Fatal(err)

@@ -103,10 +103,10 @@ func (s *Server) list() []Context {
 
 // resolveCwd returns the directory a context runs in: cwd (absolute or
 // "~/..."), else the configured default, else the user's home. An explicit
-// cwd must be an existing directory.
+// cwd must be an existing directory the code's user may enter.
 func (s *Server) resolveCwd(cwd string) (string, error) {
-	home := "/home/" + s.cfg.User
-	if u, err := s.cfg.Users.Lookup(s.cfg.User); err == nil && u.Home != "" {
+	home := "/home/" + s.homeUser()
+	if u, err := s.cfg.Users.Lookup(s.homeUser()); err == nil && u.Home != "" {
 		home = u.Home
 	}
 	if cwd == "" {
@@ -124,8 +124,9 @@ func (s *Server) resolveCwd(cwd string) (string, error) {
 		return "", fmt.Errorf("%w: cwd %q is not an existing directory", errBadRequest, cwd)
 	}
 	cwd = filepath.Clean(cwd)
-	if u, err := s.cfg.Users.Lookup(s.cfg.User); err == nil && credential(u) != nil && !searchable(cwd, u) {
-		return "", fmt.Errorf("%w: cwd %q is not accessible to %s, who runs the code (it needs search permission on every directory of the path)", errBadRequest, cwd, s.cfg.User)
+	run := s.runner()
+	if u, err := s.cfg.Users.Lookup(run); err == nil && credential(u) != nil && !searchable(cwd, u) {
+		return "", fmt.Errorf("%w: cwd %q is not accessible to %s, who runs the code (it needs search permission on every directory of the path)", errBadRequest, cwd, run)
 	}
 	return cwd, nil
 }
@@ -168,10 +169,10 @@ func newID() string {
 // sandboxEnvs are the sandbox's default env vars (set by the daemon's /init).
 func (s *Server) sandboxEnvs() map[string]string { return s.cfg.State.Envs() }
 
-// command builds the driver process of c: its interpreter, as the sandbox
-// user, in c's cwd, in a process group of its own.
+// command builds the driver process of c: its interpreter, as the code's
+// user (runner), in c's cwd, in a process group of its own.
 func (s *Server) command(c Context, envs map[string]string) (*exec.Cmd, error) {
-	u, err := s.cfg.Users.Lookup(s.cfg.User)
+	u, err := s.cfg.Users.Lookup(s.runner())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errDriverStart, err)
 	}

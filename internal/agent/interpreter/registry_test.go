@@ -45,7 +45,7 @@ func TestListInOrderMade(t *testing.T) {
 // both languages); javascript's driver is not started until used. Before,
 // only python was listed until javascript code ran.
 func TestDefaultContextsListed(t *testing.T) {
-	s, err := New(Config{Python: "/nonexistent/python3", Node: "/nonexistent/node", Prewarm: true,
+	s, err := New(Config{Python: "/nonexistent/python3", User: "user", Node: "/nonexistent/node", Prewarm: true,
 		Users: identity.Files{Passwd: "/nonexistent"}})
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +91,7 @@ func TestCwdNotSearchable(t *testing.T) {
 	must(os.Mkdir(inside, 0o755))
 	must(os.Chmod(dir, 0o755))
 	must(os.Chmod(filepath.Dir(dir), 0o755)) // t.TempDir makes both 0700
-	s, err := New(Config{Python: "/nonexistent/python3", Users: identity.Files{Passwd: passwd, Group: filepath.Join(dir, "group")}})
+	s, err := New(Config{Python: "/nonexistent/python3", User: "user", Users: identity.Files{Passwd: passwd, Group: filepath.Join(dir, "group")}})
 	must(err)
 	defer s.Close()
 	for _, cwd := range []string{private, inside} {

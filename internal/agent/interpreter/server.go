@@ -2,7 +2,9 @@
 // E2B code-interpreter HTTP API (/execute streaming NDJSON, /contexts) that
 // the official @e2b/code-interpreter SDKs speak (contract §4).
 //
-// Each context is a stateful driver process running as the sandbox user:
+// Each context is a stateful driver process running as root when the
+// sandbox user has passwordless sudo (as E2B's template runs its kernels),
+// else as the sandbox user, in the sandbox user's home by default:
 //   - python, r: kernel_driver.py starts a real Jupyter kernel (ipykernel,
 //     IRkernel) with jupyter_client's KernelManager and drives it over the
 //     Jupyter messaging protocol;
@@ -42,8 +44,13 @@ type Config struct {
 	// Python, Node and Java are the interpreters; default "python3",
 	// "node" and "java", looked up in the agent's PATH.
 	Python, Node, Java string
-	// User runs the code; default identity.DefaultUser ("user").
+	// User runs the code, its home the default cwd; default root when
+	// CanSudo(identity.DefaultUser), else identity.DefaultUser, in
+	// identity.DefaultUser's home (Server.runner).
 	User string
+	// CanSudo reports whether a user may become root without a password;
+	// default: `sudo -n true` run as that user succeeds.
+	CanSudo func(name string) bool
 	// State gives the access token checked on /execute and the sandbox's
 	// default env vars; default a fresh identity.NewState() (no token).
 	State *identity.State
@@ -73,6 +80,9 @@ type Server struct {
 	cfg     Config
 	dir     string // the drivers, written out
 	handler http.Handler
+
+	runnerOnce sync.Once
+	runAs      string // who runs the code: runner
 
 	mu       sync.Mutex
 	contexts map[string]*kcontext
@@ -121,14 +131,15 @@ func withDefaults(cfg Config) Config {
 	if cfg.Java == "" {
 		cfg.Java = "java"
 	}
-	if cfg.User == "" {
-		cfg.User = identity.DefaultUser
-	}
 	if cfg.State == nil {
 		cfg.State = identity.NewState()
 	}
 	if cfg.Users == (identity.Files{}) {
 		cfg.Users = identity.DefaultFiles
+	}
+	if cfg.CanSudo == nil {
+		users := cfg.Users
+		cfg.CanSudo = func(name string) bool { return canSudo(users, name) }
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
