@@ -58,9 +58,12 @@ cp -r "$tp/_precompile" "$src/sbxprecompile"
 (cd "$src" && go build -trimpath -tags sbx_gvisor_precompile -o "$work/precompile" ./sbxprecompile)
 "$work/precompile" -program sentry -out "$src/runsc/boot/filter/filter_precompiled.go"
 "$work/precompile" -program gofer -out "$src/runsc/fsgofer/filter/filter_precompiled.go"
+"$work/precompile" -program systrap -package systrap -out "$src/pkg/sentry/platform/systrap/stub_precompiled.go"
 # Each precompiled program, rendered with this process's variables, must be
 # what runsc would compile from its rules (verify_test.go).
 (cd "$src" && go test -count=1 -tags sbx_gvisor_precompile ./sbxprecompile)
+# The systrap stub's, rendered with a few stub addresses (patch 15's test).
+(cd "$src" && go test -count=1 -run TestPrecompiledMatchesBuilt ./pkg/sentry/platform/systrap)
 
 echo "==> go build runsc"
 st=$(stamp "$version")

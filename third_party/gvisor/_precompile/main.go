@@ -1,7 +1,8 @@
 //go:build sbx_gvisor_precompile
 
 // Command precompile writes a runsc filter_precompiled.go with the seccomp
-// programs of the Sentry or the gofer precompiled, what gVisor's bazel macro
+// programs of the Sentry or the gofer precompiled (or a systrap
+// stub_precompiled.go with the stub's programs), what gVisor's bazel macro
 // precompiled_seccomp_rules (pkg/seccomp/precompiledseccomp/defs.bzl) does
 // and its go branch leaves out (an empty registry, so runsc compiles its host
 // filters at every start).
@@ -24,6 +25,7 @@ import (
 	"sort"
 
 	"gvisor.dev/gvisor/pkg/seccomp/precompiledseccomp"
+	"gvisor.dev/gvisor/pkg/sentry/platform/systrap"
 	sentry "gvisor.dev/gvisor/runsc/boot/filter/config"
 	gofer "gvisor.dev/gvisor/runsc/fsgofer/filter/config"
 )
@@ -31,10 +33,13 @@ import (
 var providers = map[string]func() ([]precompiledseccomp.Program, error){
 	"sentry": sentry.PrecompiledPrograms,
 	"gofer":  gofer.PrecompiledPrograms,
+	// The systrap stub's programs (patch 15), written over
+	// pkg/sentry/platform/systrap/stub_precompiled.go with -package systrap.
+	"systrap": systrap.PrecompiledPrograms,
 }
 
 func main() {
-	program := flag.String("program", "", "whose programs: sentry or gofer")
+	program := flag.String("program", "", "whose programs: sentry, gofer or systrap")
 	out := flag.String("out", "", "the filter_precompiled.go to write")
 	pkg := flag.String("package", "filter", "its Go package name")
 	flag.Parse()
@@ -47,7 +52,7 @@ func main() {
 func run(program, out, pkg string) error {
 	provide, ok := providers[program]
 	if !ok || out == "" {
-		return fmt.Errorf("want -program sentry|gofer and -out FILE")
+		return fmt.Errorf("want -program sentry|gofer|systrap and -out FILE")
 	}
 	programs, err := provide()
 	if err != nil {
