@@ -204,20 +204,6 @@ func appendLine(f *os.File, line []byte) error {
 	return errors.Join(werr, f.Sync(), f.Close())
 }
 
-// dropTornTail cuts an unterminated last line (a checkpoint torn by a
-// crash mid-write) off the checkpoint file, so that the next checkpoint
-// starts a line of its own. ReadCheckpoints already leaves such a line out.
-func (a *Anchor) dropTornTail() error {
-	b, err := os.ReadFile(a.path)
-	if err != nil || len(b) == 0 || b[len(b)-1] == '\n' {
-		if errors.Is(err, os.ErrNotExist) {
-			err = nil
-		}
-		return err
-	}
-	return os.Truncate(a.path, int64(bytes.LastIndexByte(b, '\n')+1))
-}
-
 // compactIfDue compacts the checkpoint file once it holds compactAt
 // checkpoints (compact.go). A failed compaction is retried keepRecent
 // checkpoints later.

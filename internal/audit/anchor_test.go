@@ -208,10 +208,11 @@ func TestIssueCaseNewest270Of6270(t *testing.T) {
 }
 
 // TestTornCheckpointLine: a checkpoint torn by a crash mid-write (its line
-// unterminated) is cut at the next start, so the checkpoints written after
-// it stay readable and the log keeps verifying (before: the next checkpoint
-// was appended onto the torn line, and every later start failed to read
-// the file, "line N: invalid character").
+// unterminated) is cut at the next start (OpenAnchor), so the checkpoints
+// written after it stay readable and the log keeps verifying over further
+// restarts. Were the next checkpoint appended onto the torn line,
+// every later start would fail to read the file ("line N: invalid
+// character").
 func TestTornCheckpointLine(t *testing.T) {
 	path, a := anchored(t, 50, 10)
 	f, err := os.OpenFile(a.Path(), os.O_WRONLY|os.O_APPEND, 0)
@@ -220,7 +221,10 @@ func TestTornCheckpointLine(t *testing.T) {
 	}
 	f.WriteString(`{"seq":60,"first":1,"ha`)
 	f.Close()
-	appendN(t, path, a, 20, 10) // a restart, then more checkpoints
+	if a, err = OpenAnchor(filepath.Dir(a.Path()), filepath.Dir(path)); err != nil { // a restart
+		t.Fatal(err)
+	}
+	appendN(t, path, a, 20, 10) // then more checkpoints
 	appendN(t, path, a, 5, 0)   // and another: SetAnchor reads them all
 	if h, err := verifyWith(t, path, a); err != nil || h.Anchored == nil || h.Anchored.Seq != 75 {
 		t.Fatalf("verify after a torn checkpoint: %+v %v", h, err)

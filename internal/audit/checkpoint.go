@@ -32,11 +32,7 @@ func (l *Log) SetAnchor(a *Anchor) error {
 	}
 	a.mu.Lock()
 	a.lines = len(cps)
-	err = a.dropTornTail()
 	a.mu.Unlock()
-	if err != nil {
-		return fmt.Errorf("audit checkpoints: %w", err)
-	}
 	l.mu.Lock()
 	l.anchor = a
 	if l.genesis == "" && h.Genesis != "" {
