@@ -175,13 +175,18 @@ func URL(t testing.TB) string {
 	return url
 }
 
-// Main runs the tests of m, then stops the shared server if one started.
-func Main(m *testing.M) {
+// Main runs the tests of m, then stops the shared server if one started,
+// and exits with the tests' code.
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run is Main without the exit: it returns the tests' code, for a TestMain
+// with more to clean up.
+func Run(m *testing.M) int {
 	code := m.Run()
 	sharedMu.Lock()
 	if shared != nil {
 		shared.Stop()
 	}
 	sharedMu.Unlock()
-	os.Exit(code)
+	return code
 }
