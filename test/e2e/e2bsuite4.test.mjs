@@ -222,3 +222,20 @@ test(`${runtime}: build with a tag, assign tags, refuse bad ones (tagsBuild.test
   assert.equal((await sbx.commands.run('echo ok')).stdout, 'ok\n')
   await Sandbox.deleteSnapshot(buildInfo.templateId)
 })
+
+test(`${runtime}: runCmd as root, as a missing user; makeSymlink (methods/runCmd.test.ts, methods/makeSymlink.test.ts)`, async () => {
+  // E2B's start from ubuntu:22.04 (Docker Hub); offline, from the built-in base.
+  const name = () => `e2b-methods-${randomUUID()}`
+  await Template.build(Template().fromTemplate('base').skipCache()
+    .runCmd('ls -l')
+    .runCmd('test "$(whoami)" = "root"', { user: 'root' })
+    .makeSymlink('.bashrc', '.bashrc.local')
+    .runCmd('test "$(readlink .bashrc.local)" = ".bashrc"')
+    .makeSymlink('.bashrc', '.bashrc.local', { force: true })
+    .runCmd('test "$(readlink .bashrc.local)" = ".bashrc"'), name())
+  // E2B's message is "failed to run command 'whoami': command failed:
+  // unauthenticated: invalid username: 'root123'"; sbx names the step its
+  // own way, then gives envd's error for the user.
+  await assert.rejects(Template.build(Template().fromTemplate('base').skipCache().runCmd('whoami', { user: 'root123' }), name()),
+    (e) => e.name === 'BuildError' && e.message.includes("unauthenticated: invalid username: 'root123'"))
+})
