@@ -15,8 +15,10 @@ import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
 import http from 'node:http'
 import { randomUUID } from 'node:crypto'
+import fs from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import {
-  Sandbox, Template, SandboxNotFoundError, FilesystemEventType,
+  Sandbox, Template, SandboxNotFoundError, FilesystemEventType, waitForTimeout,
 } from 'e2b'
 import { Sandbox as CodeSandbox } from '@e2b/code-interpreter'
 
@@ -226,16 +228,71 @@ test(`${runtime}: build with a tag, assign tags, refuse bad ones (tagsBuild.test
 test(`${runtime}: runCmd as root, as a missing user; makeSymlink (methods/runCmd.test.ts, methods/makeSymlink.test.ts)`, async () => {
   // E2B's start from ubuntu:22.04 (Docker Hub); offline, from the built-in base.
   const name = () => `e2b-methods-${randomUUID()}`
+  // template/user-and-workdir docs: a step runs as user in /home/user
+  const logs = []
   await Template.build(Template().fromTemplate('base').skipCache()
+    .runCmd('whoami')
+    .runCmd('pwd')
     .runCmd('ls -l')
     .runCmd('test "$(whoami)" = "root"', { user: 'root' })
     .makeSymlink('.bashrc', '.bashrc.local')
     .runCmd('test "$(readlink .bashrc.local)" = ".bashrc"')
     .makeSymlink('.bashrc', '.bashrc.local', { force: true })
-    .runCmd('test "$(readlink .bashrc.local)" = ".bashrc"'), name())
+    .runCmd('test "$(readlink .bashrc.local)" = ".bashrc"'), name(), { onBuildLogs: (l) => logs.push(l.message) })
+  assert.ok(logs.includes('user') && logs.includes('/home/user'), logs.join('\n'))
   // E2B's message is "failed to run command 'whoami': command failed:
   // unauthenticated: invalid username: 'root123'"; sbx names the step its
   // own way, then gives envd's error for the user.
   await assert.rejects(Template.build(Template().fromTemplate('base').skipCache().runCmd('whoami', { user: 'root123' }), name()),
     (e) => e.name === 'BuildError' && e.message.includes("unauthenticated: invalid username: 'root123'"))
+})
+
+// stacktrace.test.ts: a failed build's BuildError carries the stack of the
+// step the API's reason.step names, so it points at the user's own call.
+const fileContent = fs.readFileSync(fileURLToPath(import.meta.url), 'utf8')
+const nonExistentPath = 'nonexistent/path'
+
+function callerMethod(stack) {
+  const first = stack?.split('\n')[0]
+  const m = first?.match(/:(\d+):(\d+)\)?$/)
+  if (!m) return null
+  const line = fileContent.split('\n')[Number(m[1]) - 1]
+  return line?.slice(Number(m[2]) - 1).match(/^(\w+)\s*\(/)?.[1] ?? null
+}
+
+async function throwsAt(f, method) {
+  const err = await f().then(() => null, (e) => e)
+  assert.ok(err, `expected ${method} to fail the build`)
+  assert.equal(callerMethod(err.stack), method, `${err.name}: ${err.message}\n${err.stack}`)
+}
+
+test(`${runtime}: a failed build's error points at the failing step (stacktrace.test.ts)`, async () => {
+  // E2B starts from fromBaseImage() (Docker Hub); offline, from the built-in base.
+  const build = (template) => Template.build(template, `e2b-trace-${randomUUID()}`)
+  const base = () => Template().fromTemplate('base')
+  // E2B's test mocks the API, which takes every build and fails it in its
+  // status at reason.step; sbx refuses a missing fromTemplate when the build
+  // is started (404 template not found), before any step, so that case is
+  // only checked for its error.
+  await assert.rejects(build(Template().fromTemplate('this-template-does-not-exist')), /template 'this-template-does-not-exist' not found/)
+  let template = base().skipCache().copy(nonExistentPath, nonExistentPath)
+  await throwsAt(() => build(template), 'copy')
+  await throwsAt(async () => base().copy('/absolute/path', '/absolute/path'), 'copy')
+  template = base().skipCache().remove(nonExistentPath)
+  await throwsAt(() => build(template), 'remove')
+  template = base().skipCache().rename(nonExistentPath, '/tmp/dest.txt')
+  await throwsAt(() => build(template), 'rename')
+  template = base().skipCache().makeDir('.bashrc')
+  await throwsAt(() => build(template), 'makeDir')
+  template = base().skipCache().makeSymlink('.bashrc', '.bashrc')
+  await throwsAt(() => build(template), 'makeSymlink')
+  template = base().skipCache().runCmd(`./${nonExistentPath}`)
+  await throwsAt(() => build(template), 'runCmd')
+  template = base().skipCache().setWorkdir('/root/.bashrc')
+  await throwsAt(() => build(template), 'setWorkdir')
+  // setUser('; exit 1') is left out: sbx takes USER as the sandboxes' default
+  // without running anything (the account is looked up at finalize only when
+  // given as a uid), where E2B runs a step for it.
+  template = base().setStartCmd(`./${nonExistentPath}`, waitForTimeout(10_000))
+  await throwsAt(() => build(template), 'setStartCmd')
 })
