@@ -33,7 +33,7 @@ func TestClusterTemplateRegistry(t *testing.T) {
 	n2 := startClusterNode(t, "runsc", url, 2, "", append(flags, "--templates-dir", tdir2)...)
 
 	tid, bid := n1.startBuild(t, "it-dist", map[string]any{"fromTemplate": "base",
-		"steps": []map[string]any{{"type": "RUN", "args": []string{"echo pulled > /marker"}}}})
+		"steps": []map[string]any{{"type": "RUN", "args": []string{"echo pulled > /marker", "root"}}}})
 	st := n1.waitStatus(t, tid, bid, 5*time.Minute, func(s buildStatus) bool { return s.Status != "building" && s.Status != "waiting" })
 	if st.Status != "ready" || !logHas(st, "pushed to the template registry") {
 		t.Fatalf("build: %+v", st)

@@ -96,7 +96,7 @@ func TestTeamsRunCache(t *testing.T) {
 	d := startDaemon(t, "runsc", "")
 	a, b := d.newTeam("run-a", nil), d.newTeam("run-b", nil)
 	spec := map[string]any{"fromTemplate": "base", "steps": []map[string]any{
-		{"type": "RUN", "args": []string{"date +%s%N > /stamp"}}}}
+		{"type": "RUN", "args": []string{"date +%s%N > /stamp", "root"}}}}
 	build := func(key, name string) buildStatus {
 		tid, bid, code, _ := d.buildAs(t, key, name, spec)
 		if code != 202 {

@@ -48,7 +48,7 @@ func TestTeamsTemplateDisk(t *testing.T) {
 	small := d.newTeam("disk-small", map[string]any{"diskMB": 10})
 	big := d.newTeam("disk-big", map[string]any{"diskMB": 50})
 	spec := map[string]any{"fromTemplate": "base",
-		"steps": []map[string]any{{"type": "RUN", "args": []string{"head -c 12M /dev/urandom > /big"}}}}
+		"steps": []map[string]any{{"type": "RUN", "args": []string{"head -c 12M /dev/urandom > /big", "root"}}}}
 
 	tid, bid, code, _ := d.buildAs(t, small.Key, "disk-small-1", spec)
 	if code != 202 {

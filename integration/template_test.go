@@ -86,7 +86,7 @@ func TestTemplateBuildCrash(t *testing.T) {
 	d2.backToBaseline(t, base)
 
 	tid, bid = d2.startBuild(t, "it-crash", map[string]any{"fromTemplate": "base",
-		"steps": []map[string]any{{"type": "RUN", "args": []string{"echo layered > /ok"}}, {"type": "ENV", "args": []string{"K", "v"}}}})
+		"steps": []map[string]any{{"type": "RUN", "args": []string{"echo layered > /ok", "root"}}, {"type": "ENV", "args": []string{"K", "v"}}}})
 	if st := d2.waitStatus(t, tid, bid, 3*time.Minute, func(st buildStatus) bool { return st.Status == "ready" || st.Status == "error" }); st.Status != "ready" {
 		t.Fatalf("rebuild: %+v", st)
 	}
@@ -113,7 +113,7 @@ func TestTemplateStartCommand(t *testing.T) {
 	requirements(t, "runsc", "crun")
 	d := startDaemon(t, "runsc", "")
 	tid, bid := d.startBuild(t, "it-start", map[string]any{"fromTemplate": "base",
-		"steps":    []map[string]any{{"type": "RUN", "args": []string{"mkdir -p /srv && echo served > /srv/index.html"}}},
+		"steps":    []map[string]any{{"type": "RUN", "args": []string{"mkdir -p /srv && echo served > /srv/index.html", "root"}}},
 		"startCmd": "cd /srv && python3 -m http.server 8000", "readyCmd": "curl -sf http://localhost:8000/ >/dev/null"})
 	st := d.waitStatus(t, tid, bid, 3*time.Minute, func(st buildStatus) bool { return st.Status == "ready" || st.Status == "error" })
 	if st.Status != "ready" || !logHas(st, "snapshot") {

@@ -93,6 +93,8 @@ case " $RUNTIMES " in *" runsc "*)
   test/e2e/daemon/run.sh runsc test/e2e/e2bsuite2.test.mjs
   log "a third round of E2B's own SDK tests, ported (code interpreter as root, cwd, languages, env vars, streaming, display data, reconnect; built-in template tags; files remove), on runsc"
   test/e2e/daemon/run.sh runsc test/e2e/e2bsuite3.test.mjs
+  log "a fourth round of E2B's own SDK tests, ported (missing ids, fork, encoded list filters, pause and resume, watch events, kernel recovery, template tags, runCmd users, build stack traces), on runsc"
+  test/e2e/daemon/run.sh runsc test/e2e/e2bsuite4.test.mjs
 esac
 
 case " $RUNTIMES " in *" runsc "*)

@@ -175,11 +175,13 @@ func (s *Server) assignTags(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	err := s.ownTemplate(r.Context(), teamOf(r), req.Target, false)
-	var bid string
-	var tags []string
+	tags, err := builder.NormTags(req.Tags) // the body first, as E2B
 	if err == nil {
-		bid, tags, err = s.builds.AssignTags(r.Context(), s.scoped(r, req.Target), req.Tags)
+		err = s.ownTemplate(r.Context(), teamOf(r), req.Target, false)
+	}
+	var bid string
+	if err == nil {
+		bid, tags, err = s.builds.AssignTags(r.Context(), s.scoped(r, req.Target), tags)
 	}
 	if err != nil {
 		writeErr(w, err)
@@ -196,9 +198,15 @@ func (s *Server) removeTags(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	err := s.ownTemplate(r.Context(), teamOf(r), req.Name, false)
+	tags, err := builder.NormTags(req.Tags) // the body first, as E2B
 	if err == nil {
-		err = s.builds.RemoveTags(r.Context(), s.scoped(r, req.Name), req.Tags)
+		err = builder.CheckRemoval(req.Name, tags)
+	}
+	if err == nil {
+		err = s.ownTemplate(r.Context(), teamOf(r), req.Name, false)
+	}
+	if err == nil {
+		err = s.builds.RemoveTags(r.Context(), s.scoped(r, req.Name), tags)
 	}
 	if err != nil {
 		writeErr(w, err)

@@ -17,6 +17,7 @@ import (
 	"github.com/sbx-dev/sbx/internal/store"
 	"github.com/sbx-dev/sbx/internal/template/layers"
 	"github.com/sbx-dev/sbx/internal/template/oci"
+	"golang.org/x/sys/unix"
 )
 
 // Spec is E2B's TemplateBuildStartV2: what to build.
@@ -65,7 +66,10 @@ func (e *stepError) Unwrap() error { return e.err }
 // what sandboxes get: env from the image and ENV steps, user and workdir
 // from USER and WORKDIR steps only (as on E2B, a sandbox's default is
 // `user` in its home whatever the image says); run holds the user and
-// workdir steps run with, which start from the image's (as in Docker).
+// workdir steps run with, which start as E2B's do: `user` in /home/user
+// whatever the image says (docs: template/user-and-workdir; the SDK's
+// aptInstall passes user root and its fromDockerfile starts with USER root
+// and WORKDIR / for that reason), or a parent template's defaults.
 type state struct {
 	layers []string
 	key    string
@@ -88,7 +92,25 @@ func (st *state) runCfg() store.BuildConfig {
 
 // stepVersion is part of every step's cache key: bump it when the way steps
 // run changes, so no layer made the old way is reused.
-const stepVersion = "step/v3"
+const stepVersion = "step/v4"
+
+// The user and workdir a build's steps start with, as on E2B.
+const (
+	stepUser    = "user"
+	stepWorkdir = "/home/user"
+)
+
+// startRun sets the user and workdir steps start with: a parent's defaults
+// where it set them, else E2B's.
+func (st *state) startRun(user, workdir string) {
+	st.run.user, st.run.workdir = user, workdir
+	if st.run.user == "" {
+		st.run.user = stepUser
+	}
+	if st.run.workdir == "" {
+		st.run.workdir = stepWorkdir
+	}
+}
 
 func hashKey(parts ...string) string {
 	h := sha256.New()
@@ -150,7 +172,7 @@ func (s *Service) fromTemplate(ref string, lg *buildLog) (*state, error) {
 		lg.add("info", "base", "FROM template %s (build %s)", ref, b.ID)
 		st := &state{layers: append([]string(nil), b.Layers...), key: "build:" + b.ID, cfg: cloneCfg(b.Config)}
 		st.cfg.Snapshot = "" // the parent's ready sandbox is not this template's
-		st.run.user, st.run.workdir = b.Config.User, b.Config.Workdir
+		st.startRun(b.Config.User, b.Config.Workdir)
 		return st, nil
 	}
 	bt, err := s.reg.Builtins.Get(ref)
@@ -159,6 +181,7 @@ func (s *Service) fromTemplate(ref string, lg *buildLog) (*state, error) {
 	}
 	lg.add("info", "base", "FROM template %s (built in)", ref)
 	st := &state{key: bt.Key}
+	st.startRun("", "")
 	for _, id := range bt.Layers {
 		if err := s.push(st, id); err != nil {
 			return nil, fmt.Errorf("built-in template %s: %w (rebuild it with: sbx template build %s)", ref, err, ref)
@@ -189,10 +212,7 @@ func (s *Service) fromImage(ctx context.Context, spec Spec, scope string, lg *bu
 		return nil, err
 	}
 	st := &state{key: "image:" + img.Digest, cfg: imageConfig(img.Config)}
-	st.run.user, st.run.workdir = img.Config.User, img.Config.WorkingDir
-	if st.run.workdir == "/" {
-		st.run.workdir = ""
-	}
+	st.startRun("", "") // not the image's USER and WORKDIR: E2B's defaults
 	for _, k := range img.Layers {
 		id, err := layers.ID(k)
 		if err != nil {
@@ -368,8 +388,9 @@ func (s *Service) finalize(ctx context.Context, b *store.BuildRec, spec Spec, st
 		return err
 	}
 	hasBash, wdOK := v.isExecutable("/bin/bash"), true
-	if st.cfg.Workdir != "" {
-		_, wdOK = v.stat(st.cfg.Workdir)
+	if st.cfg.Workdir != "" { // a file there fails the step that makes it, as E2B's setWorkdir
+		fi, ok := v.stat(st.cfg.Workdir)
+		wdOK = ok && fi.Mode&unix.S_IFMT == unix.S_IFDIR
 	}
 	v.close()
 	if !hasBash {

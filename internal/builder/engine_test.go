@@ -41,3 +41,37 @@ func TestFromTemplateInherits(t *testing.T) {
 		t.Fatal("the child's env aliases the parent's")
 	}
 }
+
+// TestStepsStartAsE2B: a build's steps start as E2B's do, `user` in
+// /home/user, from a parent template that set no USER or WORKDIR (and from
+// an image, whatever its own USER and WORKDIR: fromImage calls the same
+// startRun), not as the image's user (root) in / as in Docker. Before, a
+// runCmd with no user ran as root in /, where E2B runs it as user.
+func TestStepsStartAsE2B(t *testing.T) {
+	st, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	now := time.Now()
+	tr := &store.TemplateRec{ID: "t2", Names: []string{"plain"}, CreatedAt: now}
+	b := &store.BuildRec{ID: "b2", TemplateID: "t2", Status: "ready", Layers: []string{"aaaaaaaaaaaaaaaaaaaaaaaa"}, CreatedAt: now}
+	if err := errors.Join(st.PutTemplate(ctx, tr), st.PutBuild(ctx, b), st.PutTag(ctx, store.TagRec{TemplateID: "t2", Tag: "latest", BuildID: "b2", CreatedAt: now})); err != nil {
+		t.Fatal(err)
+	}
+	s := &Service{reg: &Registry{Store: st}}
+	if err := s.reg.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.fromTemplate("plain", &buildLog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := got.runCfg(); c.User != "user" || c.Workdir != "/home/user" {
+		t.Fatalf("steps start as %q in %q, want user in /home/user", c.User, c.Workdir)
+	}
+	if got.cfg.User != "" || got.cfg.Workdir != "" {
+		t.Fatalf("the sandbox defaults %q %q changed: they come from USER and WORKDIR steps only", got.cfg.User, got.cfg.Workdir)
+	}
+}

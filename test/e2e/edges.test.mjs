@@ -9,7 +9,7 @@ import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
 import {
   Sandbox, FilesystemEventType, SandboxNotFoundError, NotFoundError, FileNotFoundError,
-  InvalidArgumentError, TimeoutError, CommandExitError, SandboxError,
+  InvalidArgumentError, TimeoutError, CommandExitError, SandboxError, AuthenticationError,
 } from 'e2b'
 
 const runtime = process.env.SBX_E2E_RUNTIME || 'runsc'
@@ -175,7 +175,8 @@ test(`${runtime}: commands at the edges: exit fields, unknown and finished pids,
   await assert.rejects(sbx.commands.run('sleep 5', { timeoutMs: 500 }), TimeoutError)
   assert.equal((await sbx.commands.run('sleep 1; echo done', { timeoutMs: 0 })).stdout, 'done\n')
   await assert.rejects(sbx.commands.run('pwd', { cwd: '/nonexistent' }), InvalidArgumentError)
-  await assert.rejects(sbx.commands.run('id', { user: 'nosuchuser' }), InvalidArgumentError)
+  // envd's: unauthenticated, "invalid username: 'nosuchuser'" (E2B's runCmd.test.ts)
+  await assert.rejects(sbx.commands.run('id', { user: 'nosuchuser' }), (e) => e instanceof AuthenticationError && /invalid username: 'nosuchuser'/.test(e.message))
   const l = await sbx.commands.run('sleep 5', { background: true, envs: { X: '1' }, cwd: '/tmp' })
   const listed = (await sbx.commands.list()).find((p) => p.pid === l.pid)
   assert.deepEqual([listed?.cmd, listed?.args, listed?.envs, listed?.cwd], ['/bin/bash', ['-l', '-c', 'sleep 5'], { X: '1' }, '/tmp'])

@@ -96,8 +96,8 @@ func fill(f *os.File, src io.Reader, u identity.User, md map[string]string, crea
 		}
 	}
 	if created {
-		if err := f.Chmod(fsutil.FileMode); err != nil { // whatever the umask
-			return fsutil.Classify(err)
+		if err := ensureMode(f); err != nil {
+			return err
 		}
 	}
 	sr := &sourceReader{r: src}
@@ -108,6 +108,26 @@ func fill(f *os.File, src io.Reader, u identity.User, md map[string]string, crea
 		return fsutil.Classify(fmt.Errorf("write %s: %w", f.Name(), err))
 	}
 	return fsutil.ReplaceMetadata(int(f.Fd()), md)
+}
+
+// chmod is (*os.File).Chmod; tests count its calls.
+var chmod = (*os.File).Chmod
+
+// ensureMode gives a file created here FileMode whatever the umask, with no
+// chmod when open(2) already gave it that (the usual umask 022): as envd's
+// create, which only chowns, a watcher sees one CHMOD event, not two.
+func ensureMode(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return fsutil.Classify(err)
+	}
+	if fi.Mode().Perm() == fsutil.FileMode {
+		return nil
+	}
+	if err := chmod(f, fsutil.FileMode); err != nil {
+		return fsutil.Classify(err)
+	}
+	return nil
 }
 
 // sourceReader remembers a failure to read the request body (the client's

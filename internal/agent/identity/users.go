@@ -12,8 +12,9 @@ import (
 	"strings"
 )
 
-// ErrUnknownUser is returned (wrapped) when a user does not exist in the sandbox.
-var ErrUnknownUser = errors.New("unknown user")
+// ErrUnknownUser is returned (wrapped) when a user does not exist in the
+// sandbox; its text is envd's ("invalid username: 'root123'").
+var ErrUnknownUser = errors.New("invalid username")
 
 // User is a Linux user inside the sandbox.
 type User struct {
@@ -58,7 +59,7 @@ func (f Files) Lookup(name string) (User, error) {
 		return User{}, fmt.Errorf("read %s: %w", f.Passwd, err)
 	}
 	if !found {
-		return User{}, fmt.Errorf("%w: %q", ErrUnknownUser, name)
+		return User{}, fmt.Errorf("%w: '%s'", ErrUnknownUser, name)
 	}
 	u.Groups = f.groupsOf(name, u.GID)
 	if u.Home == "" {

@@ -131,8 +131,8 @@ func (s *Service) find(sel *rpc.ProcessSelector) (*proc, error) {
 func (s *Service) caller(h http.Header) (identity.User, error) {
 	u, err := identity.Caller(h, s.state, s.users)
 	if err != nil {
-		if errors.Is(err, identity.ErrUnknownUser) {
-			return identity.User{}, connect.NewError(connect.CodeInvalidArgument, err)
+		if errors.Is(err, identity.ErrUnknownUser) { // envd's: unauthenticated, "invalid username: 'x'"
+			return identity.User{}, connect.NewError(connect.CodeUnauthenticated, err)
 		}
 		return identity.User{}, connect.NewError(connect.CodeInternal, err)
 	}

@@ -38,7 +38,7 @@ func TestStart(t *testing.T) {
 		{name: "supplementary groups", req: sh("id -G"), stdout: "1000 1234\n", exited: true, status: "exit status 0"},
 		{name: "root", user: "root", req: sh("id -u; pwd"), stdout: "0\nDIR/root\n", exited: true, status: "exit status 0"},
 		{name: "nobody without a home", user: "nobody", req: sh("id -un; pwd"), stdout: "nobody\n/\n", exited: true, status: "exit status 0"},
-		{name: "unknown user", user: "mallory", req: sh("true"), code: "invalid_argument"},
+		{name: "unknown user", user: "mallory", req: sh("true"), code: "unauthenticated"}, // envd's, as E2B's runCmd.test.ts shows
 		{name: "env: init defaults overlaid by the request", req: &rpc.StartRequest{Process: &rpc.ProcessConfig{
 			Cmd: "/bin/sh", Args: []string{"-c", "echo $FROM_INIT $OVERRIDE $MINE"},
 			Envs: map[string]string{"OVERRIDE": "req", "MINE": "mine"}}}, stdout: "init req mine\n", exited: true, status: "exit status 0"},

@@ -1,0 +1,49 @@
+package builder
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sbx-dev/sbx/internal/sandbox"
+)
+
+// DefaultTag is the tag every ready build gets and a bare name resolves to.
+const DefaultTag = "latest"
+
+// NormTags is E2B's id.ValidateAndDeduplicateTags for POST and DELETE
+// /templates/tags: each tag trimmed and lowercased, then valid (1-64 of
+// a-z, 0-9, '-', '_', '.'), kept once in first-seen order. No tag at all is
+// an error, as E2B's "At least one tag is required".
+func NormTags(tags []string) ([]string, error) {
+	if len(tags) == 0 {
+		return nil, fmt.Errorf("%w: at least one tag is required", sandbox.ErrInvalid)
+	}
+	out := make([]string, 0, len(tags))
+	seen := make(map[string]bool, len(tags))
+	for _, raw := range tags {
+		tag := strings.ToLower(strings.TrimSpace(raw))
+		if !validName(tag) {
+			return nil, fmt.Errorf("%w: tag %q: use 1-64 of a-z, 0-9, '-', '_', '.'", sandbox.ErrInvalid, raw)
+		}
+		if !seen[tag] {
+			seen[tag] = true
+			out = append(out, tag)
+		}
+	}
+	return out, nil
+}
+
+// CheckRemoval refuses, as E2B's DELETE /templates/tags does before it looks
+// the name up, a name that carries a tag and the removal of DefaultTag
+// (which would leave the bare name nothing to resolve). tags are NormTags'.
+func CheckRemoval(name string, tags []string) error {
+	if strings.Contains(name, ":") {
+		return fmt.Errorf("%w: template name %q should not contain a tag, use the 'tags' field instead", sandbox.ErrInvalid, name)
+	}
+	for _, tag := range tags {
+		if tag == DefaultTag {
+			return fmt.Errorf("%w: cannot delete the %q tag", sandbox.ErrInvalid, DefaultTag)
+		}
+	}
+	return nil
+}
