@@ -119,7 +119,7 @@ func Mounted(dir string) bool {
 
 // Remove unmounts the overlay, then the tmpfs, and deletes the directory.
 // It is idempotent: removing a removed layer returns nil.
-func (l *Layer) Remove() error { return Cleanup(l.Dir) }
+func (l *Layer) Remove() error { return removeLayer(l.Dir) }
 
 // realPath returns p absolute with its parent's symlinks resolved, so that it
 // matches the mount table. p itself need not exist.

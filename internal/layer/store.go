@@ -121,18 +121,20 @@ func (s *Store) Remove(id string) error {
 		return err
 	}
 	if s.Images == "" {
-		return Cleanup(dir)
+		return removeLayer(dir)
 	}
 	if real, err := realPath(dir); err == nil {
 		shutdownDisk(paths(real).tmpfs())
-		if err := UnmountAll(real); err != nil {
-			return fmt.Errorf("remove layer %s: %w", id, err)
+		if !unmountLayer(real) {
+			if err := UnmountAll(real); err != nil {
+				return fmt.Errorf("remove layer %s: %w", id, err)
+			}
 		}
 	}
 	if err := RemoveImage(s.imagePath(id)); err != nil {
 		return err
 	}
-	return Cleanup(dir)
+	return removeLayer(dir)
 }
 
 // List returns the ids that have a layer directory, mounted or not, or an

@@ -141,6 +141,7 @@ type Manager struct {
 	pools      map[PoolKey]*pool
 	refillKick chan struct{} // a claim wakes RunPools (buffered 1)
 	deathKick  chan struct{} // a watched init's end wakes RunWatchdog (buffered 1)
+	exited     exitSet       // the inits the next wake looks at (watchdog.go)
 	unwatched  atomic.Bool   // an init could not be watched: the watchdog sweeps often
 
 	health healthCache // has its own lock, see health.go

@@ -60,7 +60,7 @@ func (m *Manager) claimLocked(key PoolKey, build string, res Resources) (*Sandbo
 	}
 	sb := p.ready[len(p.ready)-1]
 	if initDead(sb) { // died since the watchdog last looked: it reaps it
-		m.kickWatchdog()
+		m.noteExit(sb.rt.Pid())
 		return nil, p
 	}
 	r := sb.rec

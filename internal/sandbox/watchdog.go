@@ -31,9 +31,10 @@ func (m *Manager) RunWatchdog(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			m.exited.all() // the sweep looks at every init
 		case <-m.deathKick:
 		}
-		m.reapDead(ctx)
+		m.reapDead(ctx, m.exited.take())
 		t.Reset(m.sweepInterval())
 	}
 }
@@ -47,9 +48,10 @@ func (m *Manager) sweepInterval() time.Duration {
 	return sweepEvery
 }
 
-// reapDead reaps every running or pooled sandbox whose init died.
-func (m *Manager) reapDead(ctx context.Context) {
-	running, pooled := m.dead()
+// reapDead reaps every running or pooled sandbox whose init died, of those
+// whose init pid is in pids (nil: all of them).
+func (m *Manager) reapDead(ctx context.Context, pids map[int]bool) {
+	running, pooled := m.dead(pids)
 	for _, d := range running {
 		m.log.Warn("sandbox init exited; reaping", append([]any{"sandbox", d.id}, m.lastWordsOf(d.id)...)...)
 		// Counted unless another end (an API kill) took it first; a reap
@@ -73,11 +75,19 @@ func (m *Manager) watchExit(sb *Sandbox) {
 		return
 	}
 	// The watch ends with the process (a kill or pause deletes it).
-	if _, err := runtime.NotifyExit(sb.rt.Pid(), m.kickWatchdog); err != nil {
+	pid := sb.rt.Pid()
+	if _, err := runtime.NotifyExit(pid, func() { m.noteExit(pid) }); err != nil {
 		m.unwatched.Store(true)
+		m.exited.all()
 		m.kickWatchdog() // picks up the shorter interval
 		m.log.Warn("cannot watch a sandbox's init; sweeping /proc instead", "sandbox", sb.rec.ID, "err", err)
 	}
+}
+
+// noteExit has the watchdog look at the sandbox whose init was pid now.
+func (m *Manager) noteExit(pid int) {
+	m.exited.add(pid)
+	m.kickWatchdog()
 }
 
 // kickWatchdog wakes RunWatchdog now.
@@ -89,10 +99,16 @@ func (m *Manager) kickWatchdog() {
 }
 
 // dead lists running sandboxes whose init pid no longer lives, and takes
-// the dead ones out of the warm pools (the caller reaps them).
-func (m *Manager) dead() (running []deadSandbox, pooled []*Sandbox) {
+// the dead ones out of the warm pools (the caller reaps them). Only inits
+// whose pid is in pids are looked at (nil: all), so that a burst of kills,
+// each of whose ends wakes the watchdog, does not read every live
+// sandbox's /proc entry once per kill.
+func (m *Manager) dead(pids map[int]bool) (running []deadSandbox, pooled []*Sandbox) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	initDead := func(sb *Sandbox) bool {
+		return (pids == nil || sb.rt != nil && pids[sb.rt.Pid()]) && initDead(sb)
+	}
 	for id, sb := range m.sandboxes {
 		if initDead(sb) {
 			running = append(running, deadSandbox{id, sb.rec.Runtime})
@@ -115,8 +131,12 @@ func (m *Manager) dead() (running []deadSandbox, pooled []*Sandbox) {
 
 // initDead reports whether sb runs (not paused) and its init pid is gone.
 func initDead(sb *Sandbox) bool {
-	return sb.rt != nil && sb.rt.Pid() > 0 && !runtime.ProcessAlive(sb.rt.Pid())
+	return sb.rt != nil && sb.rt.Pid() > 0 && !processAlive(sb.rt.Pid())
 }
+
+// processAlive is runtime.ProcessAlive (a variable for the tests that count
+// the watchdog's reads of /proc).
+var processAlive = runtime.ProcessAlive
 
 // deadSandbox names a running sandbox found dead.
 type deadSandbox struct{ id, runtime string }

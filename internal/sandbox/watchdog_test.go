@@ -172,3 +172,32 @@ func TestClaimSkipsDeadPooled(t *testing.T) {
 	}
 	_ = m.Kill(ctx, in.ID)
 }
+
+// TestWatchdogLooksAtTheDeadOnly: an init's end has the watchdog read that
+// init's /proc entry, not every live sandbox's (before: each of a burst's
+// kills, whose ends wake it, read all of them: O(n²) in the burst).
+func TestWatchdogLooksAtTheDeadOnly(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h := sandboxtest.NewHost()
+	realInits(t, h)
+	m := newTestManager(t, h, openStore(t, t.TempDir()))
+	const n = 8
+	var ids []string
+	for range n {
+		in, err := m.Create(ctx, CreateOpts{Template: "base", Timeout: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, in.ID)
+	}
+	reads := CountProcessAlive(t)
+	go m.RunWatchdog(ctx)
+	for i, id := range ids {
+		killInitOf(t, h, id)
+		waitFor(t, func() bool { return len(m.List()) == n-1-i })
+	}
+	if r := reads.Load(); r > 2*n {
+		t.Errorf("%d reads of /proc for %d deaths", r, n)
+	}
+}

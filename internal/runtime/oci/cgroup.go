@@ -55,33 +55,40 @@ func (r *Runtime) allCgroups(id string) []string {
 	}
 	var out []string
 	for _, p := range pats {
-		m, _ := filepath.Glob(p)
+		m, _ := glob(p)
 		out = append(out, m...)
 	}
 	return out
 }
 
+// glob is filepath.Glob (a variable for the tests that count the listings).
+var glob = filepath.Glob
+
 // reapCgroups SIGKILLs whatever still runs in id's cgroups (a runtime that
 // lost its state must not leave processes behind) and removes the
-// directories, retrying while the killed processes exit; bounded by ctx and
-// the backend's timeout.
+// directories, retrying the busy ones every 10 ms while the killed
+// processes exit; bounded by ctx and the backend's timeout. The hierarchies
+// are listed once: the sandbox is dead, nothing makes its directories anew,
+// and in a burst of kills the retries are many.
 func (r *Runtime) reapCgroups(ctx context.Context, id string) error {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
+	dirs := r.allCgroups(id)
 	for {
-		busy := 0
-		for _, dir := range r.allCgroups(id) {
+		var busy []string // in order: children before their parents
+		for _, dir := range dirs {
 			killProcs(dir)
 			if err := syscall.Rmdir(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				busy++
+				busy = append(busy, dir)
 			}
 		}
-		if busy == 0 {
+		if len(busy) == 0 {
 			return nil
 		}
+		dirs = busy
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("oci: cgroups of %s still busy: %v: %w", id, r.allCgroups(id), ctx.Err())
+			return fmt.Errorf("oci: cgroups of %s still busy: %v: %w", id, busy, ctx.Err())
 		case <-time.After(10 * time.Millisecond):
 		}
 	}

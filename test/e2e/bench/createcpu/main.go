@@ -13,7 +13,9 @@
 // CPU is far less distorted by a loaded machine than wall time: compare
 // builds by it, alternating. The sandboxes are killed after the figures
 // (--hold waits first; --stop SIGINTs a pid, e.g. perf record, once the
-// creates are in). -c bounds the creates in flight (1: sequential).
+// creates are in), and a second line gives what the kills cost the host
+// (a second after the last, for what they leave to background work). -c
+// bounds the creates in flight (1: sequential).
 // Beside burstcpu.py (the sandboxes' CPU over a burst and after it, through
 // `sbx bench`), it splits the host side: what the daemon and the runtime
 // commands cost per create.
@@ -153,4 +155,10 @@ func main() {
 		go func() { defer kw.Done(); _ = c.Kill(context.Background(), id); <-sem }()
 	}
 	kw.Wait()
+	// The kills' own cost: a create's host resources are released there.
+	time.Sleep(time.Second)
+	h2 := readInt(filepath.Join(*cg, "cpuacct.usage"))
+	s2, _ := procTicks(*pid)
+	fmt.Printf("kills: per sandbox host cg %.1f ms, daemon self %.1f ms | create+kill: daemon self %.1f ms\n",
+		float64(h2-h1)/1e6/nn, float64(s2-s1)*10/nn, float64(s2-s0)*10/nn)
 }

@@ -1,0 +1,15 @@
+package sandbox
+
+import (
+	"sync/atomic"
+	"testing"
+)
+
+// CountProcessAlive counts the liveness reads of inits until t ends.
+func CountProcessAlive(t *testing.T) *atomic.Int32 {
+	var n atomic.Int32
+	orig := processAlive
+	processAlive = func(pid int) bool { n.Add(1); return orig(pid) }
+	t.Cleanup(func() { processAlive = orig })
+	return &n
+}
