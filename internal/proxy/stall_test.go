@@ -21,15 +21,15 @@ import (
 // healthy answers /health at once; /x waits for xAfter, then sends its
 // header and trickles its body for bodyFor.
 type fakeAgent struct {
-	healthy        atomic.Bool
-	xAfter         time.Duration
-	bodyFor        time.Duration
-	healthAsked    atomic.Int32
-	release        chan struct{}
-	releaseOnce    sync.Once
-	proxy          *Proxy
-	id             string
-	token, portStr string
+	healthy     atomic.Bool
+	xAfter      time.Duration
+	bodyFor     time.Duration
+	healthAsked atomic.Int32
+	release     chan struct{}
+	releaseOnce sync.Once
+	proxy       *Proxy
+	id          string
+	token       string
 }
 
 func newFakeAgent(t *testing.T, st Stall) *fakeAgent {
