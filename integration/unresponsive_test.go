@@ -3,6 +3,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -30,14 +31,11 @@ func stopAgent(t *testing.T, d *daemon, sb *sandbox, rt string) {
 		}
 		time.Sleep(2 * time.Second)
 	} else {
-		b, err := os.ReadFile(filepath.Join(d.dataDir, "run", "runtime", "bundles-"+rt, sb.ID, "pid"))
-		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err != nil || pid <= 1 {
-			t.Fatalf("init pid of %s: %q %v", sb.ID, b, err)
-		}
+		pid := initPid(t, d, sb, rt)
 		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 			t.Fatal(err)
 		}
+		waitStopped(t, pid)
 	}
 	req, _ := http.NewRequest("GET", d.url+"/health", nil)
 	req.Header.Set("E2b-Sandbox-Id", sb.ID)
@@ -45,6 +43,36 @@ func stopAgent(t *testing.T, d *daemon, sb *sandbox, rt string) {
 		resp.Body.Close()
 		t.Fatalf("the stopped agent answered /health (%d): it was not stopped", resp.StatusCode)
 	}
+}
+
+// waitStopped waits until every thread of pid is stopped (a group stop
+// reaches each thread as it next runs).
+func waitStopped(t *testing.T, pid int) {
+	t.Helper()
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		stats, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+		stopped := len(stats) > 0
+		for _, f := range stats {
+			b, _ := os.ReadFile(f)
+			_, after, _ := strings.Cut(string(b), ") ")
+			stopped = stopped && strings.HasPrefix(after, "T")
+		}
+		if stopped {
+			return
+		}
+	}
+	t.Fatalf("pid %d not stopped after 5s", pid)
+}
+
+// initPid is the host pid of sb's init (on crun: the agent).
+func initPid(t *testing.T, d *daemon, sb *sandbox, rt string) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(d.dataDir, "run", "runtime", "bundles-"+rt, sb.ID, "pid"))
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 1 {
+		t.Fatalf("init pid of %s: %q %v", sb.ID, b, err)
+	}
+	return pid
 }
 
 // rawCall sends method path (body) to sb's agent port through the daemon
@@ -76,7 +104,8 @@ func (s *sandbox) rawCall(method, path, ctype string, body []byte) (int, string,
 // without a timeout), logged and counted in
 // sbx_proxy_agent_unresponsive_total; getInfo, list and setTimeout answer
 // at once, the sandbox is not killed for it, a timeout's expiry and a
-// delete end it leaving nothing, and a neighbour keeps working.
+// delete end it leaving nothing, a neighbour keeps working, and on crun,
+// the agent continued, the sandbox answers again.
 func TestUnresponsiveAgent(t *testing.T) {
 	for _, rt := range []string{"runsc", "crun"} {
 		t.Run(rt, func(t *testing.T) {
@@ -139,6 +168,14 @@ func TestUnresponsiveAgent(t *testing.T) {
 			}
 			if !strings.Contains(d.log.String(), "sandbox agent does not answer /health") {
 				t.Error("no log line names the unresponsive agent")
+			}
+			if rt == "crun" { // the wedge ends: the sandbox was never marked, it just works
+				if err := syscall.Kill(initPid(t, d, a, rt), syscall.SIGCONT); err != nil {
+					t.Fatal(err)
+				}
+				if out, code := a.run("user", "echo back", 30*time.Second); code != 0 || out != "back\n" {
+					t.Errorf("after SIGCONT: %q (exit %d)", out, code)
+				}
 			}
 			t1 := time.Now()
 			if code := d.api("DELETE", "/sandboxes/"+a.ID, nil, nil); code != 204 || time.Since(t1) > 5*time.Second {
