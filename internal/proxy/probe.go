@@ -2,8 +2,10 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync"
 
@@ -76,6 +78,10 @@ func (p *Proxy) runProbe(id, agentAddr string, c *probeCall) {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+net.JoinHostPort(ip, port)+"/health", nil)
 	resp, err := probeClient.Do(req)
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // not the agent's address
+		}
 		c.err = err
 		p.log.Warn("sandbox agent does not answer /health while a request waits for it", "sandbox", id, "bound", p.stall.Probe, "err", upstreamErr(err))
 		return
