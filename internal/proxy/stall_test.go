@@ -32,7 +32,7 @@ type fakeAgent struct {
 	token       string
 }
 
-func newFakeAgent(t *testing.T, st Stall) *fakeAgent {
+func newFakeAgent(t testing.TB, st Stall) *fakeAgent {
 	a := &fakeAgent{release: make(chan struct{})}
 	srv := httptest.NewServer(http.HandlerFunc(a.serve))
 	t.Cleanup(func() { a.releaseOnce.Do(func() { close(a.release) }); srv.Close() })
