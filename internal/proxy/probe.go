@@ -22,6 +22,7 @@ var probeClient = &http.Client{
 
 // probes shares one probe of a sandbox's agent among the requests that wait
 // on it, so a hundred stalled requests cost the agent one probe at a time.
+// mu guards calls.
 type probes struct {
 	mu    sync.Mutex
 	calls map[string]*probeCall // by sandbox id
