@@ -209,6 +209,8 @@ func listenAndServe(ctx context.Context, f *Config, mgr *sandbox.Manager, bs *bu
 	apiSrv.SetObservability(f.metrics, f.metrics.Handler(), debugSource{f: f, ring: f.ring})
 	px := proxy.New(mgr, f.domain, api.WriteError, log)
 	px.SetObserver(f.metrics)
+	f.metrics.CountFunc("proxy_agent_unresponsive_total", "Requests to sandbox agents failed because the agent answered neither them nor /health (stopped or wedged; internal/proxy stall.go).",
+		func() float64 { return float64(px.Unresponsive()) })
 	px.SetLimits(proxy.DefaultLimits())
 	var mcpH http.Handler
 	if f.MCP != nil {

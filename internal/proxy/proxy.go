@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -58,13 +59,17 @@ type Proxy struct {
 	obs    Observer         // SetObserver; nil: none
 	open   *fdlimit.Counter // requests in flight (limit.go); SetLimits, else unlimited
 
+	stall        Stall        // stall.go; SetStall, else DefaultStall
+	probes       probes       // probe.go
+	unresponsive atomic.Int64 // requests failed by stall.go
+
 	testPort int // tests: dial this port instead of the routed one
 }
 
 // New returns a proxy. domain is the sandbox domain for Host routing ("" =
 // any domain).
 func New(sbx Sandboxes, domain string, fail ErrorWriter, log *slog.Logger) *Proxy {
-	p := &Proxy{sbx: sbx, domain: domain, fail: fail, log: log, open: fdlimit.NewCounter(Limits{})}
+	p := &Proxy{sbx: sbx, domain: domain, fail: fail, log: log, open: fdlimit.NewCounter(Limits{}), stall: DefaultStall}
 	p.tr = &http.Transport{
 		DialContext:         p.dial,
 		MaxIdleConnsPerHost: 16,
@@ -83,7 +88,7 @@ func New(sbx Sandboxes, domain string, fail ErrorWriter, log *slog.Logger) *Prox
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:       func(*httputil.ProxyRequest) {}, // target set in ServeHTTP via context
 		FlushInterval: -1,
-		Transport:     memBody{p.tr},
+		Transport:     stallWatch{memBody{p.tr}, p},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			log.Debug("proxy upstream error", "err", err, "path", r.URL.Path)
 			if errors.Is(err, syscall.ECONNREFUSED) {

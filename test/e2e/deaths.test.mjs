@@ -34,3 +34,41 @@ test(`a sandbox whose agent dies is reported ended (${runtime})`, async () => {
   assert.ok(ids.includes(other.sandboxId))
   assert.equal((await other.commands.run('echo alive')).stdout, 'alive\n')
 })
+
+// A sandbox whose agent lives but does not answer (root inside stops it:
+// gVisor delivers SIGSTOP to init; crun's kernel drops it, so runsc only),
+// seen through the official SDK: its commands and file calls fail within
+// 45 s (the proxy's stall watch: 30 s) with the daemon's "agent is not
+// responding" where the SDK keeps the message, instead of the SDK's own
+// 60 s timeout (forever for a client without one); getInfo, list and
+// setTimeout answer at once, the sandbox is not ended for it, and a kill
+// ends it.
+test(`a sandbox whose agent is stopped fails its calls in bounded time (${runtime})`, { skip: runtime !== 'runsc' }, async () => {
+  const sbx = await Sandbox.create('base', { timeoutMs: 300_000 })
+  created.push(sbx)
+  await sbx.commands.run("setsid sh -c 'sleep 1; kill -STOP 1' >/dev/null 2>&1 </dev/null &", { user: 'root' })
+  await sleep(2000)
+  const bounded = async (name, call, check) => {
+    const t0 = Date.now()
+    const err = await call().then(() => null, (e) => e)
+    const took = Date.now() - t0
+    assert.ok(err, `${name} on a stopped agent succeeded`)
+    assert.ok(took < 45_000, `${name} took ${took} ms`)
+    check(err)
+  }
+  await Promise.all([
+    bounded('files.read', () => sbx.files.read('/etc/hostname'), (e) => assert.match(e.message, /agent is not responding/)),
+    bounded('files.write', () => sbx.files.write('/tmp/x', 'y'), (e) => assert.match(e.message, /agent is not responding/)),
+    bounded('commands.run', () => sbx.commands.run('echo hi'), () => {}),
+    (async () => {
+      const t0 = Date.now()
+      assert.equal((await Sandbox.getInfo(sbx.sandboxId)).state, 'running')
+      assert.ok((await Sandbox.list().nextItems()).some((s) => s.sandboxId === sbx.sandboxId))
+      await sbx.setTimeout(300_000)
+      assert.ok(Date.now() - t0 < 5000, `getInfo, list, setTimeout took ${Date.now() - t0} ms`)
+    })(),
+  ])
+  assert.equal((await Sandbox.getInfo(sbx.sandboxId)).state, 'running', 'ended for not answering')
+  assert.equal(await sbx.kill(), true)
+  await assert.rejects(Sandbox.getInfo(sbx.sandboxId), NotFoundError)
+})
