@@ -253,7 +253,7 @@ func (s *Server) deleteTemplate(w http.ResponseWriter, r *http.Request) {
 		err = s.builds.Delete(r.Context(), s.scoped(r, key))
 	}
 	if errors.Is(err, sandbox.ErrNotFound) {
-		err = s.mgr.DeleteSnapshot(r.Context(), key)
+		err = s.mgr.DeleteOwnedSnapshot(r.Context(), teamOf(r), key)
 	}
 	if errors.Is(err, sandbox.ErrNotFound) && s.builds == nil {
 		if _, terr := s.mgr.Templates().Get(key); terr == nil {

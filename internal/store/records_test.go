@@ -72,6 +72,11 @@ func testTeams(t *testing.T, be backend) {
 	if err := s.PutAPIKey(ctx, &APIKey{ID: "k2", Team: "t2", Hash: "h1"}); err == nil {
 		t.Fatal("a second key with the same hash was stored")
 	}
+	for hash, want := range map[string]string{"h1": "t1", "h2": ""} {
+		if team, err := s.KeyTeam(ctx, hash); err != nil || team != want {
+			t.Fatalf("KeyTeam(%s) = %q %v, want %q", hash, team, err, want)
+		}
+	}
 	if err := s.SetTemplateOwner(ctx, "tpl", "t1"); err != nil {
 		t.Fatal(err)
 	}
