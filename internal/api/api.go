@@ -42,6 +42,8 @@ type Server struct {
 	debug    DebugSource      // GET /sbx/debug/*; nil: 404
 	tenants  *Tenants         // SetTenants; nil: only the admin keys (default team)
 	secrets  *secrets.Manager // SetSecrets; nil: no secret routes, rules cannot name secrets
+	// uploading reserves the disk of template uploads in flight (uploadroom.go).
+	uploading uploadLedger
 	// teamLim limits team keys' requests (SetTeamRate; nil: unlimited),
 	// unauthLim unauthenticated ones per remote address (ratelimit.go).
 	teamLim, unauthLim *ratelimit.Limiter

@@ -80,10 +80,12 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusForbidden, "upload link is invalid or expired; ask GET /templates/{id}/files/{hash} for a new one")
 		return
 	}
-	if err := s.buildDisk(r.Context(), tid, nil); err != nil { // the team at its disk quota: 429
+	release, err := s.admitUpload(r.Context(), tid, r.ContentLength) // the team at its disk quota: 429
+	if err != nil {
 		writeErr(w, err)
 		return
 	}
+	defer release()
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(15 * time.Minute))
 	if err := s.builds.Upload(tid, hash, r.Body); err != nil {
 		if errors.Is(err, builder.ErrTooLarge) {
