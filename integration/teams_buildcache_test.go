@@ -219,3 +219,35 @@ func TestTeamsUploadDiskConcurrent(t *testing.T) {
 		t.Errorf("%d uploads of %d MiB at once under a 10 MiB quota: %v, want one 201 and %d 429", n, size>>20, got, n-1)
 	}
 }
+
+// TestTeamsVolumeDiskConcurrent: volume creates at once cannot pass the
+// team's disk quota together. The quota was checked before the create,
+// outside the volume manager's lock, so creates sent together all passed
+// it and each then allocated its image: one team took the node's volume
+// total (--volume-total-mb, shared by every team) past its own quota.
+func TestTeamsVolumeDiskConcurrent(t *testing.T) {
+	requirements(t, "runsc")
+	d := startDaemon(t, "runsc", "")
+	unmountVolumesAtEnd(t, d)
+	tm := d.newTeam("volume-race", map[string]any{"diskMB": 20})
+	const n = 6
+	codes := make(chan int, n)
+	for i := range n {
+		go func() {
+			code, _, _ := d.call("POST", "/volumes", map[string]string{"X-API-Key": tm.Key}, map[string]any{"name": fmt.Sprintf("v%d", i), "sizeMB": 16})
+			codes <- code
+		}()
+	}
+	got := map[int]int{}
+	for range n {
+		got[<-codes]++
+	}
+	if got[201] != 1 || got[429] != n-1 {
+		t.Errorf("%d volumes of 16 MiB at once under a 20 MiB quota: %v, want one 201 and %d 429", n, got, n-1)
+	}
+	var vols []volumeRef
+	d.as(tm.Key, "GET", "/volumes", nil, &vols)
+	for _, v := range vols {
+		d.as(tm.Key, "DELETE", "/volumes/"+v.ID, nil, nil)
+	}
+}
