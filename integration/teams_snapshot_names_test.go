@@ -47,3 +47,39 @@ func TestTeamsSnapshotNames(t *testing.T) {
 		t.Errorf("team A's snapshots after B deleted its own shared-snap: %v", list)
 	}
 }
+
+// TestTeamsSnapshotDiskConcurrent: snapshots taken at once cannot pass the
+// team's disk quota together. Each was checked once, as it began, against
+// the images the team held, so snapshots started together all passed
+// before any was recorded (a team could fill the node's image quota, which
+// every team's pauses and snapshots share, with as many as it had
+// sandboxes). A snapshot may still pass the quota once, as a lone one may.
+func TestTeamsSnapshotDiskConcurrent(t *testing.T) {
+	d := startDaemon(t, "runsc", "")
+	tm := d.newTeam("snap-race", map[string]any{"diskMB": 64})
+	const n = 3
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = d.createAs(tm.Key, nil).ID
+	}
+	codes := make(chan int, n)
+	for _, id := range ids {
+		go func() {
+			var snap struct {
+				ID string `json:"snapshotID"`
+			}
+			code := d.as(tm.Key, "POST", "/sandboxes/"+id+"/snapshots", map[string]any{}, &snap)
+			if snap.ID != "" {
+				t.Cleanup(func() { d.as(tm.Key, "DELETE", "/templates/"+snap.ID, nil, nil) })
+			}
+			codes <- code
+		}()
+	}
+	got := map[int]int{}
+	for range n {
+		got[<-codes]++
+	}
+	if got[201] != 1 || got[429] != n-1 {
+		t.Errorf("%d snapshots at once under a 64 MiB quota: %v, want one 201 and %d 429", n, got, n-1)
+	}
+}

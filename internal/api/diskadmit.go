@@ -9,8 +9,9 @@ import (
 
 // diskLedger admits what takes a team's disk quota one at a time, so that
 // requests at once cannot pass it together, and holds, per team, the bytes
-// its uploads in flight may still write. Each template upload and volume
-// create was checked once, as it began, against what the team held: uploads
+// its uploads and snapshots in flight may still write. Each template
+// upload, snapshot and volume create was checked once, as it began,
+// against what the team held (snapshots taken at once all passed too): uploads
 // started together all passed before any had written a byte (eight of
 // 12 MiB under a 10 MiB quota all landed, and a team could open as many
 // 512 MiB uploads as it had connections), and volume creates sent together
@@ -20,7 +21,8 @@ import (
 // plus what its uploads in flight may write is under the quota, and
 // reserves its declared length (the bound of one upload when it declares
 // none) until it ends: the quota is passed by one upload at most, as by
-// sequential ones; a volume is made under the ledger's lock, its size and
+// sequential ones; a snapshot likewise, reserving its sandbox's memory and
+// disk sizes; a volume is made under the ledger's lock, its size and
 // the uploads in flight counted.
 type diskLedger struct {
 	mu       sync.Mutex // held across a check and its reservation or create
@@ -56,12 +58,32 @@ func (s *Server) admitUpload(ctx context.Context, tid string, n int64) (release 
 	if err != nil {
 		return nil, fmt.Errorf("template %s: owner: %w", tid, err)
 	}
+	if max := s.builds.MaxUploadBytes(); n < 0 || n > max {
+		n = max
+	}
+	return s.reserveDisk(ctx, team, n)
+}
+
+// admitSnapshot admits a snapshot of live sandbox id, reserving the most
+// its image may hold (the sandbox's memory and disk sizes) until release.
+func (s *Server) admitSnapshot(ctx context.Context, team, id string) (release func(), err error) {
+	if s.diskLimit(team) <= 0 {
+		return func() {}, nil
+	}
+	in, err := s.mgr.Owned(team, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.reserveDisk(ctx, team, int64(in.MemoryMB+in.DiskSizeMB)<<20)
+}
+
+// reserveDisk admits n bytes more of team's while what it holds and what
+// is reserved for it are under its disk quota (a team without one: always),
+// or answers the quota error (429). release ends the reservation.
+func (s *Server) reserveDisk(ctx context.Context, team string, n int64) (release func(), err error) {
 	limit := s.diskLimit(team)
 	if limit <= 0 {
 		return func() {}, nil
-	}
-	if max := s.builds.MaxUploadBytes(); n < 0 || n > max {
-		n = max
 	}
 	l := &s.disk
 	l.mu.Lock()
