@@ -275,16 +275,14 @@ func (s *Server) templates(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, []any{})
 		return
 	}
-	ts, err := s.builds.List(r.Context())
+	team := teamOf(r)
+	ts, err := s.builds.ListFor(r.Context(), func(owner string, public bool) bool { return public || owner == team })
 	if err != nil {
 		writeErr(w, err)
 		return
 	}
-	out := ts[:0:0]
-	for _, t := range ts {
-		if s.useTemplate(r.Context(), teamOf(r), t.TemplateID, false) == nil {
-			out = append(out, s.builds.NamesFor(teamOf(r), t))
-		}
+	for i, t := range ts {
+		ts[i] = s.builds.NamesFor(team, t)
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, ts)
 }

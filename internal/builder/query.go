@@ -103,6 +103,16 @@ const EnvdVersion = "0.6.4"
 
 // List returns every template: built-in ones, then user templates.
 func (s *Service) List(ctx context.Context) ([]Info, error) {
+	return s.ListFor(ctx, func(string, bool) bool { return true })
+}
+
+// ListFor is List of the built-ins and the user templates keep takes, by
+// their owning team ("" the default team's) and visibility, decided before
+// any of their builds is read: a list of one team's reach costs a read per
+// template in it, not per template on the node (every team's GET
+// /templates read the builds of every team's templates, and another
+// team's 1000 private templates made it 0.17 s, 1.5 ms before them).
+func (s *Service) ListFor(ctx context.Context, keep func(owner string, public bool) bool) ([]Info, error) {
 	s.flushSpawns(ctx)
 	out, err := s.builtIns()
 	if err != nil {
@@ -112,7 +122,14 @@ func (s *Service) List(ctx context.Context) ([]Info, error) {
 	if err != nil {
 		return nil, err
 	}
+	owners, err := s.st.TemplateOwners(ctx)
+	if err != nil {
+		return nil, err
+	}
 	for _, t := range ts {
+		if !keep(owners[t.ID], t.Public) {
+			continue
+		}
 		in, err := s.info(ctx, t, false)
 		if err != nil {
 			return nil, err
