@@ -3,6 +3,8 @@ package integration
 import (
 	"archive/tar"
 	"bytes"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -161,5 +163,91 @@ func TestTeamsUploadDisk(t *testing.T) {
 	}
 	if c, _, body := d.call("POST", "/volumes", map[string]string{"X-API-Key": tm.Key}, map[string]any{"name": "v", "sizeMB": 8}); c != 429 {
 		t.Errorf("volume while uploads hold the quota: %d %s, want 429", c, body)
+	}
+}
+
+// TestTeamsUploadDiskConcurrent: uploads at once cannot pass the disk
+// quota together. Each upload was checked once, when it began, against
+// what the team held, so uploads started together all passed the check
+// before any of them had written a byte: eight of 12 MiB under a 10 MiB
+// quota all landed (96 MiB), and a team could fill the host's disk with as
+// many 512 MiB uploads as it could open. The quota may still be passed
+// once, by one upload (as sequential uploads may).
+func TestTeamsUploadDiskConcurrent(t *testing.T) {
+	requirements(t, "runsc")
+	d := startDaemon(t, "runsc", "")
+	tm := d.newTeam("upload-race", map[string]any{"diskMB": 10})
+	var req struct{ TemplateID string }
+	if c := d.as(tm.Key, "POST", "/v3/templates", map[string]any{"name": "uploads"}, &req); c != 202 {
+		t.Fatalf("request build: %d", c)
+	}
+	const n, size = 8, 12 << 20
+	codes := make(chan int, n)
+	writers := make([]*io.PipeWriter, n)
+	for i := range n {
+		var link struct{ URL string }
+		hash := fmt.Sprintf("%064x", i+1)
+		if c := d.as(tm.Key, "GET", "/templates/"+req.TemplateID+"/files/"+hash, nil, &link); c != 201 {
+			t.Fatalf("files link: %d", c)
+		}
+		pr, pw := io.Pipe()
+		writers[i] = pw
+		r, _ := http.NewRequest("PUT", link.URL, pr)
+		r.ContentLength = size
+		go func() {
+			resp, err := http.DefaultClient.Do(r)
+			if err != nil {
+				codes <- 0
+				return
+			}
+			resp.Body.Close()
+			codes <- resp.StatusCode
+		}()
+	}
+	time.Sleep(time.Second) // every upload's check has run: none has sent a byte
+	for _, pw := range writers {
+		go func() {
+			_, _ = pw.Write(make([]byte, size))
+			pw.Close()
+		}()
+	}
+	got := map[int]int{}
+	for range n {
+		got[<-codes]++
+	}
+	if got[201] != 1 || got[429] != n-1 {
+		t.Errorf("%d uploads of %d MiB at once under a 10 MiB quota: %v, want one 201 and %d 429", n, size>>20, got, n-1)
+	}
+}
+
+// TestTeamsVolumeDiskConcurrent: volume creates at once cannot pass the
+// team's disk quota together. The quota was checked before the create,
+// outside the volume manager's lock, so creates sent together all passed
+// it and each then allocated its image: one team took the node's volume
+// total (--volume-total-mb, shared by every team) past its own quota.
+func TestTeamsVolumeDiskConcurrent(t *testing.T) {
+	requirements(t, "runsc")
+	d := startDaemon(t, "runsc", "")
+	unmountVolumesAtEnd(t, d)
+	tm := d.newTeam("volume-race", map[string]any{"diskMB": 20})
+	const n = 6
+	codes := make(chan int, n)
+	for i := range n {
+		go func() {
+			code, _, _ := d.call("POST", "/volumes", map[string]string{"X-API-Key": tm.Key}, map[string]any{"name": fmt.Sprintf("v%d", i), "sizeMB": 16})
+			codes <- code
+		}()
+	}
+	got := map[int]int{}
+	for range n {
+		got[<-codes]++
+	}
+	if got[201] != 1 || got[429] != n-1 {
+		t.Errorf("%d volumes of 16 MiB at once under a 20 MiB quota: %v, want one 201 and %d 429", n, got, n-1)
+	}
+	var vols []volumeRef
+	d.as(tm.Key, "GET", "/volumes", nil, &vols)
+	for _, v := range vols {
+		d.as(tm.Key, "DELETE", "/volumes/"+v.ID, nil, nil)
 	}
 }

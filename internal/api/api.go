@@ -42,6 +42,9 @@ type Server struct {
 	debug    DebugSource      // GET /sbx/debug/*; nil: 404
 	tenants  *Tenants         // SetTenants; nil: only the admin keys (default team)
 	secrets  *secrets.Manager // SetSecrets; nil: no secret routes, rules cannot name secrets
+	// disk admits template uploads and volume creates against the teams'
+	// disk quotas one at a time (diskadmit.go).
+	disk diskLedger
 	// teamLim limits team keys' requests (SetTeamRate; nil: unlimited),
 	// unauthLim unauthenticated ones per remote address (ratelimit.go).
 	teamLim, unauthLim *ratelimit.Limiter

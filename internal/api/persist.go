@@ -183,10 +183,11 @@ func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	err := s.diskQuota(r, 0)
+	release, err := s.admitSnapshot(r.Context(), teamOf(r), id)
 	var sn store.Snapshot
 	if err == nil {
 		sn, err = s.mgr.Snapshot(r.Context(), id, req.Name)
+		release()
 	}
 	if err != nil {
 		writeErr(w, err)

@@ -18,7 +18,13 @@ import (
 // the header of team's key ("" the admin key: the default team).
 func teamServer(t *testing.T) (*httptest.Server, func(team string) map[string]string) {
 	t.Helper()
-	a, st := newTemplateAPI(t)
+	return teamServerAt(t, t.TempDir())
+}
+
+// teamServerAt is teamServer with its data in dir.
+func teamServerAt(t *testing.T, dir string) (*httptest.Server, func(team string) map[string]string) {
+	t.Helper()
+	a, st := newTemplateAPIAt(t, dir)
 	tn, err := api.LoadTenants(t.Context(), st, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)

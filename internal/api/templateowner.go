@@ -67,13 +67,13 @@ func (s *Server) buildQuota(r *http.Request) error {
 	if limit <= 0 {
 		return nil
 	}
-	ts, err := s.builds.List(r.Context())
+	ts, err := s.builds.ListFor(r.Context(), func(owner string, _ bool) bool { return owner == team })
 	if err != nil {
 		return err
 	}
 	n := 0
 	for _, t := range ts {
-		if (t.BuildStatus == "building" || t.BuildStatus == "waiting") && s.ownTemplate(r.Context(), team, t.TemplateID, false) == nil {
+		if t.BuildStatus == "building" || t.BuildStatus == "waiting" {
 			n++
 		}
 	}

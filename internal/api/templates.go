@@ -80,10 +80,12 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusForbidden, "upload link is invalid or expired; ask GET /templates/{id}/files/{hash} for a new one")
 		return
 	}
-	if err := s.buildDisk(r.Context(), tid, nil); err != nil { // the team at its disk quota: 429
+	release, err := s.admitUpload(r.Context(), tid, r.ContentLength) // the team at its disk quota: 429
+	if err != nil {
 		writeErr(w, err)
 		return
 	}
+	defer release()
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(15 * time.Minute))
 	if err := s.builds.Upload(tid, hash, r.Body); err != nil {
 		if errors.Is(err, builder.ErrTooLarge) {
@@ -261,7 +263,7 @@ func (s *Server) deleteTemplate(w http.ResponseWriter, r *http.Request) {
 		err = s.builds.Delete(r.Context(), s.scoped(r, key))
 	}
 	if errors.Is(err, sandbox.ErrNotFound) {
-		err = s.mgr.DeleteSnapshot(r.Context(), key)
+		err = s.mgr.DeleteOwnedSnapshot(r.Context(), teamOf(r), key)
 	}
 	if errors.Is(err, sandbox.ErrNotFound) && s.builds == nil {
 		if _, terr := s.mgr.Templates().Get(key); terr == nil {
@@ -281,16 +283,14 @@ func (s *Server) templates(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, []any{})
 		return
 	}
-	ts, err := s.builds.List(r.Context())
+	team := teamOf(r)
+	ts, err := s.builds.ListFor(r.Context(), func(owner string, public bool) bool { return public || owner == team })
 	if err != nil {
 		writeErr(w, err)
 		return
 	}
-	out := ts[:0:0]
-	for _, t := range ts {
-		if s.useTemplate(r.Context(), teamOf(r), t.TemplateID, false) == nil {
-			out = append(out, s.builds.NamesFor(teamOf(r), t))
-		}
+	for i, t := range ts {
+		ts[i] = s.builds.NamesFor(team, t)
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, ts)
 }

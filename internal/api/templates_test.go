@@ -38,7 +38,13 @@ func newTemplateServer(t *testing.T) *httptest.Server {
 // to add to before it serves.
 func newTemplateAPI(t *testing.T) (*api.Server, *store.Store) {
 	t.Helper()
-	dir := t.TempDir()
+	return newTemplateAPIAt(t, t.TempDir())
+}
+
+// newTemplateAPIAt is newTemplateAPI with its data (sbx.db, templates) in
+// dir.
+func newTemplateAPIAt(t *testing.T, dir string) (*api.Server, *store.Store) {
+	t.Helper()
 	tdir := filepath.Join(dir, "templates")
 	ls := &layers.Store{Dir: filepath.Join(tdir, "layers")}
 	key := strings.Repeat("ab", 32)

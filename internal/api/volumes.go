@@ -50,11 +50,11 @@ func (s *Server) createVolume(w http.ResponseWriter, r *http.Request) {
 	if size == 0 {
 		size = s.vols.DefaultSizeMB()
 	}
-	err := s.diskQuota(r, size)
 	var v *store.Volume
-	if err == nil {
+	err := s.withDiskRoom(r, size, func() (err error) {
 		v, err = s.vols.Create(r.Context(), teamOf(r), req.Name, req.SizeMB)
-	}
+		return err
+	})
 	if err != nil {
 		writeErr(w, err)
 		return

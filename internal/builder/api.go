@@ -207,6 +207,9 @@ func (s *Service) FilesPresent(templateID, hash string) (bool, error) {
 	return err == nil, nil
 }
 
+// MaxUploadBytes is the bound of one upload (Upload).
+func (s *Service) MaxUploadBytes() int64 { return s.cfg.MaxUploadBytes }
+
 // Upload stores a template's files of hash (a tar, gzipped or not), at most
 // MaxUploadBytes; the file appears whole or not at all.
 func (s *Service) Upload(templateID, hash string, r io.Reader) error {

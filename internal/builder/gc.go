@@ -100,7 +100,8 @@ func (s *Service) removeLayers(keep map[string]bool) (int64, error) {
 
 // UploadBytes is the size of the uploaded files of the templates owned
 // says are a team's: they are kept as long as their template and count
-// against its disk quota (internal/api diskUsed).
+// against its disk quota (internal/api diskUsed). Uploads in flight (their
+// temporary files) are not counted: the API reserves their length.
 func (s *Service) UploadBytes(owned func(templateID string) (bool, error)) (int64, error) {
 	dir := filepath.Join(s.cfg.DataDir, "uploads")
 	ents, err := os.ReadDir(dir)
@@ -123,6 +124,9 @@ func (s *Service) UploadBytes(owned func(templateID string) (bool, error)) (int6
 		}
 		files, _ := os.ReadDir(filepath.Join(dir, e.Name()))
 		for _, f := range files {
+			if strings.HasPrefix(f.Name(), ".") {
+				continue // an upload in flight (".upload-*"): the API reserves its length instead
+			}
 			if fi, err := f.Info(); err == nil {
 				n += fi.Size()
 			}

@@ -32,9 +32,11 @@ type Directory interface {
 	SandboxOwner(ctx context.Context, id string) (node, state string, err error)
 	// Movable is the record of a paused sandbox on shared storage whose
 	// node holds no live lease (store.ErrNotFound otherwise); SnapshotHome
-	// a snapshot by id or name and the node that made it. See moved.go.
+	// a team's snapshot by id or name and the node that made it; KeyTeam
+	// the team of an API key by its hex SHA-256 ("" for none). See moved.go.
 	Movable(ctx context.Context, id string) (*store.Sandbox, error)
-	SnapshotHome(ctx context.Context, key string) (*store.Snapshot, string, error)
+	SnapshotHome(ctx context.Context, team, key string) (*store.Snapshot, string, error)
+	KeyTeam(ctx context.Context, hash string) (string, error)
 }
 
 // ErrorWriter writes an error answer ({code, message}).

@@ -28,7 +28,11 @@ type fakeDir struct {
 	movable  map[string]*store.Sandbox
 	snaps    map[string]*store.Snapshot
 	snapHome string // the node of every snapshot in snaps
-	claim    func() // if set, runs in Movable before it answers (a node claiming meanwhile)
+	// teamSnaps are other teams' snapshots (team -> key -> home node), and
+	// keyTeams the teams of API keys by their hex SHA-256.
+	teamSnaps map[string]map[string]string
+	keyTeams  map[string]string
+	claim     func() // if set, runs in Movable before it answers (a node claiming meanwhile)
 }
 
 func (d *fakeDir) Movable(_ context.Context, id string) (*store.Sandbox, error) {
@@ -41,7 +45,17 @@ func (d *fakeDir) Movable(_ context.Context, id string) (*store.Sandbox, error) 
 	return nil, store.ErrNotFound
 }
 
-func (d *fakeDir) SnapshotHome(_ context.Context, key string) (*store.Snapshot, string, error) {
+func (d *fakeDir) KeyTeam(_ context.Context, hash string) (string, error) {
+	return d.keyTeams[hash], nil
+}
+
+func (d *fakeDir) SnapshotHome(_ context.Context, team, key string) (*store.Snapshot, string, error) {
+	if team != "" {
+		if home, ok := d.teamSnaps[team][key]; ok {
+			return &store.Snapshot{ID: "snap-" + team, Team: team, TemplateID: "base", Runtime: "crun"}, home, nil
+		}
+		return nil, "", store.ErrNotFound
+	}
 	if s, ok := d.snaps[key]; ok {
 		return s, d.snapHome, nil
 	}

@@ -1,10 +1,12 @@
 package front
 
 import (
-	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/sbx-dev/sbx/internal/store"
 )
@@ -44,12 +46,12 @@ func (f *Front) toMoved(w http.ResponseWriter, r *http.Request, id string) bool 
 // req; when req names no template a node has but a snapshot, those that
 // have the snapshot's image (its node, or any node with its shared
 // storage) with its runtime and template.
-func (f *Front) createCandidates(ctx context.Context, req createReq) []*store.Node {
-	ns := f.live(ctx, nil)
+func (f *Front) createCandidates(r *http.Request, req createReq) []*store.Node {
+	ns := f.live(r.Context(), nil)
 	if req.TemplateID == "" || slices.ContainsFunc(ns, func(n *store.Node) bool { return slices.Contains(n.Templates, req.TemplateID) }) {
 		return candidates(ns, req)
 	}
-	snap, home, err := f.dir.SnapshotHome(ctx, req.TemplateID)
+	snap, home, err := f.snapshotHome(r, req.TemplateID)
 	if err != nil {
 		return candidates(ns, req)
 	}
@@ -70,7 +72,7 @@ func withImage(ns []*store.Node, snap *store.Snapshot, home string) []*store.Nod
 // that has it (a node-local snapshot is its node's to delete); anything
 // else (a template, an unknown key) goes to any node, as before.
 func (f *Front) toSnapshotHome(w http.ResponseWriter, r *http.Request, key string) {
-	snap, home, err := f.dir.SnapshotHome(r.Context(), key)
+	snap, home, err := f.snapshotHome(r, key)
 	if err != nil {
 		f.toAny(w, r)
 		return
@@ -81,6 +83,23 @@ func (f *Front) toSnapshotHome(w http.ResponseWriter, r *http.Request, key strin
 		return
 	}
 	f.forward(w, r, ns[0])
+}
+
+// snapshotHome is the snapshot key of r's team (its API key's: snapshot
+// names are per team, and another team's newer one of the same name on
+// another node must not take the request there) and its node. The key is
+// only hashed to find its team for placement; the node still checks it.
+func (f *Front) snapshotHome(r *http.Request, key string) (*store.Snapshot, string, error) {
+	k := r.Header.Get("X-API-Key")
+	if k == "" {
+		k, _ = strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	}
+	h := sha256.Sum256([]byte(k))
+	team, err := f.dir.KeyTeam(r.Context(), hex.EncodeToString(h[:]))
+	if err != nil {
+		return nil, "", err
+	}
+	return f.dir.SnapshotHome(r.Context(), team, key)
 }
 
 // listSnapshots answers GET /snapshots with every live node's list, joined

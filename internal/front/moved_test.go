@@ -1,6 +1,8 @@
 package front
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -103,5 +105,28 @@ func TestFrontSnapshots(t *testing.T) {
 	var got []map[string]string
 	if err := json.Unmarshal([]byte(body), &got); code != 200 || err != nil || len(got) != 4 {
 		t.Fatalf("snapshot list: %d %q, want shared once and each node's own", code, body)
+	}
+}
+
+// TestFrontSnapshotNamesPerTeam: snapshot names are per team, so a create
+// or delete naming one goes to the node of the caller's team's snapshot of
+// that name (the team found by its key's hash), never to the node of
+// another team's, newer or not.
+func TestFrontSnapshotNamesPerTeam(t *testing.T) {
+	a, b, c := fakeNode(t, "a"), fakeNode(t, "b"), fakeNode(t, "c")
+	na, nb, nc := node("a", a.URL, 0), node("b", b.URL, 0), node("c", c.URL, 0)
+	h := sha256.Sum256([]byte("team-b-key"))
+	d := &fakeDir{nodes: []*store.Node{na, nb, nc}, snapHome: "c",
+		snaps:     map[string]*store.Snapshot{"same": {ID: "snap1", TemplateID: "base", Runtime: "crun"}},
+		teamSnaps: map[string]map[string]string{"tb": {"same": "b"}},
+		keyTeams:  map[string]string{hex.EncodeToString(h[:]): "tb"}}
+	f := newFront(d)
+	for _, c := range []struct{ key, want string }{{"k", "c "}, {"team-b-key", "b "}} {
+		if code, body := do(t, f, "POST", "/sandboxes", `{"templateID":"same"}`, "X-API-Key", c.key); code != 200 || !strings.HasPrefix(body, c.want) {
+			t.Errorf("create from same with key %s: %d %q, want %s", c.key, code, body, c.want)
+		}
+		if code, body := do(t, f, "DELETE", "/templates/same", "", "Authorization", "Bearer "+c.key, "X-API-Key", ""); code != 200 || !strings.HasPrefix(body, c.want) {
+			t.Errorf("delete of same with key %s: %d %q, want %s", c.key, code, body, c.want)
+		}
 	}
 }

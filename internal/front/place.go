@@ -41,7 +41,7 @@ func (f *Front) create(w http.ResponseWriter, r *http.Request) {
 	}
 	var req createReq
 	_ = json.Unmarshal(body, &req) // a bad body is the node's to reject, with its message
-	cands := f.createCandidates(r.Context(), req)
+	cands := f.createCandidates(r, req)
 	for len(cands) > 0 {
 		n := f.pick(cands, req)
 		resp, err := f.send(f.once, r, n, body)

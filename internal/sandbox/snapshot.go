@@ -19,7 +19,7 @@ func (m *Manager) Snapshot(ctx context.Context, id, name string) (store.Snapshot
 		return store.Snapshot{}, fmt.Errorf("%w: snapshot name must be 1-64 chars of [a-z0-9._-]", ErrInvalid)
 	}
 	if name != "" {
-		if _, err := m.store.GetSnapshot(ctx, name); err == nil {
+		if _, err := m.store.TeamSnapshot(ctx, m.teamOf(id), name); err == nil {
 			return store.Snapshot{}, fmt.Errorf("%w: a snapshot named %q exists", ErrConflict, name)
 		}
 	}
@@ -79,16 +79,31 @@ func (m *Manager) Snapshots(ctx context.Context, sandboxID string) ([]store.Snap
 	return out, nil
 }
 
-// DeleteSnapshot removes a snapshot (by id or name) and its image.
-// Sandboxes created from it are not affected.
-func (m *Manager) DeleteSnapshot(ctx context.Context, key string) error {
-	snap, err := m.store.GetSnapshot(ctx, key)
+// DeleteSnapshot removes a snapshot (by id) and its image. Sandboxes
+// created from it are not affected.
+func (m *Manager) DeleteSnapshot(ctx context.Context, id string) error {
+	snap, err := m.store.GetSnapshot(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("snapshot %s: %w", key, ErrNotFound)
+		return fmt.Errorf("snapshot %s: %w", id, ErrNotFound)
 	}
 	if err != nil {
 		return err
 	}
+	return m.deleteSnapshot(ctx, snap)
+}
+
+// DeleteOwnedSnapshot removes team's snapshot key (its id or name: the
+// SDK's deleteSnapshot); another team's answers as an unknown one.
+func (m *Manager) DeleteOwnedSnapshot(ctx context.Context, team, key string) error {
+	snap, err := m.OwnedSnapshot(ctx, team, key)
+	if err != nil {
+		return err
+	}
+	return m.deleteSnapshot(ctx, snap)
+}
+
+// deleteSnapshot removes snap's record, then its image.
+func (m *Manager) deleteSnapshot(ctx context.Context, snap *store.Snapshot) error {
 	// The record first: a record left without its image would make
 	// creates fail; an image left without its record is reaped.
 	if err := m.store.DeleteSnapshot(ctx, snap.ID); err != nil {
@@ -129,8 +144,8 @@ func (m *Manager) snapshotFor(ctx context.Context, team, name string) (*store.Sn
 	if _, err := m.templateFor(team, name); err == nil {
 		return nil, false
 	}
-	snap, err := m.store.GetSnapshot(ctx, name)
-	return snap, err == nil && snap.Team == team
+	snap, err := m.store.TeamSnapshot(ctx, team, name)
+	return snap, err == nil
 }
 
 // fromTemplateSnapshot creates the sandbox by restoring its template's

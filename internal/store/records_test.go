@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -41,6 +42,22 @@ func testTemplates(t *testing.T, be backend) {
 	if err != nil || len(bs) != 2 || bs[0].ID != "b1" {
 		t.Fatalf("Builds (oldest first) = %v, %v", bs, err)
 	}
+	// BuildsOf and TagsOf: the same, for many templates in one query,
+	// past one chunk of ids; templates not named are not read.
+	many := []string{"tb"}
+	for i := range inChunk + 10 {
+		many = append(many, fmt.Sprintf("none%d", i))
+	}
+	many = append(many, "ta")
+	if bo, err := s.BuildsOf(ctx, many); err != nil || len(bo) != 1 || len(bo["ta"]) != 2 || bo["ta"][0].ID != "b1" {
+		t.Fatalf("BuildsOf = %v, %v", bo, err)
+	}
+	if to, err := s.TagsOf(ctx, many); err != nil || len(to) != 1 || to["ta"][0].BuildID != "b2" {
+		t.Fatalf("TagsOf = %v, %v", to, err)
+	}
+	if bo, err := s.BuildsOf(ctx, []string{"tb"}); err != nil || len(bo) != 0 {
+		t.Fatalf("BuildsOf(tb) = %v, %v", bo, err)
+	}
 	if err := s.DeleteTemplate(ctx, "ta"); err != nil {
 		t.Fatal(err)
 	}
@@ -71,6 +88,11 @@ func testTeams(t *testing.T, be backend) {
 	}
 	if err := s.PutAPIKey(ctx, &APIKey{ID: "k2", Team: "t2", Hash: "h1"}); err == nil {
 		t.Fatal("a second key with the same hash was stored")
+	}
+	for hash, want := range map[string]string{"h1": "t1", "h2": ""} {
+		if team, err := s.KeyTeam(ctx, hash); err != nil || team != want {
+			t.Fatalf("KeyTeam(%s) = %q %v, want %q", hash, team, err, want)
+		}
 	}
 	if err := s.SetTemplateOwner(ctx, "tpl", "t1"); err != nil {
 		t.Fatal(err)

@@ -142,27 +142,56 @@ func (s *Store) ids(ctx context.Context, q string, args ...any) (map[string]bool
 	return out, rows.Err()
 }
 
-// SnapshotHome returns the newest snapshot, any team's and any node's,
-// whose id or name is key, and the node that made it (the API front
-// places creates from it, and routes its deletion: a snapshot on a node's
-// own disk is that node's, one on shared storage any node's with it);
-// else ErrNotFound.
-func (s *Store) SnapshotHome(ctx context.Context, key string) (*Snapshot, string, error) {
-	var node string
-	var doc []byte
-	err := s.db.QueryRowContext(ctx, `SELECT node, doc FROM snapshots WHERE id=? OR (name<>'' AND name=?)
-		ORDER BY created_at DESC LIMIT 1`, key, key).Scan(&node, &doc)
-	if isNoRows(err) {
-		return nil, "", fmt.Errorf("snapshot %s: %w", key, ErrNotFound)
-	}
+// SnapshotHome returns team's snapshot, any node's, whose id or name is key
+// (as TeamSnapshot picks it: names are per team), and the node that made it
+// (the API front places creates from it, and routes its deletion: a
+// snapshot on a node's own disk is that node's, one on shared storage any
+// node's with it); else ErrNotFound.
+func (s *Store) SnapshotHome(ctx context.Context, team, key string) (*Snapshot, string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT node, doc FROM snapshots WHERE id=? OR (name<>'' AND name=?)
+		ORDER BY created_at DESC, id`, key, key)
 	if err != nil {
 		return nil, "", fmt.Errorf("load snapshot %s: %w", key, err)
 	}
-	var snap Snapshot
-	if err := json.Unmarshal(doc, &snap); err != nil {
-		return nil, "", fmt.Errorf("decode snapshot record: %w", err)
+	defer rows.Close()
+	var all []*Snapshot
+	homes := map[*Snapshot]string{}
+	for rows.Next() {
+		var node string
+		var doc []byte
+		var snap Snapshot
+		if err := rows.Scan(&node, &doc); err != nil {
+			return nil, "", fmt.Errorf("load snapshot %s: %w", key, err)
+		}
+		if err := json.Unmarshal(doc, &snap); err != nil {
+			return nil, "", fmt.Errorf("decode snapshot record: %w", err)
+		}
+		all = append(all, &snap)
+		homes[&snap] = node
 	}
-	return &snap, node, nil
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("load snapshot %s: %w", key, err)
+	}
+	snap, err := pickTeamSnapshot(all, team, key)
+	if err != nil {
+		return nil, "", err
+	}
+	return snap, homes[snap], nil
+}
+
+// KeyTeam is the team of the API key whose hex SHA-256 is hash; "" (the
+// default team's, as the admin keys, which are not in the store) when no
+// key has it.
+func (s *Store) KeyTeam(ctx context.Context, hash string) (string, error) {
+	var team string
+	err := s.db.QueryRowContext(ctx, `SELECT team FROM api_keys WHERE hash=?`, hash).Scan(&team)
+	if isNoRows(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("load api key: %w", err)
+	}
+	return team, nil
 }
 
 // MovableIDs lists (up to limit) the paused sandboxes on s's shared

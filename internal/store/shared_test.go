@@ -141,7 +141,7 @@ func sharedSnapshots(t *testing.T, sa, sb, sc *Store) {
 			t.Fatal(err)
 		}
 	}
-	if s, err := sb.GetSnapshot(ctx, "shared"); err != nil || s.ID != "s1" {
+	if s, err := sb.TeamSnapshot(ctx, "", "shared"); err != nil || s.ID != "s1" {
 		t.Fatalf("b gets the shared snapshot: %+v %v", s, err)
 	}
 	for _, s := range []*Store{sb, sc} {
@@ -152,10 +152,25 @@ func sharedSnapshots(t *testing.T, sa, sb, sc *Store) {
 	if _, err := sc.GetSnapshot(ctx, "s1"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("a node on another storage sees the shared snapshot: %v", err)
 	}
+	// Another team's newer snapshot of the same name, on another node:
+	// never the default team's home, always its own team's.
+	other := &Snapshot{ID: "s3", Team: "t2", Name: "local", CreatedAt: time.Now().Add(time.Hour)}
+	if err := sb.PutSnapshot(ctx, other); err != nil {
+		t.Fatal(err)
+	}
 	for key, id := range map[string]string{"local": "s2", "s1": "s1"} {
-		if s, home, err := sc.SnapshotHome(ctx, key); err != nil || s.ID != id || home != "a" {
+		if s, home, err := sc.SnapshotHome(ctx, "", key); err != nil || s.ID != id || home != "a" {
 			t.Fatalf("SnapshotHome(%s) = %+v %q %v", key, s, home, err)
 		}
+	}
+	if s, home, err := sc.SnapshotHome(ctx, "t2", "local"); err != nil || s.ID != "s3" || home != "b" {
+		t.Fatalf("SnapshotHome(t2, local) = %+v %q %v", s, home, err)
+	}
+	if _, _, err := sc.SnapshotHome(ctx, "t2", "s1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("SnapshotHome of another team's id: %v", err)
+	}
+	if err := sb.DeleteSnapshot(ctx, "s3"); err != nil {
+		t.Fatal(err)
 	}
 	if l, _ := sb.ListSnapshots(ctx); len(l) != 1 || l[0].ID != "s1" {
 		t.Fatalf("b lists %+v", l)

@@ -73,11 +73,43 @@ func (s *Store) PutSnapshot(ctx context.Context, r *Snapshot) error {
 	return nil
 }
 
-// GetSnapshot returns the snapshot whose id or name is key.
-func (s *Store) GetSnapshot(ctx context.Context, key string) (*Snapshot, error) {
-	return loadDoc[Snapshot](ctx, s.db, "snapshot", key,
-		`SELECT doc FROM snapshots WHERE `+snapSeen+` AND (id=? OR (name<>'' AND name=?)) ORDER BY created_at DESC LIMIT 1`,
-		s.node(), s.storage(), key, key)
+// GetSnapshot returns the snapshot whose id is id. Names are never looked
+// at: they are per team (TeamSnapshot), and a name may spell another
+// record's id.
+func (s *Store) GetSnapshot(ctx context.Context, id string) (*Snapshot, error) {
+	return loadDoc[Snapshot](ctx, s.db, "snapshot", id,
+		`SELECT doc FROM snapshots WHERE `+snapSeen+` AND id=?`, s.node(), s.storage(), id)
+}
+
+// TeamSnapshot returns team's snapshot whose id or name is key: its own of
+// that id, else its newest of that name. Names are per team, as template
+// names are: another team's record is never returned, whatever its id or
+// name (ErrNotFound, as for a key nobody holds).
+func (s *Store) TeamSnapshot(ctx context.Context, team, key string) (*Snapshot, error) {
+	all, err := s.querySnapshots(ctx, `AND (id=? OR (name<>'' AND name=?)) ORDER BY created_at DESC, id`, key, key)
+	if err != nil {
+		return nil, err
+	}
+	return pickTeamSnapshot(all, team, key)
+}
+
+// pickTeamSnapshot is TeamSnapshot's choice among all (newest first), the
+// records whose id or name is key.
+func pickTeamSnapshot(all []*Snapshot, team, key string) (*Snapshot, error) {
+	var named *Snapshot
+	for _, r := range all {
+		switch {
+		case r.Team != team:
+		case r.ID == key:
+			return r, nil
+		case named == nil:
+			named = r
+		}
+	}
+	if named == nil {
+		return nil, fmt.Errorf("snapshot %s: %w", key, ErrNotFound)
+	}
+	return named, nil
 }
 
 // snapSeen is the condition (args: node, storage) for a snapshot record
@@ -97,7 +129,13 @@ func (s *Store) DeleteSnapshot(ctx context.Context, id string) error {
 
 // ListSnapshots returns every snapshot record s sees, newest first.
 func (s *Store) ListSnapshots(ctx context.Context) ([]*Snapshot, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT doc FROM snapshots WHERE `+snapSeen+` ORDER BY created_at DESC, id`, s.node(), s.storage())
+	return s.querySnapshots(ctx, `ORDER BY created_at DESC, id`)
+}
+
+// querySnapshots decodes the records s sees that rest (a condition after
+// AND, and/or an ORDER BY) with args selects.
+func (s *Store) querySnapshots(ctx context.Context, rest string, args ...any) ([]*Snapshot, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT doc FROM snapshots WHERE `+snapSeen+` `+rest, append([]any{s.node(), s.storage()}, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("list snapshots: %w", err)
 	}

@@ -136,15 +136,19 @@ func testSnapshots(t *testing.T, be backend) {
 			t.Fatal(err)
 		}
 	}
-	if got, err := s.GetSnapshot(ctx, "first"); err != nil || got.ID != "snapa" {
+	if got, err := s.TeamSnapshot(ctx, "", "first"); err != nil || got.ID != "snapa" {
 		t.Fatalf("by name: %+v %v", got, err)
+	}
+	if _, err := s.GetSnapshot(ctx, "first"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("GetSnapshot takes ids only: %v", err)
 	}
 	if got, err := s.GetSnapshot(ctx, "snapb"); err != nil || got.EnvVars["K"] != "v" {
 		t.Fatalf("by id: %+v %v", got, err)
 	}
-	if _, err := s.GetSnapshot(ctx, ""); !errors.Is(err, ErrNotFound) {
+	if _, err := s.TeamSnapshot(ctx, "", ""); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("empty name must not match unnamed snapshots: %v", err)
 	}
+	testTeamSnapshotNames(t, s, now)
 	list, err := s.ListSnapshots(ctx)
 	if err != nil || len(list) != 2 || list[0].ID != "snapb" {
 		t.Fatalf("list (newest first): %v %v", list, err)
@@ -152,7 +156,41 @@ func testSnapshots(t *testing.T, be backend) {
 	if err := s.DeleteSnapshot(ctx, "snapa"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.GetSnapshot(ctx, "first"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.TeamSnapshot(ctx, "", "first"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("deleted: %v", err)
+	}
+}
+
+// testTeamSnapshotNames: names are per team. Team b's newer snapshot of
+// team a's name, and one named after a's id, are never a's; a's lookups
+// by name and id stay a's, b's are b's, and a team with neither finds
+// nothing (as for a name nobody holds).
+func testTeamSnapshotNames(t *testing.T, s *Store, now time.Time) {
+	ctx := context.Background()
+	for _, r := range []*Snapshot{
+		{ID: "snapta", Team: "a", Name: "same", CreatedAt: now},
+		{ID: "snaptb", Team: "b", Name: "same", CreatedAt: now.Add(time.Minute)},
+		{ID: "snaptc", Team: "b", Name: "snapta", CreatedAt: now.Add(2 * time.Minute)},
+	} {
+		if err := s.PutSnapshot(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct{ team, key, want string }{
+		{"a", "same", "snapta"}, {"b", "same", "snaptb"}, {"a", "snapta", "snapta"}, {"b", "snapta", "snaptc"},
+		{"a", "snaptb", ""}, {"c", "same", ""}, {"", "same", ""},
+	} {
+		got, err := s.TeamSnapshot(ctx, c.team, c.key)
+		if c.want == "" && !errors.Is(err, ErrNotFound) || c.want != "" && (err != nil || got.ID != c.want) {
+			t.Errorf("TeamSnapshot(%q, %q) = %+v %v, want %q", c.team, c.key, got, err, c.want)
+		}
+	}
+	if got, err := s.GetSnapshot(ctx, "snapta"); err != nil || got.ID != "snapta" {
+		t.Errorf("GetSnapshot(snapta) behind a newer snapshot named so: %+v %v", got, err)
+	}
+	for _, id := range []string{"snapta", "snaptb", "snaptc"} {
+		if err := s.DeleteSnapshot(ctx, id); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

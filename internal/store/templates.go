@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -156,6 +158,12 @@ func (s *Store) Tags(ctx context.Context, templateID string) ([]TagRec, error) {
 	if templateID != "" {
 		q, args = `SELECT template_id, tag, build_id, created_at FROM template_tags WHERE template_id=? ORDER BY created_at, tag`, []any{templateID}
 	}
+	return s.tags(ctx, q, args...)
+}
+
+// tags runs q, a query of template_tags' template_id, tag, build_id and
+// created_at.
+func (s *Store) tags(ctx context.Context, q string, args ...any) ([]TagRec, error) {
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
@@ -206,4 +214,51 @@ func listDocs[T any](ctx context.Context, db querier, q string, args ...any) ([]
 		out = append(out, v)
 	}
 	return out, rows.Err()
+}
+
+// inChunk bounds the ids one IN (...) query names (SQLite and PostgreSQL
+// both take far more parameters).
+const inChunk = 500
+
+// BuildsOf returns the build records of the templates ids, by template,
+// each in created order: one query per inChunk ids, not one per template.
+func (s *Store) BuildsOf(ctx context.Context, ids []string) (map[string][]*BuildRec, error) {
+	out := map[string][]*BuildRec{}
+	for c := range slices.Chunk(ids, inChunk) {
+		bs, err := listDocs[BuildRec](ctx, s.db, `SELECT doc FROM builds WHERE template_id IN (`+marks(len(c))+`) ORDER BY created_at, id`, anys(c)...)
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range bs {
+			out[b.TemplateID] = append(out[b.TemplateID], b)
+		}
+	}
+	return out, nil
+}
+
+// TagsOf returns the tags of the templates ids, by template, each in
+// created order (as Tags).
+func (s *Store) TagsOf(ctx context.Context, ids []string) (map[string][]TagRec, error) {
+	out := map[string][]TagRec{}
+	for c := range slices.Chunk(ids, inChunk) {
+		ts, err := s.tags(ctx, `SELECT template_id, tag, build_id, created_at FROM template_tags WHERE template_id IN (`+marks(len(c))+`) ORDER BY created_at, tag`, anys(c)...)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range ts {
+			out[t.TemplateID] = append(out[t.TemplateID], t)
+		}
+	}
+	return out, nil
+}
+
+// marks is n comma-separated placeholders.
+func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
+
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }
