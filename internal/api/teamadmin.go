@@ -73,7 +73,7 @@ func (s *Server) listTeams(w http.ResponseWriter, r *http.Request) {
 // teamNotFound is the answer for an unknown team id (the default team
 // cannot be changed or removed through this API either).
 func teamNotFound(id string) error {
-	return fmt.Errorf("%w: team %q not found", sandbox.ErrNotFound, truncate(id, 64))
+	return sandbox.NotFound("team %q not found", truncate(id, 64))
 }
 
 func (s *Server) updateTeam(w http.ResponseWriter, r *http.Request) {

@@ -227,7 +227,7 @@ func (t *Tenants) RevokeKey(ctx context.Context, team, id string) error {
 }
 
 func keyNotFound(id string) error {
-	return fmt.Errorf("%w: api key %q not found", sandbox.ErrNotFound, truncate(id, 64))
+	return sandbox.NotFound("API key %q not found", truncate(id, 64))
 }
 
 func newUUID() string {

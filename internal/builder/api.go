@@ -197,7 +197,7 @@ func (s *Service) uploadPath(templateID, hash string) (string, error) {
 // GET /templates/{id}/files/{hash}); the template must exist.
 func (s *Service) FilesPresent(templateID, hash string) (bool, error) {
 	if _, ok := s.reg.lookup(templateID); !ok {
-		return false, fmt.Errorf("%w: template %s", sandbox.ErrNotFound, templateID)
+		return false, sandbox.TemplateNotFound(templateID)
 	}
 	p, err := s.uploadPath(templateID, hash)
 	if err != nil {
@@ -214,7 +214,7 @@ func (s *Service) MaxUploadBytes() int64 { return s.cfg.MaxUploadBytes }
 // MaxUploadBytes; the file appears whole or not at all.
 func (s *Service) Upload(templateID, hash string, r io.Reader) error {
 	if _, ok := s.reg.lookup(templateID); !ok {
-		return fmt.Errorf("%w: template %s", sandbox.ErrNotFound, templateID)
+		return sandbox.TemplateNotFound(templateID)
 	}
 	p, err := s.uploadPath(templateID, hash)
 	if err != nil {

@@ -37,7 +37,7 @@ var levels = map[string]int{"debug": 0, "info": 1, "warn": 2, "error": 3}
 func (s *Service) BuildStatus(ctx context.Context, templateID, buildID string, offset int, level string) (*Status, error) {
 	b, ok := s.reg.build(buildID) // the index: "ready" once the template resolves
 	if !ok || b.TemplateID != templateID {
-		return nil, fmt.Errorf("%w: build %s of template %s", sandbox.ErrNotFound, buildID, templateID)
+		return nil, sandbox.NotFound("build %.64q of template %.64q not found", buildID, templateID)
 	}
 	all := s.logsOf(buildID)
 	min, ok := levels[level]

@@ -179,7 +179,7 @@ func (r *Registry) resolveBuildIn(team, ref string) (*store.TemplateRec, *store.
 		t := r.idx.templates[b.TemplateID]
 		r.mu.RUnlock()
 		if b.Status != "ready" {
-			return nil, nil, fmt.Errorf("%w: build %s is not ready", sandbox.ErrNotFound, ref)
+			return nil, nil, sandbox.NotFound("build %s is not ready", ref)
 		}
 		if t == nil { // deleted template: its sandboxes still resolve it by id
 			t = &store.TemplateRec{ID: b.TemplateID}
@@ -197,7 +197,7 @@ func (r *Registry) resolveBuildIn(team, ref string) (*store.TemplateRec, *store.
 	bid, ok := r.idx.tags[t.ID][tag]
 	b := r.idx.builds[bid]
 	if !ok || b == nil || b.Status != "ready" {
-		return nil, nil, fmt.Errorf("%w: template %q has no ready build tagged %q", sandbox.ErrNotFound, name, tag)
+		return nil, nil, sandbox.NotFound("template %.64q has no ready build tagged %.64q", name, tag)
 	}
 	return t, b, nil
 }

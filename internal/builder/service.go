@@ -170,7 +170,7 @@ func (s *Service) logDir() string { return filepath.Join(s.cfg.DataDir, "builds"
 func (s *Service) StartBuild(ctx context.Context, templateID, buildID string, spec Spec) error {
 	b, err := s.st.Build(ctx, buildID)
 	if err != nil || b.TemplateID != templateID {
-		return fmt.Errorf("%w: build %s of template %s", sandbox.ErrNotFound, buildID, templateID)
+		return sandbox.NotFound("build %.64q of template %.64q not found", buildID, templateID)
 	}
 	if b.Status != "waiting" || len(b.Spec) > 0 {
 		return fmt.Errorf("%w: build %s was already started", sandbox.ErrConflict, buildID)

@@ -45,3 +45,14 @@ func TemplateNotFound(ref string) error {
 	}
 	return templateNotFound{ref: ref}
 }
+
+// notFound is an ErrNotFound worded as its message alone, for what is not a
+// sandbox: `team "x" not found`, not `sandbox not found: team "x" not found`.
+type notFound struct{ msg string }
+
+func (e notFound) Error() string        { return e.msg }
+func (e notFound) Is(target error) bool { return target == ErrNotFound }
+
+// NotFound returns an error that is ErrNotFound (a 404 on the API), worded
+// as format and a make it; callers bound what of it is the caller's input.
+func NotFound(format string, a ...any) error { return notFound{msg: fmt.Sprintf(format, a...)} }
