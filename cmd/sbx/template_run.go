@@ -47,7 +47,7 @@ func buildFailed(ctx context.Context, std stdio, what string, err error) int {
 		fmt.Fprintln(std.err, "sbx template build: interrupted")
 		return exitIntr
 	}
-	fmt.Fprintf(std.err, "sbx template build: %s: %v\n", what, err)
+	fmt.Fprintf(std.err, "sbx template build: %s: %s\n", what, explain(err))
 	return 1
 }
 
