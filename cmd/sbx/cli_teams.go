@@ -1,9 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/sbx-dev/sbx/client"
 )
 
 // keysCmd manages the API keys of the caller's team (E2B's /api-keys).
@@ -32,9 +38,11 @@ func (k *keysCreateCmd) run(e *env) int {
 	return 0
 }
 
-type keysLsCmd struct{}
+type keysLsCmd struct {
+	JSON bool `name:"json" help:"print a JSON array (E2B's /api-keys objects, masked)"`
+}
 
-func (*keysLsCmd) run(e *env) int {
+func (k *keysLsCmd) run(e *env) int {
 	c, code := e.client()
 	if c == nil {
 		return code
@@ -43,6 +51,9 @@ func (*keysLsCmd) run(e *env) int {
 	if err != nil {
 		e.errorf("%v", err)
 		return 1
+	}
+	if k.JSON {
+		return printJSON(e.std, keys)
 	}
 	tw := tabwriter.NewWriter(e.std.out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tKEY\tCREATED\tLAST USED")
@@ -66,14 +77,7 @@ func (k *keysRmCmd) run(e *env) int {
 	if c == nil {
 		return code
 	}
-	rc := 0
-	for _, id := range k.IDs {
-		if err := c.DeleteAPIKey(e.ctx, id); err != nil {
-			e.errorf("%v", err)
-			rc = 1
-		}
-	}
-	return rc
+	return removeEach(e, k.IDs, "API key", func(id string) error { return c.DeleteAPIKey(e.ctx, id) })
 }
 
 // teamsCmd manages teams (admin key only: /sbx/teams).
@@ -102,9 +106,11 @@ func (t *teamsCreateCmd) run(e *env) int {
 	return 0
 }
 
-type teamsLsCmd struct{}
+type teamsLsCmd struct {
+	JSON bool `name:"json" help:"print a JSON array (GET /sbx/teams: ids, names, key counts, what each owns, quotas)"`
+}
 
-func (*teamsLsCmd) run(e *env) int {
+func (l *teamsLsCmd) run(e *env) int {
 	c, code := e.client()
 	if c == nil {
 		return code
@@ -114,10 +120,13 @@ func (*teamsLsCmd) run(e *env) int {
 		e.errorf("%v", err)
 		return 1
 	}
+	if l.JSON {
+		return printJSON(e.std, teams)
+	}
 	tw := tabwriter.NewWriter(e.std.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tKEYS\tSANDBOXES\tCREATED")
+	fmt.Fprintln(tw, "ID\tNAME\tKEYS\tOWNS\tCREATED")
 	for _, t := range teams {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", t.TeamID, t.Name, t.Keys, t.Owns["sandboxes"], t.CreatedAt.Format(time.RFC3339))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", t.TeamID, t.Name, t.Keys, owns(t.Owns), t.CreatedAt.Format(time.RFC3339))
 	}
 	_ = tw.Flush()
 	return 0
@@ -132,11 +141,38 @@ func (t *teamsRmCmd) run(e *env) int {
 	if c == nil {
 		return code
 	}
+	return removeEach(e, t.IDs, "team", func(id string) error { return c.DeleteTeam(e.ctx, id) })
+}
+
+// owns is what a team holds, e.g. "1 sandboxes, 2 volumes"; "-" for nothing.
+func owns(m map[string]int) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if m[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", m[k], k))
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// removeEach removes every id with rm, printing the ids removed (as sbx kill
+// does); an id that does not exist is "no such <what>". It exits 1 if any
+// failed.
+func removeEach(e *env, ids []string, what string, rm func(string) error) int {
 	rc := 0
-	for _, id := range t.IDs {
-		if err := c.DeleteTeam(e.ctx, id); err != nil {
-			e.errorf("%v", err)
+	for _, id := range ids {
+		switch err := rm(id); {
+		case errors.Is(err, client.ErrNotFound):
+			e.errorf("%s: no such %s", id, what)
 			rc = 1
+		case err != nil:
+			e.errorf("%s: %v", id, err)
+			rc = 1
+		default:
+			fmt.Fprintln(e.std.out, id)
 		}
 	}
 	return rc

@@ -59,13 +59,21 @@ func (*forkCmd) Help() string {
 }
 
 func (f *forkCmd) run(e *env) int {
+	if f.N < 1 || f.N > 16 {
+		e.errorf("-n %d: want 1 to 16 copies", f.N)
+		return exitUsage
+	}
 	c, code := e.client()
 	if c == nil {
 		return code
 	}
 	kids, err := c.Fork(e.ctx, f.ID, f.N, f.Timeout)
+	if errors.Is(err, client.ErrNotFound) {
+		e.errorf("%s: no such sandbox", f.ID)
+		return 1
+	}
 	if err != nil {
-		e.errorf("%v", err)
+		e.errorf("%s: %v", f.ID, err)
 		return 1
 	}
 	for _, k := range kids {
