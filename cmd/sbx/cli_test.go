@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"os"
 	"strings"
 	"testing"
 
@@ -103,5 +105,26 @@ func TestVersionJSON(t *testing.T) {
 	}
 	if code != 1 { // the fake daemon has no /sbx/version
 		t.Fatalf("exit %d, want 1 when the server cannot be asked", code)
+	}
+}
+
+// TestHelpHidesKey: no help text prints the API key of SBX_API_KEY (the
+// flag sets of template build and bench once showed it as the default).
+func TestHelpHidesKey(t *testing.T) {
+	srv := clienttest.NewServer(t, testKey)
+	for _, args := range [][]string{{"template", "build", "-n", "x", "--help"}, {"bench", "--help"}, {"ls", "--help"}} {
+		r, w, err := os.Pipe() // these flag sets print to os.Stderr
+		if err != nil {
+			t.Fatal(err)
+		}
+		stderr := os.Stderr
+		os.Stderr = w
+		_, out, errOut := cli(t, context.Background(), srv, args[0], "", args[1:]...)
+		os.Stderr = stderr
+		w.Close()
+		own, _ := io.ReadAll(r)
+		if all := out + errOut + string(own); strings.Contains(all, testKey) || !strings.Contains(all, "api-key") {
+			t.Errorf("%v: the key is shown, or no --api-key:\n%s", args, all)
+		}
 	}
 }

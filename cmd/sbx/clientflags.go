@@ -45,7 +45,8 @@ func newFlagSet(name, synopsis string, std stdio, cf *clientFlags) *flag.FlagSet
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&cf.url, "url", envOr("SBX_URL", client.DefaultURL), "sbx daemon URL (env SBX_URL)")
-	fs.StringVar(&cf.apiKey, "api-key", os.Getenv("SBX_API_KEY"), "API key (env SBX_API_KEY)")
+	// the key's default is not shown: --help must not print a secret
+	fs.StringVar(&cf.apiKey, "api-key", "", "API key (default: env SBX_API_KEY)")
 	return fs
 }
 
@@ -56,8 +57,12 @@ func envOr(name, def string) string {
 	return def
 }
 
-// client validates the flags and returns a client of the daemon.
+// client validates the flags and returns a client of the daemon; an unset
+// --api-key is SBX_API_KEY.
 func (cf *clientFlags) client() (*client.Client, error) {
+	if cf.apiKey == "" {
+		cf.apiKey = os.Getenv("SBX_API_KEY")
+	}
 	u, err := url.Parse(cf.url)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
 		return nil, fmt.Errorf("--url %q: want an origin like http://127.0.0.1:3000", cf.url)
