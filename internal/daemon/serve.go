@@ -116,7 +116,7 @@ func ParseFlags(args []string) (*Config, error) {
 	fs.Var(&f.insecureRegistries, "insecure-registry", "registry host[:port] pulled over plain HTTP (repeatable; loopback always is)")
 	fs.StringVar(&f.registryMirror, "registry-mirror", "", "registry host[:port] that mirrors Docker Hub, used for its images")
 	fs.StringVar(&f.registryOpenFlag, "registry-open", "", "CIDRs a team's template build may pull images from although they are private, loopback or link-local (e.g. 10.1.2.3/32 for a registry on the LAN), comma separated; never the sandbox subnet. The default team's builds and the --registry-mirror and --insecure-registry hosts are not restricted")
-	fs.StringVar(&f.templateRegistry, "template-registry", "", "host[:port]/prefix of an OCI registry that ready template builds are pushed to and that a node pulls a build's missing layers from on first use (a cluster's nodes share templates through it; empty: none); credentials: the daemon user's docker config, as `docker login` writes it")
+	fs.StringVar(&f.templateRegistry, "template-registry", "", "host[:port]/prefix of an OCI registry that ready template builds are pushed to and that a node pulls a build's missing layers from on first use (a cluster's nodes share templates through it; empty: none); credentials: the daemon user's docker config, as docker login writes it")
 	fs.BoolVar(&f.templateRegistryInsecure, "template-registry-insecure", false, "reach --template-registry over plain HTTP (tests, a trusted network)")
 	fs.IntVar(&f.buildConcurrency, "build-concurrency", 2, "template builds at once; more wait")
 	fs.Int64Var(&f.templateQuotaMB, "template-quota-mb", 0, "disk bound in MiB for template layers (0: none); builds past it fail")
