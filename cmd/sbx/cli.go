@@ -122,11 +122,33 @@ func Main(ctx context.Context, args []string, std stdio) (code int) {
 func usageError(std stdio, kctx *kong.Context, err error) int {
 	fmt.Fprintln(std.err, "sbx:", err)
 	path := "sbx"
-	if kctx != nil && kctx.Selected() != nil {
-		path = "sbx " + cmdPath(kctx.Selected())
+	if n := lastCommand(kctx, err); n != nil {
+		path = "sbx " + cmdPath(n)
 	}
 	fmt.Fprintf(std.err, "Run '%s --help' for usage.\n", path)
 	return exitUsage
+}
+
+// lastCommand is the deepest command kong reached, also when a flag of it
+// failed to parse (err's context); nil if none.
+func lastCommand(kctx *kong.Context, err error) *kong.Node {
+	var pe *kong.ParseError
+	if kctx == nil && errors.As(err, &pe) {
+		kctx = pe.Context // Parse returns its context only in the error
+	}
+	if kctx == nil {
+		return nil
+	}
+	if n := kctx.Selected(); n != nil {
+		return n
+	}
+	var last *kong.Node
+	for _, p := range kctx.Path {
+		if p.Command != nil {
+			last = p.Command
+		}
+	}
+	return last
 }
 
 // cmdPath is the command names from the root to n, e.g. "template ls".

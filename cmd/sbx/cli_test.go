@@ -128,3 +128,17 @@ func TestHelpHidesKey(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageHintNamesCommand: a bad flag of a command points at that
+// command's help, not at the root's.
+func TestUsageHintNamesCommand(t *testing.T) {
+	srv := clienttest.NewServer(t, testKey)
+	for args, want := range map[string]string{"ls --bogus": "sbx ls --help", "exec -e BAD x -- true": "sbx exec --help",
+		"teams rm --x": "sbx teams rm --help", "logs --level bogus x": "sbx logs --help", "nosuch": "'sbx --help'"} {
+		a := strings.Fields(args)
+		code, _, errOut := cli(t, context.Background(), srv, a[0], "", a[1:]...)
+		if code != exitUsage || !strings.Contains(errOut, want) {
+			t.Errorf("%s: exit %d, stderr %q; want %d and %q", args, code, errOut, exitUsage, want)
+		}
+	}
+}
