@@ -33,6 +33,9 @@ func osStdio() stdio { return stdio{os.Stdin, os.Stdout, os.Stderr} }
 // clientFlags are the flags every client command has.
 type clientFlags struct {
 	url, apiKey string
+	// keyEnv: an unset apiKey is SBX_API_KEY (newFlagSet's flags, whose
+	// --help must not show the key as the default)
+	keyEnv bool
 }
 
 // newFlagSet returns a flag set with --url and --api-key registered, whose
@@ -45,8 +48,8 @@ func newFlagSet(name, synopsis string, std stdio, cf *clientFlags) *flag.FlagSet
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&cf.url, "url", envOr("SBX_URL", client.DefaultURL), "sbx daemon URL (env SBX_URL)")
-	// the key's default is not shown: --help must not print a secret
 	fs.StringVar(&cf.apiKey, "api-key", "", "API key (default: env SBX_API_KEY)")
+	cf.keyEnv = true
 	return fs
 }
 
@@ -57,10 +60,9 @@ func envOr(name, def string) string {
 	return def
 }
 
-// client validates the flags and returns a client of the daemon; an unset
-// --api-key is SBX_API_KEY.
+// client validates the flags and returns a client of the daemon.
 func (cf *clientFlags) client() (*client.Client, error) {
-	if cf.apiKey == "" {
+	if cf.apiKey == "" && cf.keyEnv {
 		cf.apiKey = os.Getenv("SBX_API_KEY")
 	}
 	u, err := url.Parse(cf.url)
