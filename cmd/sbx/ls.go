@@ -19,13 +19,19 @@ type lsCmd struct {
 }
 
 func (l *lsCmd) run(e *env) int {
-	c, code := e.client()
-	if c == nil {
-		return code
-	}
 	opts := client.ListOptions{Metadata: l.Metadata}
 	if l.State != "" {
 		opts.State = strings.Split(l.State, ",")
+	}
+	for _, st := range opts.State {
+		if st != "running" && st != "paused" {
+			e.errorf("--state %q: want running, paused or both (running,paused)", st)
+			return exitUsage
+		}
+	}
+	c, code := e.client()
+	if c == nil {
+		return code
 	}
 	list, err := c.List(e.ctx, opts)
 	if err != nil {

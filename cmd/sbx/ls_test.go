@@ -29,7 +29,7 @@ func TestLs(t *testing.T) {
 		{"state paused", []string{"--state", "paused"}, 0, []string{"ID"}, []string{"aaaa", "bbbb"}, nil},
 		{"json", []string{"--json"}, 0, nil, nil, []string{"bbbbbbbbbbbbbbbbbbbb", "aaaaaaaaaaaaaaaaaaaa"}},
 		{"json empty", []string{"--json", "--metadata", "team=none"}, 0, []string{"[]"}, nil, nil},
-		{"bad state", []string{"--state", "dead"}, 1, nil, nil, nil},
+		{"bad state", []string{"--state", "dead"}, exitUsage, nil, nil, nil},
 		{"bad metadata", []string{"--metadata", "x"}, exitUsage, nil, nil, nil},
 		{"stray arg", []string{"foo"}, exitUsage, nil, nil, nil},
 	}

@@ -14,10 +14,10 @@ type runCmd struct {
 	Runtime  string        `help:"OCI runtime: runsc, crun or runc (default: the daemon's)"`
 	Template string        `default:"base" help:"template to create the sandbox from"`
 	Timeout  time.Duration `default:"5m" help:"sandbox lifetime; CMD is killed when it ends"`
-	Env      kvList        `placeholder:"K=V" help:"environment variable for CMD (repeatable)"`
+	Env      kvList        `short:"e" placeholder:"K=V" help:"environment variable for CMD (repeatable)"`
 	Metadata kvList        `placeholder:"K=V" help:"sandbox metadata (repeatable; see sbx ls --metadata)"`
-	Cwd      string        `help:"working directory of CMD (default: the user's home)"`
-	User     string        `help:"user to run CMD as (default: the template's user)"`
+	Cwd      string        `name:"workdir" aliases:"cwd" short:"w" help:"working directory of CMD (default: the user's home)"`
+	User     string        `short:"u" help:"user to run CMD as (default: the template's user)"`
 	Keep     bool          `help:"keep the sandbox after CMD ends (its ID is printed to stderr)"`
 	Stdin    bool          `name:"interactive" short:"i" help:"forward standard input to CMD"`
 	Argv     []string      `arg:"" optional:"" passthrough:"partial" name:"cmd" help:"the command and its arguments"`

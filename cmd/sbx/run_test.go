@@ -38,7 +38,7 @@ func TestRunCommand(t *testing.T) {
 		{"stdin -i", []string{"-i", "cat"}, "data", 0, "data", "", 0},
 		{"keep", []string{"--keep", "echo", "x"}, "", 0, "x\n", "sbx: kept sandbox ", 1},
 		{"killed", []string{"selfkill", "now"}, "", exitKilled, "", "", 0},
-		{"bad template", []string{"--template", "nope", "echo"}, "", exitInfra, "", `sbx: creating sandbox: POST /v2/sandboxes: 400 Bad Request: unknown template "nope"`, 0},
+		{"bad template", []string{"--template", "nope", "echo"}, "", exitInfra, "", `sbx: creating sandbox: 400 Bad Request: unknown template "nope"`, 0},
 		{"no command", []string{"--keep"}, "", exitUsage, "", "no command given", 0},
 		{"bad runtime", []string{"--runtime", "kata", "echo"}, "", exitUsage, "", `--runtime "kata"`, 0},
 		{"bad env", []string{"--env", "NOEQUALS", "echo"}, "", exitUsage, "", "want KEY=VALUE", 0},
@@ -91,7 +91,7 @@ func TestClientFlags(t *testing.T) {
 		code      int
 		stderrHas string
 	}{
-		{"flag beats env", []string{"--api-key", "wrong"}, 1, "401 Unauthorized"},
+		{"flag beats env", []string{"--api-key", "wrong"}, 1, "refused the API key"},
 		{"bad url", []string{"--url", "localhost:3000"}, exitUsage, "want an origin"},
 		{"url with path", []string{"--url", srv.URL + "/api"}, exitUsage, "want an origin"},
 		{"no key", []string{"--api-key", ""}, exitUsage, "no API key"},
@@ -104,5 +104,27 @@ func TestClientFlags(t *testing.T) {
 				t.Errorf("got %d, %q; want %d, %q", code, stderr, tt.code, tt.stderrHas)
 			}
 		})
+	}
+}
+
+// TestRunFlagsAsExec: run takes exec's -e, -u and -w (--workdir; --cwd
+// still works), so a command line moves from one to the other unchanged.
+func TestRunFlagsAsExec(t *testing.T) {
+	srv := clienttest.NewServer(t, testKey)
+	for _, args := range [][]string{{"-e", "X=1", "-w", "/srv", "-u", "root"}, {"--env", "X=1", "--workdir", "/srv", "--user", "root"}, {"--env", "X=1", "--cwd", "/srv", "--user", "root"}} {
+		code, out, errOut := cli(t, context.Background(), srv, "run", "", append(args, "--", "env X; pwd; whoami")...)
+		if code != 0 || out != "1\n/srv\nroot\n" {
+			t.Errorf("%v: exit %d, %q, %q", args, code, out, errOut)
+		}
+	}
+}
+
+// TestLsStateChecked: a --state other than running/paused is bad usage,
+// caught before any request.
+func TestLsStateChecked(t *testing.T) {
+	srv := clienttest.NewServer(t, testKey)
+	code, _, errOut := cli(t, context.Background(), srv, "ls", "", "--state", "running,bogus")
+	if code != exitUsage || !strings.Contains(errOut, `"bogus"`) || len(srv.Requests()) != 0 {
+		t.Errorf("exit %d, stderr %q, %d requests; want %d, naming the state, none", code, errOut, len(srv.Requests()), exitUsage)
 	}
 }
