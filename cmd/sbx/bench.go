@@ -84,7 +84,7 @@ func runBench(ctx context.Context, args []string) int {
 	fs.IntVar(&f.idle, "idle", 10, "idle sandboxes to start (until the first failure) to measure memory\nper sandbox and the node's ceiling (0 = skip)")
 	fs.StringVar(&f.cmd, "cmd", "true", "first command (e.g. 'node -v')")
 	fs.BoolVar(&f.json, "json", false, "print JSON instead of a table")
-	fs.IntVar(&f.floorN, "floor", 15, "runs of the runtime's floor, measured in the same run on this machine\n(bare `<runtime> run` of the template's rootfs, `bash -l -c true` from a\nrunning shell; needs root and the daemon's machine; 0 = skip)")
+	fs.IntVar(&f.floorN, "floor", 15, "`N` runs of the runtime's floor, measured in the same run on this machine\n(a bare 'RUNTIME run' of the template's rootfs, 'bash -l -c true' from a\nrunning shell; needs root and the daemon's machine; 0 = skip)")
 	fs.BoolVar(&f.floorOnly, "floor-only", false, "measure only the floor of --runtime (no daemon needed)")
 	fs.StringVar(&f.floorRootfs, "floor-rootfs", "", "rootfs of the floor (default /var/lib/sbx/templates/<template>/rootfs; an installed template's rootfs stands for all its layers, as its sandboxes see them)")
 	if code, ok := parseFlags(fs, args); !ok {

@@ -109,7 +109,8 @@ func TestVersionJSON(t *testing.T) {
 }
 
 // TestHelpHidesKey: no help text prints the API key of SBX_API_KEY (the
-// flag sets of template build and bench once showed it as the default).
+// flag sets of template build and bench once showed it as the default), and
+// each flag line is its name and type ("-floor <runtime> run" was not).
 func TestHelpHidesKey(t *testing.T) {
 	srv := clienttest.NewServer(t, testKey)
 	for _, args := range [][]string{{"template", "build", "-n", "x", "--help"}, {"bench", "--help"}, {"ls", "--help"}} {
@@ -125,6 +126,11 @@ func TestHelpHidesKey(t *testing.T) {
 		own, _ := io.ReadAll(r)
 		if all := out + errOut + string(own); strings.Contains(all, testKey) || !strings.Contains(all, "api-key") {
 			t.Errorf("%v: the key is shown, or no --api-key:\n%s", args, all)
+		}
+		for _, line := range strings.Split(string(own), "\n") { // a `word` in a usage names the argument
+			if strings.HasPrefix(line, "  -") && len(strings.Fields(line)) > 2 {
+				t.Errorf("%v: flag line with more than a name and a type: %q", args, line)
+			}
 		}
 	}
 }
