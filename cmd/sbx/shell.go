@@ -29,7 +29,8 @@ type shellCmd struct {
 func (*shellCmd) Help() string {
 	return `Opens an interactive shell (bash -l, or CMD) in a running sandbox on a
 pseudo-terminal and exits with its exit code. Ctrl-P Ctrl-Q detaches and
-leaves the shell running.`
+leaves the shell running. Input that is not a terminal (a pipe, a file) is
+typed into the shell, and its end is a Ctrl-D.`
 }
 
 // detachKeys end a session without ending the shell (docker's default).
@@ -58,7 +59,11 @@ func runTTY(e *env, sc *client.SandboxConn, req client.RunRequest) int {
 		return exitInfra
 	}
 	req.TTY = tty
-	req.Stdin = &detachReader{r: e.std.in, keys: detachKeys, detach: func() { cancel(client.ErrDetached) }}
+	in := e.std.in
+	if !isTerminal(in) {
+		in = &eotAtEOF{r: in} // piped input: its end ends the shell, as Ctrl-D would
+	}
+	req.Stdin = &detachReader{r: in, keys: detachKeys, detach: func() { cancel(client.ErrDetached) }}
 	exit, err := sc.Run(ctx, req, e.std.out, e.std.err)
 	restore()
 	return shellExit(e, ctx, exit, err)
@@ -82,11 +87,10 @@ func shellExit(e *env, ctx context.Context, exit int, err error) int {
 // size and size changes (SIGWINCH). Without a terminal (tests, pipes) the
 // size is 80x24 and nothing is changed. restore undoes it all.
 func openTerminal(ctx context.Context, std stdio) (*client.TTY, func(), error) {
-	f, ok := std.in.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
+	if !isTerminal(std.in) {
 		return &client.TTY{Size: client.TermSize{Cols: 80, Rows: 24}}, func() {}, nil
 	}
-	fd := int(f.Fd())
+	fd := int(std.in.(*os.File).Fd())
 	old, err := term.MakeRaw(fd)
 	if err != nil {
 		return nil, nil, fmt.Errorf("terminal raw mode: %w", err)
@@ -175,4 +179,31 @@ func (d *detachReader) scan(bs []byte) {
 		}
 		d.pending = append(d.pending, b)
 	}
+}
+
+// isTerminal reports whether in is a terminal.
+func isTerminal(in io.Reader) bool {
+	f, ok := in.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// eotAtEOF yields r's bytes, then one Ctrl-D (EOT) at r's end, then EOF: a
+// pseudo-terminal's input never ends by itself, so without it `sbx shell ID
+// <script` waited for the sandbox's timeout.
+type eotAtEOF struct {
+	r    io.Reader
+	sent bool
+}
+
+func (e *eotAtEOF) Read(p []byte) (int, error) {
+	if e.sent {
+		return 0, io.EOF
+	}
+	n, err := e.r.Read(p)
+	if err == io.EOF && n == 0 && len(p) > 0 {
+		e.sent = true
+		p[0] = 0x04
+		return 1, nil
+	}
+	return n, err
 }

@@ -67,3 +67,15 @@ func TestUntarStaysInside(t *testing.T) {
 		})
 	}
 }
+
+// TestEOTAtEOF: piped input into a shell's terminal ends with one Ctrl-D,
+// so the shell exits when the input does.
+func TestEOTAtEOF(t *testing.T) {
+	got, err := io.ReadAll(&eotAtEOF{r: strings.NewReader("echo hi\n")})
+	if err != nil || string(got) != "echo hi\n\x04" {
+		t.Errorf("got %q, %v; want the input and one EOT", got, err)
+	}
+	if isTerminal(strings.NewReader("")) {
+		t.Error("a reader is not a terminal")
+	}
+}
