@@ -69,3 +69,15 @@ func TestExplainRPC(t *testing.T) {
 		t.Errorf("explain = %q", got)
 	}
 }
+
+// TestMCPChecksFlags: sbx mcp without a key (or with a bad URL) says so and
+// exits 2 at once, not later as every tool call's error.
+func TestMCPChecksFlags(t *testing.T) {
+	for _, tt := range []struct{ url, key, want string }{
+		{"http://127.0.0.1:3000", "", "no API key"}, {"localhost:3000", testKey, "want an origin"}} {
+		code, _, errOut := runAt(t, tt.url, tt.key, "mcp")
+		if code != exitUsage || !strings.Contains(errOut, tt.want) {
+			t.Errorf("%+v: exit %d, stderr %q", tt, code, errOut)
+		}
+	}
+}

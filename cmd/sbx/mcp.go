@@ -25,11 +25,24 @@ type mcpCmd struct{}
 
 // Help is the long help of sbx mcp.
 func (*mcpCmd) Help() string {
-	return "Serves sbx sandboxes as MCP tools over stdio (for Claude Desktop, IDE agents)."
+	return `Serves sbx sandboxes as MCP tools over stdio (for Claude Desktop, IDE
+agents): create_sandbox, run_command, run_code, read_file, write_file,
+list_files, kill_sandbox. It is a client of the daemon at --url with
+--api-key. In an MCP client's configuration (Claude Desktop's
+claude_desktop_config.json):
+
+  {"mcpServers": {"sbx": {"command": "/path/to/sbx", "args": ["mcp"],
+    "env": {"SBX_URL": "http://127.0.0.1:3000", "SBX_API_KEY": "e2b_..."}}}}
+
+The daemon also serves the tools over HTTP at /mcp (same key).`
 }
 
 func (*mcpCmd) run(e *env) int {
-	s := mcpserver.New(newMCPBackend(client.New(e.root.URL, e.root.APIKey)), version.Version)
+	c, code := e.client()
+	if c == nil {
+		return code
+	}
+	s := mcpserver.New(newMCPBackend(c), version.Version)
 	if err := s.Run(e.ctx, mcpserver.DrainingTransport(e.ctx, e.std.in, e.std.out)); err != nil && e.ctx.Err() == nil {
 		e.errorf("%v", err)
 		return 1
