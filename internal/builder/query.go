@@ -154,8 +154,12 @@ func (s *Service) builtIns() ([]Info, error) {
 	d := s.mgr.Config().Defaults
 	var out []Info
 	for _, bt := range bts {
+		mem := d.MemoryMB
+		if bt.MemoryMB > 0 { // what its sandboxes get (code-interpreter-v1: 1024)
+			mem = bt.MemoryMB
+		}
 		out = append(out, Info{TemplateID: bt.Name, BuildID: bt.BuildID, Names: []string{bt.Name}, Aliases: []string{bt.Name},
-			Public: true, BuildStatus: "ready", BuildCount: 1, CPUCount: d.CPUCount, MemoryMB: d.MemoryMB, DiskSizeMB: d.DiskSizeMB,
+			Public: true, BuildStatus: "ready", BuildCount: 1, CPUCount: d.CPUCount, MemoryMB: mem, DiskSizeMB: d.DiskSizeMB,
 			EnvdVersion: EnvdVersion, CreatedAt: bt.Created, UpdatedAt: bt.Created, Runtime: bt.Runtime})
 	}
 	return out, nil
