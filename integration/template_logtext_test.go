@@ -35,3 +35,26 @@ func TestBuildLogIsText(t *testing.T) {
 		t.Fatalf("the step's line is not in the log: %+v", st.LogEntries)
 	}
 }
+
+// A template's start command that ends before its sandbox is ready fails
+// the create with the end of its output in the API's error message, which
+// the CLI and the SDK show: its escape sequences arrive as text (before, an
+// OSC 52 and a CR came back in the 503's message as the sandbox wrote them).
+func TestStartCommandErrorIsText(t *testing.T) {
+	requirements(t, "crun")
+	d := startDaemon(t, "crun", "")
+	tid, bid := d.startBuild(t, "it-start-escapes", map[string]any{"fromTemplate": "base",
+		"startCmd": `if [ -n "$HOSTILE" ]; then printf 'a\033]52;c;cHduZWQ=\007b\rc\n'; exit 3; fi; touch /tmp/ready; sleep infinity`,
+		"readyCmd": "test -f /tmp/ready"})
+	if st := d.waitStatus(t, tid, bid, 3*time.Minute, func(st buildStatus) bool { return st.Status == "ready" || st.Status == "error" }); st.Status != "ready" {
+		t.Fatalf("build: %+v", st)
+	}
+	var e struct{ Message string }
+	code := d.api("POST", "/v2/sandboxes", map[string]any{"templateID": "it-start-escapes", "envVars": map[string]string{"HOSTILE": "1"}}, &e)
+	if code/100 == 2 || !strings.Contains(e.Message, "52;c;") {
+		t.Fatalf("create: %d %q, want the start command's failure with its output", code, e.Message)
+	}
+	if i := strings.IndexFunc(e.Message, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }); i >= 0 {
+		t.Fatalf("the create's error holds control character %q: %q", e.Message[i], e.Message)
+	}
+}
