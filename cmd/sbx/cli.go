@@ -73,9 +73,10 @@ func (e *env) client() (*client.Client, int) {
 	return c, 0
 }
 
-// errorf reports an error of the command.
+// errorf reports an error of the command, as text (termText: an error may
+// carry a sandbox's or the daemon's words).
 func (e *env) errorf(format string, a ...any) {
-	fmt.Fprintf(e.std.err, "sbx %s: %s\n", e.name, fmt.Sprintf(format, a...))
+	fmt.Fprintf(e.std.err, "sbx %s: %s\n", e.name, termText(fmt.Sprintf(format, a...)))
 }
 
 // kongExit carries kong's exit code (after --help) out of Parse.
