@@ -74,7 +74,10 @@ type state struct {
 	layers []string
 	key    string
 	cfg    store.BuildConfig
-	run    struct{ user, workdir string }
+	run    struct {
+		user, workdir string
+		workdirSet    bool // by a WORKDIR step or the parent; else the user's home
+	}
 	// scope is the building template's team ("" for the default team):
 	// part of every step's cache key, so that no team's RUN or COPY layer
 	// is another team's cache (a layer a team made while a package it
@@ -92,7 +95,7 @@ func (st *state) runCfg() store.BuildConfig {
 
 // stepVersion is part of every step's cache key: bump it when the way steps
 // run changes, so no layer made the old way is reused.
-const stepVersion = "step/v4"
+const stepVersion = "step/v5"
 
 // The user and workdir a build's steps start with, as on E2B.
 const (
@@ -103,7 +106,7 @@ const (
 // startRun sets the user and workdir steps start with: a parent's defaults
 // where it set them, else E2B's.
 func (st *state) startRun(user, workdir string) {
-	st.run.user, st.run.workdir = user, workdir
+	st.run.user, st.run.workdir, st.run.workdirSet = user, workdir, workdir != ""
 	if st.run.user == "" {
 		st.run.user = stepUser
 	}
@@ -314,11 +317,11 @@ func (s *Service) step(ctx context.Context, b *store.BuildRec, lg *buildLog, nam
 	case "WORKDIR":
 		if len(step.Args) > 0 {
 			st.run.workdir = absWorkdir(st.run.workdir, step.Args[0])
-			st.cfg.Workdir = st.run.workdir
+			st.cfg.Workdir, st.run.workdirSet = st.run.workdir, true
 		}
 	case "USER":
 		if len(step.Args) > 0 {
-			st.cfg.User, st.run.user = step.Args[0], step.Args[0]
+			return s.userStep(ctx, b, lg, name, st, step, key)
 		}
 	case "RUN", "COPY":
 		if len(step.Args) == 0 {
