@@ -29,6 +29,11 @@ type Spec struct {
 	ReadyCmd          string        `json:"readyCmd,omitempty"`
 	Force             bool          `json:"force,omitempty"`
 	Steps             []Step        `json:"steps,omitempty"`
+	// MissingBase is a fromTemplate the caller may not build from (none of
+	// that name, or another team's): as on E2B (the API's setTemplateSource),
+	// the build is accepted and fails at its base step, "base template
+	// '<ref>' not found", which the SDK's BuildError puts on fromTemplate.
+	MissingBase string `json:"-"`
 }
 
 // stored is spec as the build record keeps it: without the registry's
@@ -156,10 +161,20 @@ func (s *Service) execute(ctx context.Context, b *store.BuildRec, spec Spec, lg 
 	return st, nil
 }
 
+// baseNotFound is E2B's reason for a fromTemplate it cannot resolve.
+func baseNotFound(ref string) error {
+	if len(ref) > 64 {
+		ref = ref[:64] + "..."
+	}
+	return fmt.Errorf("base template '%s' not found", ref)
+}
+
 // base resolves the build's source into a first state; scope is the
 // template's team ("" for the default team).
 func (s *Service) base(ctx context.Context, spec Spec, scope string, lg *buildLog) (*state, error) {
 	switch {
+	case spec.MissingBase != "":
+		return nil, baseNotFound(spec.MissingBase)
 	case spec.FromTemplate != "" && spec.FromImage != "":
 		return nil, fmt.Errorf("give fromImage or fromTemplate, not both")
 	case spec.FromTemplate != "":
@@ -180,7 +195,7 @@ func (s *Service) fromTemplate(ref string, lg *buildLog) (*state, error) {
 	}
 	bt, err := s.reg.Builtins.Get(ref)
 	if err != nil {
-		return nil, fmt.Errorf("template %q not found", ref)
+		return nil, baseNotFound(ref)
 	}
 	lg.add("info", "base", "FROM template %s (built in)", ref)
 	st := &state{key: bt.Key}

@@ -301,10 +301,11 @@ test(`${runtime}: a failed build's error points at the failing step (stacktrace.
   const build = (template) => Template.build(template, `e2b-trace-${randomUUID()}`)
   const base = () => Template().fromTemplate('base')
   // E2B's test mocks the API, which takes every build and fails it in its
-  // status at reason.step; sbx refuses a missing fromTemplate when the build
-  // is started (404 template not found), before any step, so that case is
-  // only checked for its error.
-  await assert.rejects(build(Template().fromTemplate('this-template-does-not-exist')), /template 'this-template-does-not-exist' not found/)
+  // status at reason.step; E2B's API takes a missing fromTemplate's build and
+  // fails it at step "base" (setTemplateSource), as sbx now does.
+  await throwsAt(() => build(Template().fromTemplate('this-template-does-not-exist')), 'fromTemplate')
+  await assert.rejects(build(Template().fromTemplate('this-template-does-not-exist')),
+    (e) => e.name === 'BuildError' && e.message === "base template 'this-template-does-not-exist' not found")
   let template = base().skipCache().copy(nonExistentPath, nonExistentPath)
   await throwsAt(() => build(template), 'copy')
   await throwsAt(async () => base().copy('/absolute/path', '/absolute/path'), 'copy')
