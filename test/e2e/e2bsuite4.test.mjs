@@ -222,6 +222,11 @@ test(`${runtime}: build with a tag, assign tags, refuse bad ones (tagsBuild.test
   assert.deepEqual(tags, ['latest', 'production', initialTag.split(':')[1]].sort())
   const sbx = await make({}, Sandbox, templateName)
   assert.equal((await sbx.commands.run('echo ok')).stdout, 'ok\n')
+  // E2B's default tag is "default" (infra id.DefaultTag): name:default is the
+  // bare name and cannot be removed; sbx's is "latest", with E2B's as its alias
+  const sbxDefault = await make({}, Sandbox, `${templateName}:default`)
+  assert.equal((await sbxDefault.commands.run('echo ok')).stdout, 'ok\n')
+  await assert.rejects(Template.removeTags(templateName, 'default'), /cannot delete/)
   await Sandbox.deleteSnapshot(buildInfo.templateId)
 })
 
