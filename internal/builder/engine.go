@@ -178,7 +178,11 @@ func (s *Service) base(ctx context.Context, spec Spec, scope string, lg *buildLo
 	case spec.FromTemplate != "" && spec.FromImage != "":
 		return nil, fmt.Errorf("give fromImage or fromTemplate, not both")
 	case spec.FromTemplate != "":
-		return s.fromTemplate(spec.FromTemplate, lg)
+		st, err := s.fromTemplate(spec.FromTemplate, lg)
+		if err != nil {
+			return nil, err
+		}
+		return st, s.parentHome(ctx, st)
 	case spec.FromImage != "":
 		return s.fromImage(ctx, spec, scope, lg)
 	}

@@ -86,13 +86,15 @@ func (s *Service) accountHome(ctx context.Context, stack []string, user string) 
 // step set their directory.
 func (s *Service) userStep(ctx context.Context, b *store.BuildRec, lg *buildLog, name string, st *state, step Step, key string) error {
 	user, _, _ := strings.Cut(step.Args[0], ":")
-	acct, isName := plainUser(user)
+	acct, isName := plainUser(user) // "" is root
+	lookup := user
 	if isName {
 		if err := validUserName(acct); err != nil {
 			return err
 		}
+		lookup = acct
 	}
-	home, found, err := s.accountHome(ctx, st.layers, user)
+	home, found, err := s.accountHome(ctx, st.layers, lookup)
 	if err != nil {
 		return err
 	}
@@ -112,4 +114,21 @@ func (s *Service) userStep(ctx context.Context, b *store.BuildRec, lg *buildLog,
 		st.run.workdir = home
 	}
 	return nil
+}
+
+// parentHome starts the steps over a parent template that set a user but
+// no workdir in that user's home, as E2B's (envd's default cwd).
+func (s *Service) parentHome(ctx context.Context, st *state) error {
+	if st.run.workdirSet || st.run.user == stepUser {
+		return nil
+	}
+	user, _, _ := strings.Cut(st.run.user, ":")
+	if name, ok := plainUser(user); ok {
+		user = name
+	}
+	home, found, err := s.accountHome(ctx, st.layers, user)
+	if err == nil && found && home != "" {
+		st.run.workdir = home
+	}
+	return err
 }

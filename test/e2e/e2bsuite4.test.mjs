@@ -277,6 +277,11 @@ test(`${runtime}: setUser('guest') creates the account, steps and sandboxes run 
   await Template.build(Template().fromTemplate('base').setUser('guest'), sbx2Name)
   const sbx2 = await make({}, Sandbox, sbx2Name)
   assert.equal((await sbx2.commands.run('whoami && pwd')).stdout, 'guest\n/home/guest\n')
+  // a child's steps start as the parent's user, in its home
+  const childLogs = []
+  await Template.build(Template().fromTemplate(sbx2Name).skipCache().runCmd('echo "$(whoami) $(pwd)"'), `e2b-guest-child-${randomUUID()}`,
+    { onBuildLogs: (l) => childLogs.push(l.message) })
+  assert.ok(childLogs.includes('guest /home/guest'), childLogs.join('\n'))
   // a name adduser refuses fails the build at setUser
   await assert.rejects(Template.build(Template().fromTemplate('base').setUser('bad user'), `e2b-guest3-${randomUUID()}`),
     (e) => e.name === 'BuildError' && /failed to create user: invalid user name "bad user"/.test(e.message))
