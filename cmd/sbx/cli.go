@@ -73,10 +73,11 @@ func (e *env) client() (*client.Client, int) {
 	return c, 0
 }
 
-// errorf reports an error of the command; error arguments are worded by
+// errorf reports an error of the command, as text (termText: an error may
+// carry a sandbox's or the daemon's words); error arguments are worded by
 // explain.
 func (e *env) errorf(format string, a ...any) {
-	fmt.Fprintf(e.std.err, "sbx %s: %s\n", e.name, fmt.Sprintf(format, explained(a)...))
+	fmt.Fprintf(e.std.err, "sbx %s: %s\n", e.name, termText(fmt.Sprintf(format, explained(a)...)))
 }
 
 // kongExit carries kong's exit code (after --help) out of Parse.

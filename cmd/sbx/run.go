@@ -127,7 +127,7 @@ func (o *runOpts) cleanup(c *client.Client, id string, std stdio) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := c.Kill(ctx, id); err != nil && !errors.Is(err, client.ErrNotFound) {
-		fmt.Fprintf(std.err, "sbx: removing sandbox %s: %s\n", id, explain(err))
+		fmt.Fprintf(std.err, "sbx: removing sandbox %s: %s\n", id, termText(explain(err)))
 	}
 }
 
@@ -137,6 +137,6 @@ func fail(ctx context.Context, std stdio, what string, err error) int {
 		fmt.Fprintln(std.err, "sbx: interrupted")
 		return exitIntr
 	}
-	fmt.Fprintf(std.err, "sbx: %s: %s\n", what, explain(err))
+	fmt.Fprintf(std.err, "sbx: %s: %s\n", what, termText(explain(err)))
 	return exitInfra
 }

@@ -28,7 +28,7 @@ func runTemplateLs(ctx context.Context, args []string, std stdio) int {
 	}
 	ts, err := c.ListTemplates(ctx)
 	if err != nil {
-		fmt.Fprintln(std.err, "sbx template ls:", explain(err))
+		fmt.Fprintln(std.err, "sbx template ls:", termText(explain(err)))
 		return 1
 	}
 	if *asJSON {
@@ -65,7 +65,7 @@ func runTemplateInspect(ctx context.Context, args []string, std stdio) int {
 	}
 	t, err := getTemplate(ctx, c, pos[0])
 	if err != nil {
-		fmt.Fprintf(std.err, "sbx template inspect: %s: %s\n", pos[0], explain(err))
+		fmt.Fprintf(std.err, "sbx template inspect: %s: %s\n", pos[0], termText(explain(err)))
 		return 1
 	}
 	return printJSON(std, t)
@@ -90,7 +90,7 @@ func runTemplateRm(ctx context.Context, args []string, std stdio) int {
 			err = c.DeleteTemplate(ctx, id)
 		}
 		if err != nil {
-			fmt.Fprintf(std.err, "sbx template rm: %s: %s\n", ref, explain(err))
+			fmt.Fprintf(std.err, "sbx template rm: %s: %s\n", ref, termText(explain(err)))
 			code = 1
 			continue
 		}

@@ -47,7 +47,7 @@ func buildFailed(ctx context.Context, std stdio, what string, err error) int {
 		fmt.Fprintln(std.err, "sbx template build: interrupted")
 		return exitIntr
 	}
-	fmt.Fprintf(std.err, "sbx template build: %s: %s\n", what, explain(err))
+	fmt.Fprintf(std.err, "sbx template build: %s: %s\n", what, termText(explain(err)))
 	return 1
 }
 
@@ -103,7 +103,7 @@ func printEntries(w io.Writer, es []client.BuildLogEntry) {
 		if e.Level == "warn" || e.Level == "error" {
 			level = e.Level + ": "
 		}
-		fmt.Fprintf(w, "%s %s%s\n", e.Timestamp.Local().Format("15:04:05"), level, e.Message)
+		fmt.Fprintf(w, "%s %s%s\n", e.Timestamp.Local().Format("15:04:05"), level, termText(e.Message))
 	}
 }
 
@@ -115,8 +115,8 @@ func printReason(w io.Writer, r *client.BuildReason) {
 	}
 	// r.LogEntries repeats the log's tail, which was printed already.
 	if r.Step != "" {
-		fmt.Fprintf(w, "sbx template build: the build failed at step %s: %s\n", r.Step, r.Message)
+		fmt.Fprintf(w, "sbx template build: the build failed at step %s: %s\n", termText(r.Step), termText(r.Message))
 		return
 	}
-	fmt.Fprintf(w, "sbx template build: the build failed: %s\n", r.Message)
+	fmt.Fprintf(w, "sbx template build: the build failed: %s\n", termText(r.Message))
 }

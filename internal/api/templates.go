@@ -104,9 +104,12 @@ func (s *Server) startBuild(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var err error
-	if spec.FromTemplate != "" {
-		err = s.useTemplate(r.Context(), teamOf(r), spec.FromTemplate, false)
-		spec.FromTemplate = s.scoped(r, spec.FromTemplate)
+	if ref := spec.FromTemplate; ref != "" {
+		err = s.useTemplate(r.Context(), teamOf(r), ref, false)
+		spec.FromTemplate = s.scoped(r, ref)
+		if errors.Is(err, sandbox.ErrNotFound) { // E2B takes the build and fails it at its base step
+			spec.MissingBase, spec.FromTemplate, err = ref, "", nil
+		}
 	}
 	tid := s.scoped(r, r.PathValue("template"))
 	if err == nil { // the team at its disk quota: 429 now (the build re-checks as it goes)

@@ -207,10 +207,15 @@ func TestTemplateBuildErrors(t *testing.T) {
 			t.Errorf("start %s = %d %v, want 400", body, code, e)
 		}
 	}
-	// an unknown base is refused at once, exactly as another team's would be
-	if code, e := do(t, srv, "POST", "/v2/templates/"+tid+"/builds/"+bid, `{"fromTemplate":"no-such"}`, nil); code != 404 ||
-		!strings.Contains(e["message"].(string), `template 'no-such' not found`) {
+	// an unknown base (as another team's) is taken and fails the build at
+	// its base step, as on E2B (the API's setTemplateSource)
+	tid2, bid2 := requestBuild(t, srv, "bad2")
+	if code, e := do(t, srv, "POST", "/v2/templates/"+tid2+"/builds/"+bid2, `{"fromTemplate":"no-such"}`, nil); code != 202 {
 		t.Fatalf("start = %d %v", code, e)
+	}
+	st2 := waitBuild(t, srv, tid2, bid2)
+	if reason, _ := st2["reason"].(map[string]any); st2["status"] != "error" || reason["step"] != "base" || reason["message"] != "base template 'no-such' not found" {
+		t.Fatalf("status %v", st2)
 	}
 	// a base with no ready build (itself) fails the build, with the step named
 	if code, _ := do(t, srv, "POST", "/v2/templates/"+tid+"/builds/"+bid, `{"fromTemplate":"bad"}`, nil); code != 202 {

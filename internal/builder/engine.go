@@ -29,6 +29,11 @@ type Spec struct {
 	ReadyCmd          string        `json:"readyCmd,omitempty"`
 	Force             bool          `json:"force,omitempty"`
 	Steps             []Step        `json:"steps,omitempty"`
+	// MissingBase is a fromTemplate the caller may not build from (none of
+	// that name, or another team's): as on E2B (the API's setTemplateSource),
+	// the build is accepted and fails at its base step, "base template
+	// '<ref>' not found", which the SDK's BuildError puts on fromTemplate.
+	MissingBase string `json:"-"`
 }
 
 // stored is spec as the build record keeps it: without the registry's
@@ -74,7 +79,10 @@ type state struct {
 	layers []string
 	key    string
 	cfg    store.BuildConfig
-	run    struct{ user, workdir string }
+	run    struct {
+		user, workdir string
+		workdirSet    bool // by a WORKDIR step or the parent; else the user's home
+	}
 	// scope is the building template's team ("" for the default team):
 	// part of every step's cache key, so that no team's RUN or COPY layer
 	// is another team's cache (a layer a team made while a package it
@@ -92,7 +100,7 @@ func (st *state) runCfg() store.BuildConfig {
 
 // stepVersion is part of every step's cache key: bump it when the way steps
 // run changes, so no layer made the old way is reused.
-const stepVersion = "step/v4"
+const stepVersion = "step/v5"
 
 // The user and workdir a build's steps start with, as on E2B.
 const (
@@ -103,7 +111,7 @@ const (
 // startRun sets the user and workdir steps start with: a parent's defaults
 // where it set them, else E2B's.
 func (st *state) startRun(user, workdir string) {
-	st.run.user, st.run.workdir = user, workdir
+	st.run.user, st.run.workdir, st.run.workdirSet = user, workdir, workdir != ""
 	if st.run.user == "" {
 		st.run.user = stepUser
 	}
@@ -153,14 +161,28 @@ func (s *Service) execute(ctx context.Context, b *store.BuildRec, spec Spec, lg 
 	return st, nil
 }
 
+// baseNotFound is E2B's reason for a fromTemplate it cannot resolve.
+func baseNotFound(ref string) error {
+	if len(ref) > 64 {
+		ref = ref[:64] + "..."
+	}
+	return fmt.Errorf("base template '%s' not found", ref)
+}
+
 // base resolves the build's source into a first state; scope is the
 // template's team ("" for the default team).
 func (s *Service) base(ctx context.Context, spec Spec, scope string, lg *buildLog) (*state, error) {
 	switch {
+	case spec.MissingBase != "":
+		return nil, baseNotFound(spec.MissingBase)
 	case spec.FromTemplate != "" && spec.FromImage != "":
 		return nil, fmt.Errorf("give fromImage or fromTemplate, not both")
 	case spec.FromTemplate != "":
-		return s.fromTemplate(spec.FromTemplate, lg)
+		st, err := s.fromTemplate(spec.FromTemplate, lg)
+		if err != nil {
+			return nil, err
+		}
+		return st, s.parentHome(ctx, st)
 	case spec.FromImage != "":
 		return s.fromImage(ctx, spec, scope, lg)
 	}
@@ -177,7 +199,7 @@ func (s *Service) fromTemplate(ref string, lg *buildLog) (*state, error) {
 	}
 	bt, err := s.reg.Builtins.Get(ref)
 	if err != nil {
-		return nil, fmt.Errorf("template %q not found", ref)
+		return nil, baseNotFound(ref)
 	}
 	lg.add("info", "base", "FROM template %s (built in)", ref)
 	st := &state{key: bt.Key}
@@ -314,11 +336,11 @@ func (s *Service) step(ctx context.Context, b *store.BuildRec, lg *buildLog, nam
 	case "WORKDIR":
 		if len(step.Args) > 0 {
 			st.run.workdir = absWorkdir(st.run.workdir, step.Args[0])
-			st.cfg.Workdir = st.run.workdir
+			st.cfg.Workdir, st.run.workdirSet = st.run.workdir, true
 		}
 	case "USER":
 		if len(step.Args) > 0 {
-			st.cfg.User, st.run.user = step.Args[0], step.Args[0]
+			return s.userStep(ctx, b, lg, name, st, step, key)
 		}
 	case "RUN", "COPY":
 		if len(step.Args) == 0 {

@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // LogEntry is one line of a build's log, as E2B's BuildLogEntry.
@@ -68,15 +71,13 @@ func readLog(dir, buildID string) []LogEntry {
 	return out
 }
 
-// add appends one entry (the message is cut at 8 KiB).
+// add appends one entry (the message is cut at 8 KiB, made one clean line
+// by printableLine).
 func (l *buildLog) add(level, step, format string, args ...any) {
 	if l.full() {
 		return // past the limit a line costs no formatting (a step printing millions)
 	}
-	msg := fmt.Sprintf(format, args...)
-	if len(msg) > 8<<10 {
-		msg = msg[:8<<10] + "…"
-	}
+	msg := printableLine(fmt.Sprintf(format, args...), 8<<10)
 	e := LogEntry{Timestamp: time.Now().UTC(), Level: level, Message: msg, Step: step}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -93,6 +94,28 @@ func (l *buildLog) add(level, step, format string, args ...any) {
 		b, _ := json.Marshal(e)
 		_, _ = l.f.Write(append(b, '\n'))
 	}
+}
+
+// printableLine is s as text a terminal shows and does not obey: invalid
+// UTF-8 and every control character but tab (ESC of escape sequences, CR,
+// BEL, C1) become U+FFFD. The log is a build step's output, read by `sbx
+// template build` and SDK build loggers that print it to a terminal, where
+// an OSC 52 would write the reader's clipboard or a CSI repaint the screen.
+// Past n bytes it is cut on a rune boundary and marked with "…".
+func printableLine(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && r != '\t' {
+			return utf8.RuneError
+		}
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // full reports whether the log reached its limit and drops what comes.

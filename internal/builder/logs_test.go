@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // A step that prints without end fills neither memory nor disk: the log
@@ -68,5 +70,32 @@ func TestLineWriterLinear(t *testing.T) {
 	}
 	if large > 3*small+100*time.Millisecond {
 		t.Fatalf("256 KiB of newlines: %v in 64 KiB chunks against %v in 8 KiB ones: not linear", large, small)
+	}
+}
+
+// A step's output reaches whoever reads the build's log (`sbx template
+// build`, the SDK's build logger print it to a terminal): no terminal
+// escape, carriage return or other control character of it stays, nor
+// invalid UTF-8, and a cut line ends on a rune boundary.
+func TestBuildLogControlCharacters(t *testing.T) {
+	lg := &buildLog{}
+	w := &lineWriter{log: lg, step: "1", level: "info"}
+	hostile := "ok\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[2J\x1b[1;1H\rfake\x00\x7f\u009b31m\xff\tend\n"
+	_, _ = w.Write([]byte(hostile))
+	_, _ = w.Write([]byte("x" + strings.Repeat("é", 5000) + "\n")) // cut at 8 KiB mid-rune
+	lg.add("error", "1", "build failed: %s", "COPY \x1b[31mx")
+	for _, e := range lg.snapshot() {
+		if !utf8.ValidString(e.Message) {
+			t.Errorf("invalid UTF-8 kept: %q", e.Message)
+		}
+		for _, r := range e.Message {
+			if unicode.IsControl(r) && r != '\t' {
+				t.Errorf("control character %U kept in %.80q", r, e.Message)
+				break
+			}
+		}
+	}
+	if got := lg.snapshot()[0].Message; !strings.HasPrefix(got, "ok") || !strings.HasSuffix(got, "\tend") {
+		t.Errorf("the text around the escapes is lost: %q", got)
 	}
 }

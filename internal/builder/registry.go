@@ -151,13 +151,14 @@ func (r *Registry) has(ref string) bool {
 	return ok
 }
 
-// splitRef splits "name:tag" (tag defaults to "latest").
+// splitRef splits "name:tag" (tag defaults to "latest"; E2B's "default"
+// is "latest").
 func splitRef(ref string) (name, tag string) {
 	name, tag, ok := strings.Cut(ref, ":")
 	if !ok || tag == "" {
 		tag = "latest"
 	}
-	return name, tag
+	return name, canonTag(tag)
 }
 
 // lookup finds a user template by id or by a name of the default team

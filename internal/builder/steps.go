@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"connectrpc.com/connect"
 	"github.com/sbx-dev/sbx/client"
 	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/store"
@@ -101,14 +102,36 @@ func (s *Service) runShell(ctx context.Context, conn *client.SandboxConn, lg *bu
 		return fmt.Errorf("run: %w", err)
 	}
 	if code != 0 {
-		return fmt.Errorf("command exited with code %d", code)
+		return fmt.Errorf("exit status %d", code) // envd's status, as E2B reports it
 	}
 	return nil
 }
 
-// ensureWorkdir makes the working directory as root (WORKDIR creates it,
-// as in Docker) and gives it to user when user made it.
-const ensureWorkdir = `[ -z "$1" ] || [ -d "$1" ] || { mkdir -p -- "$1" && { [ -z "$2" ] || [ "$2" = root ] || chown -- "$2" "$1"; }; }`
+// commandFailed words a failed RUN step as E2B's build server does
+// ("failed to run command '<cmd>': command failed: <envd's status or
+// error>", e.g. "exit status 127" or "unauthenticated: invalid username:
+// 'root123'"), which E2B's own SDK tests match.
+func commandFailed(cmd string, err error) error {
+	return fmt.Errorf("failed to run command '%s': command failed: %w", cmd, detail{err})
+}
+
+// detail is err as envd words it: the agent's Connect error ("code:
+// message") without the client's prefixes, else err's own text.
+type detail struct{ err error }
+
+func (d detail) Error() string {
+	if ce := new(connect.Error); errors.As(d.err, &ce) {
+		return ce.Error()
+	}
+	return d.err.Error()
+}
+func (d detail) Unwrap() error { return d.err }
+
+// ensureWorkdir makes the working directory as root and gives user every
+// directory it made, as E2B's WORKDIR step (a `mkdir -p` as the step's
+// user) leaves them: $t is the topmost one that was missing.
+const ensureWorkdir = `[ -z "$1" ] || [ -d "$1" ] || { t=$1; while [ ! -e "$(dirname -- "$t")" ]; do t=$(dirname -- "$t"); done
+mkdir -p -- "$1" && { [ -z "$2" ] || [ "$2" = root ] || chown -R -- "$2" "$t"; }; }`
 
 // runStep executes a RUN or COPY step in a sandbox over stack and saves
 // what it changed into dst (to become a layer).
@@ -118,6 +141,12 @@ func (s *Service) runStep(ctx context.Context, b *store.BuildRec, lg *buildLog, 
 		return err
 	}
 	defer kill()
+	if st.Type == "USER" { // the account does not exist yet: no workdir for it
+		if err := s.runShell(ctx, conn, lg, stepName, "root", "/", nil, ensureAccount, st.Args[0]); err != nil {
+			return fmt.Errorf("failed to create user: %w", err)
+		}
+		return s.saveStep(ctx, conn, lg, stepName, dst)
+	}
 	user := cfg.User
 	if st.Type == "RUN" && len(st.Args) > 1 && st.Args[1] != "" {
 		user = st.Args[1]
@@ -136,13 +165,20 @@ func (s *Service) runStep(ctx context.Context, b *store.BuildRec, lg *buildLog, 
 		if cwd == "" {
 			cwd = "/"
 		}
-		err = s.runShell(ctx, conn, lg, stepName, user, cwd, cfg.Env, st.Args[0])
+		if err = s.runShell(ctx, conn, lg, stepName, user, cwd, cfg.Env, st.Args[0]); err != nil {
+			err = commandFailed(st.Args[0], err)
+		}
 	case "COPY":
 		err = s.copyStep(ctx, conn, lg, stepName, b.TemplateID, cfg, st)
 	}
 	if err != nil {
 		return err
 	}
+	return s.saveStep(ctx, conn, lg, stepName, dst)
+}
+
+// saveStep saves what a step changed in the build sandbox into dst.
+func (s *Service) saveStep(ctx context.Context, conn *client.SandboxConn, lg *buildLog, stepName, dst string) error {
 	if err := s.runShell(ctx, conn, lg, stepName, "root", "/", nil, dropRunIDs); err != nil {
 		return fmt.Errorf("remove the build sandbox's ids: %w", err)
 	}

@@ -10,6 +10,20 @@ import (
 // DefaultTag is the tag every ready build gets and a bare name resolves to.
 const DefaultTag = "latest"
 
+// e2bDefaultTag is E2B's name of its default tag (infra id.DefaultTag):
+// E2B's API takes "name:default" as the bare name (id.ParseName) and
+// refuses to remove it. sbx's default tag keeps its name (stored rows,
+// getTags say "latest"), and takes E2B's as another name of it.
+const e2bDefaultTag = "default"
+
+// canonTag is tag with E2B's name of the default tag read as DefaultTag.
+func canonTag(tag string) string {
+	if strings.EqualFold(tag, e2bDefaultTag) {
+		return DefaultTag
+	}
+	return tag
+}
+
 // NormTags is E2B's id.ValidateAndDeduplicateTags for POST and DELETE
 // /templates/tags: each tag trimmed and lowercased, then valid (1-64 of
 // a-z, 0-9, '-', '_', '.'), kept once in first-seen order. No tag at all is
@@ -21,7 +35,7 @@ func NormTags(tags []string) ([]string, error) {
 	out := make([]string, 0, len(tags))
 	seen := make(map[string]bool, len(tags))
 	for _, raw := range tags {
-		tag := strings.ToLower(strings.TrimSpace(raw))
+		tag := canonTag(strings.ToLower(strings.TrimSpace(raw)))
 		if !validName(tag) {
 			return nil, fmt.Errorf("%w: tag %q: use 1-64 of a-z, 0-9, '-', '_', '.'", sandbox.ErrInvalid, raw)
 		}

@@ -116,15 +116,8 @@ func (m *Manager) capture(ctx context.Context, sb *Sandbox, dir string, memory b
 }
 
 func (m *Manager) captureInto(ctx context.Context, sb *Sandbox, dir string, memory bool) error {
-	if p, ok := sb.rt.(runtime.Pauser); ok {
-		err := p.Pause(ctx)
-		if err != nil && memory {
-			return err
-		}
-		if err != nil { // files only: a copy of a live layer is still useful
-			m.log.Warn("cannot freeze sandbox; copying its files while it runs", "sandbox", sb.rec.ID, "err", err)
-		}
-		sb.frozen = err == nil
+	if err := m.freeze(ctx, sb); err != nil {
+		return err
 	}
 	if memory {
 		c, ok := sb.rt.(runtime.Checkpointer)
@@ -136,6 +129,25 @@ func (m *Manager) captureInto(ctx context.Context, sb *Sandbox, dir string, memo
 		}
 	}
 	return m.layers.SaveUpper(ctx, sb.rec.ID, filepath.Join(dir, upperDir))
+}
+
+// freeze stops every process of the running sandbox sb (sb.frozen; thaw
+// undoes it) before its files are copied. The copy (cp -a, as host root)
+// resolves paths in the tree the sandbox writes: a process of it still
+// running could swap a directory for a symlink to a host path in the middle
+// and have the copy read the host's files through it into the image (shown
+// by integration TestBuildCopyNotLive). A sandbox that cannot be frozen is
+// an error, never copied live.
+func (m *Manager) freeze(ctx context.Context, sb *Sandbox) error {
+	p, ok := sb.rt.(runtime.Pauser)
+	if !ok {
+		return fmt.Errorf("%w: the runtime cannot freeze sandbox %s for a copy of its files", ErrNotImpl, sb.rec.ID)
+	}
+	if err := p.Pause(ctx); err != nil {
+		return fmt.Errorf("freeze sandbox %s for a copy of its files: %w", sb.rec.ID, err)
+	}
+	sb.frozen = true
+	return nil
 }
 
 // thaw resumes a sandbox frozen by capture. If it cannot be resumed it is

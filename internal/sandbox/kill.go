@@ -78,8 +78,19 @@ func (m *Manager) lockOp(id string) (*Sandbox, func(), error) {
 
 // SaveFiles copies what sandbox id wrote (its writable layer's upper
 // directory: files, deletions as whiteouts, renames) to dst, which must not
-// exist. Template builds turn a step's sandbox into a layer with it.
+// exist. Template builds turn a step's sandbox into a layer with it. The
+// sandbox is frozen for the copy (see freeze: a process a step left
+// running must not change the tree under it) and thawed after.
 func (m *Manager) SaveFiles(ctx context.Context, id, dst string) error {
+	sb, unlock, err := m.lockOp(id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := m.freeze(ctx, sb); err != nil {
+		return err
+	}
+	defer m.thaw(context.WithoutCancel(ctx), sb)
 	return m.layers.SaveUpper(ctx, id, dst)
 }
 

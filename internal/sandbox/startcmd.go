@@ -41,7 +41,10 @@ func (m *Manager) startCmd(ctx context.Context, sb *Sandbox) error {
 	return waitReady(ctx, conn, t, ready, exited)
 }
 
-// runStart runs the start command until it ends and returns how it ended.
+// runStart runs the start command until it ends and returns how it ended,
+// with the start of its output made printable: it goes into the create's
+// error, which the CLI and SDKs print to a terminal (no escape sequence or
+// CR of the sandbox's reaches it).
 func runStart(ctx context.Context, conn *client.SandboxConn, t Template) string {
 	var out strings.Builder
 	w := &capped{w: &out, n: 4096}
@@ -49,7 +52,7 @@ func runStart(ctx context.Context, conn *client.SandboxConn, t Template) string 
 	if err != nil {
 		return fmt.Sprintf("start command failed: %v", err)
 	}
-	return fmt.Sprintf("start command exited with code %d: %s", code, strings.TrimSpace(out.String()))
+	return fmt.Sprintf("start command exited with code %d: %s", code, printable([]byte(out.String())))
 }
 
 // waitReady runs ready every 200 ms until it exits 0, the start command

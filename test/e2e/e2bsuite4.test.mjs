@@ -222,6 +222,11 @@ test(`${runtime}: build with a tag, assign tags, refuse bad ones (tagsBuild.test
   assert.deepEqual(tags, ['latest', 'production', initialTag.split(':')[1]].sort())
   const sbx = await make({}, Sandbox, templateName)
   assert.equal((await sbx.commands.run('echo ok')).stdout, 'ok\n')
+  // E2B's default tag is "default" (infra id.DefaultTag): name:default is the
+  // bare name and cannot be removed; sbx's is "latest", with E2B's as its alias
+  const sbxDefault = await make({}, Sandbox, `${templateName}:default`)
+  assert.equal((await sbxDefault.commands.run('echo ok')).stdout, 'ok\n')
+  await assert.rejects(Template.removeTags(templateName, 'default'), /cannot delete/)
   await Sandbox.deleteSnapshot(buildInfo.templateId)
 })
 
@@ -240,11 +245,46 @@ test(`${runtime}: runCmd as root, as a missing user; makeSymlink (methods/runCmd
     .makeSymlink('.bashrc', '.bashrc.local', { force: true })
     .runCmd('test "$(readlink .bashrc.local)" = ".bashrc"'), name(), { onBuildLogs: (l) => logs.push(l.message) })
   assert.ok(logs.includes('user') && logs.includes('/home/user'), logs.join('\n'))
-  // E2B's message is "failed to run command 'whoami': command failed:
-  // unauthenticated: invalid username: 'root123'"; sbx names the step its
-  // own way, then gives envd's error for the user.
+  // runCmd.test.ts's message, E2B's build server's wording
   await assert.rejects(Template.build(Template().fromTemplate('base').skipCache().runCmd('whoami', { user: 'root123' }), name()),
-    (e) => e.name === 'BuildError' && e.message.includes("unauthenticated: invalid username: 'root123'"))
+    (e) => e.name === 'BuildError' && e.message.includes("failed to run command 'whoami': command failed: unauthenticated: invalid username: 'root123'"))
+  await assert.rejects(Template.build(Template().fromTemplate('base').skipCache().runCmd('exit 3'), name()),
+    (e) => e.name === 'BuildError' && e.message.includes("failed to run command 'exit 3': command failed: exit status 3"))
+})
+
+test(`${runtime}: setUser('guest') creates the account, steps and sandboxes run as guest in /home/guest (template/user-and-workdir docs)`, async () => {
+  // E2B's build server (commands/user.go) runs `adduser -D -g ""` for a
+  // missing user: home /home/guest owned by it, its own group, no sudo.
+  const name = `e2b-guest-${randomUUID()}`
+  const logs = []
+  await Template.build(Template().fromTemplate('base').skipCache()
+    .runCmd('whoami').runCmd('pwd')
+    .setUser('guest')
+    .runCmd('whoami').runCmd('pwd')
+    .runCmd('test "$(stat -c %U:%G /home/guest)" = guest:guest && test "$(id -gn)" = guest && ! sudo -n true 2>/dev/null')
+    .setWorkdir('/home/guest/a/b')
+    .runCmd('test "$(stat -c %U /home/guest/a)$(stat -c %U /home/guest/a/b)" = guestguest'), name, { onBuildLogs: (l) => logs.push(l.message) })
+  let k = -1 // the steps' output, in order
+  for (const want of ['user', '/home/user', 'guest', '/home/guest']) {
+    k = logs.indexOf(want, k + 1)
+    assert.ok(k >= 0, `${want}:\n${logs.join('\n')}`)
+  }
+  const sbx = await make({}, Sandbox, name)
+  assert.equal((await sbx.commands.run('whoami')).stdout, 'guest\n')
+  assert.equal((await sbx.commands.run('pwd')).stdout, '/home/guest/a/b\n')
+  await Sandbox.deleteSnapshot(name).catch(() => {})
+  const sbx2Name = `e2b-guest2-${randomUUID()}`
+  await Template.build(Template().fromTemplate('base').setUser('guest'), sbx2Name)
+  const sbx2 = await make({}, Sandbox, sbx2Name)
+  assert.equal((await sbx2.commands.run('whoami && pwd')).stdout, 'guest\n/home/guest\n')
+  // a child's steps start as the parent's user, in its home
+  const childLogs = []
+  await Template.build(Template().fromTemplate(sbx2Name).skipCache().runCmd('echo "$(whoami) $(pwd)"'), `e2b-guest-child-${randomUUID()}`,
+    { onBuildLogs: (l) => childLogs.push(l.message) })
+  assert.ok(childLogs.includes('guest /home/guest'), childLogs.join('\n'))
+  // a name adduser refuses fails the build at setUser
+  await assert.rejects(Template.build(Template().fromTemplate('base').setUser('bad user'), `e2b-guest3-${randomUUID()}`),
+    (e) => e.name === 'BuildError' && /failed to create user: invalid user name "bad user"/.test(e.message))
 })
 
 // stacktrace.test.ts: a failed build's BuildError carries the stack of the
@@ -271,10 +311,11 @@ test(`${runtime}: a failed build's error points at the failing step (stacktrace.
   const build = (template) => Template.build(template, `e2b-trace-${randomUUID()}`)
   const base = () => Template().fromTemplate('base')
   // E2B's test mocks the API, which takes every build and fails it in its
-  // status at reason.step; sbx refuses a missing fromTemplate when the build
-  // is started (404 template not found), before any step, so that case is
-  // only checked for its error.
-  await assert.rejects(build(Template().fromTemplate('this-template-does-not-exist')), /template 'this-template-does-not-exist' not found/)
+  // status at reason.step; E2B's API takes a missing fromTemplate's build and
+  // fails it at step "base" (setTemplateSource), as sbx now does.
+  await throwsAt(() => build(Template().fromTemplate('this-template-does-not-exist')), 'fromTemplate')
+  await assert.rejects(build(Template().fromTemplate('this-template-does-not-exist')),
+    (e) => e.name === 'BuildError' && e.message === "base template 'this-template-does-not-exist' not found")
   let template = base().skipCache().copy(nonExistentPath, nonExistentPath)
   await throwsAt(() => build(template), 'copy')
   await throwsAt(async () => base().copy('/absolute/path', '/absolute/path'), 'copy')
@@ -290,9 +331,8 @@ test(`${runtime}: a failed build's error points at the failing step (stacktrace.
   await throwsAt(() => build(template), 'runCmd')
   template = base().skipCache().setWorkdir('/root/.bashrc')
   await throwsAt(() => build(template), 'setWorkdir')
-  // setUser('; exit 1') is left out: sbx takes USER as the sandboxes' default
-  // without running anything (the account is looked up at finalize only when
-  // given as a uid), where E2B runs a step for it.
+  template = base().skipCache().setUser('; exit 1')
+  await throwsAt(() => build(template), 'setUser')
   template = base().setStartCmd(`./${nonExistentPath}`, waitForTimeout(10_000))
   await throwsAt(() => build(template), 'setStartCmd')
 })

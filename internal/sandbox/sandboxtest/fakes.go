@@ -46,6 +46,12 @@ type Host struct {
 	// otherwise that pid is 1, which never ends.
 	StartInit func() int
 	Pids      map[string]int // init pid per sandbox started with StartInit
+	// FailPause, when set, is returned by every runtime sandbox Pause (a
+	// freezer that does not freeze).
+	FailPause error
+	Frozen    map[string]bool // sandboxes Pause froze and Resume has not thawed
+	// Copies records, per SaveUpper, whether its sandbox was frozen then.
+	Copies []bool
 }
 
 func NewHost() *Host {
@@ -130,8 +136,14 @@ func (l Layers) Remove(id string) error {
 }
 func (l Layers) List() ([]string, error) { return keys(&l.h.Mu, l.h.Layers), nil }
 
-// SaveUpper writes an empty directory (the fake layer holds no files).
-func (l Layers) SaveUpper(_ context.Context, id, dst string) error { return os.MkdirAll(dst, 0o700) }
+// SaveUpper writes an empty directory (the fake layer holds no files) and
+// records in Host.Copies whether the sandbox was frozen.
+func (l Layers) SaveUpper(_ context.Context, id, dst string) error {
+	l.h.Mu.Lock()
+	l.h.Copies = append(l.h.Copies, l.h.Frozen[id])
+	l.h.Mu.Unlock()
+	return os.MkdirAll(dst, 0o700)
+}
 
 // PrepareFrom is Prepare; the seed is ignored.
 func (l Layers) PrepareFrom(ctx context.Context, id, lower string, disk int64, uid uint32, _ string) (string, error) {
@@ -227,6 +239,29 @@ func (s rtSandbox) Delete(context.Context) error {
 	return nil
 }
 func (s rtSandbox) CgroupPaths() map[string]string { return nil }
+
+// Pause implements runtime.Pauser: it records the sandbox in Host.Frozen,
+// or fails with Host.FailPause.
+func (s rtSandbox) Pause(context.Context) error {
+	s.h.Mu.Lock()
+	defer s.h.Mu.Unlock()
+	if s.h.FailPause != nil {
+		return s.h.FailPause
+	}
+	if s.h.Frozen == nil {
+		s.h.Frozen = map[string]bool{}
+	}
+	s.h.Frozen[s.id] = true
+	return nil
+}
+
+// Resume implements runtime.Pauser.
+func (s rtSandbox) Resume(context.Context) error {
+	s.h.Mu.Lock()
+	defer s.h.Mu.Unlock()
+	delete(s.h.Frozen, s.id)
+	return nil
+}
 
 func keys(mu *sync.Mutex, m map[string]bool) []string {
 	mu.Lock()

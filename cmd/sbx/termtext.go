@@ -1,0 +1,22 @@
+package main
+
+import (
+	"strings"
+	"unicode"
+)
+
+// termText is s as text for the user's terminal: invalid UTF-8 and every
+// control character but newline (ESC of escape sequences, CR, BEL, C1)
+// become '?'. What the CLI prints of a sandbox's or another key holder's
+// words (an error carrying a sandbox's stderr, metadata) goes through it,
+// so none can write the clipboard (OSC 52), repaint the screen or overwrite
+// a line. A command's own output (`exec`, `run`, `shell`) is the user's
+// stream and stays as it is.
+func termText(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' || !unicode.IsControl(r) && r != unicode.ReplacementChar {
+			return r
+		}
+		return '?'
+	}, strings.ToValidUTF8(s, "?"))
+}
