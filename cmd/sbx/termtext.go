@@ -1,9 +1,6 @@
 package main
 
-import (
-	"strings"
-	"unicode"
-)
+import "github.com/sbx-dev/sbx/internal/untrusted"
 
 // termText is s as text for the user's terminal: invalid UTF-8 and every
 // control character but newline (ESC of escape sequences, CR, BEL, C1)
@@ -13,10 +10,5 @@ import (
 // a line. A command's own output (`exec`, `run`, `shell`) is the user's
 // stream and stays as it is.
 func termText(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' || !unicode.IsControl(r) && r != unicode.ReplacementChar {
-			return r
-		}
-		return '?'
-	}, strings.ToValidUTF8(s, "?"))
+	return untrusted.Text(s, "\n\t", '?')
 }

@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/sbx-dev/sbx/internal/untrusted"
 )
 
 // LogEntry is one line of a build's log, as E2B's BuildLogEntry.
@@ -103,19 +103,11 @@ func (l *buildLog) add(level, step, format string, args ...any) {
 // an OSC 52 would write the reader's clipboard or a CSI repaint the screen.
 // Past n bytes it is cut on a rune boundary and marked with "…".
 func printableLine(s string, n int) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) && r != '\t' {
-			return utf8.RuneError
-		}
-		return r
-	}, strings.ToValidUTF8(s, "\uFFFD"))
-	if len(s) <= n {
-		return s
+	s, cut := untrusted.Cut(untrusted.Text(s, "\t", utf8.RuneError), n)
+	if cut {
+		s += "…"
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+	return s
 }
 
 // full reports whether the log reached its limit and drops what comes.

@@ -5,8 +5,9 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/sbx-dev/sbx/internal/untrusted"
 )
 
 // Level is a log entry's severity, E2B's LogLevel.
@@ -77,19 +78,8 @@ func (e Entry) clean() Entry {
 // from a sandbox reach a reader's screen), so a record is always one clean
 // line of text.
 func clip(s string, n int) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return '\uFFFD'
-		}
-		return r
-	}, strings.ToValidUTF8(s, "\uFFFD"))
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
+	s, _ = untrusted.Cut(untrusted.Text(s, "", utf8.RuneError), n)
+	return s
 }
 
 // LogQuery selects entries: E2B's v2 query (cursor, direction, level, limit,
