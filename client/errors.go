@@ -28,6 +28,11 @@ var (
 	ErrUnavailable  = errors.New("unavailable")          // 502, 503, unavailable
 	ErrTimeout      = errors.New("timeout")              // 504, deadline_exceeded
 	ErrInsufficient = errors.New("insufficient storage") // 507
+	// ErrSessionEnded: a started command's stream was cut without the
+	// daemon saying why, which is what a sandbox killed, timed out or
+	// paused under a running command looks like. The transport error stays
+	// wrapped.
+	ErrSessionEnded = errors.New("the sandbox's session ended (the sandbox was killed, timed out or paused)")
 )
 
 var statusErrs = map[int]error{

@@ -41,7 +41,7 @@ func (r *runner) consume(ctx context.Context, stream *connect.ServerStreamForCli
 	}
 	if err := stream.Err(); err != nil {
 		r.killIfCanceled(ctx)
-		return -1, classify(ctx, err)
+		return -1, r.classify(ctx, err)
 	}
 	return r.finish(end)
 }
@@ -86,7 +86,7 @@ func (r *runner) write(d *process.ProcessEvent_DataEvent) error {
 // could not be waited for; without exited it was killed by a signal.
 func (r *runner) finish(end *process.ProcessEvent_EndEvent) (int, error) {
 	if end == nil {
-		return -1, errors.New("protocol error: stream ended without an end event")
+		return -1, fmt.Errorf("%w: stream ended without an end event", ErrSessionEnded)
 	}
 	if !end.GetExited() && end.Error != nil && end.GetStatus() == "" {
 		return -1, fmt.Errorf("process failed: %s", end.GetError())
@@ -95,6 +95,20 @@ func (r *runner) finish(end *process.ProcessEvent_EndEvent) (int, error) {
 		return -1, nil
 	}
 	return int(end.GetExitCode()), nil
+}
+
+// classify is the package's classify, except that a stream cut after the
+// start event, by the transport rather than by an error the daemon sent or
+// the caller's context, is ErrSessionEnded: the sandbox went away under the
+// command.
+func (r *runner) classify(ctx context.Context, err error) error {
+	if r.pid != 0 && ctx.Err() == nil && !connect.IsWireError(err) {
+		var ae *APIError
+		if !errors.As(err, &ae) {
+			return fmt.Errorf("%w: %w", ErrSessionEnded, err)
+		}
+	}
+	return classify(ctx, err)
 }
 
 // killIfCanceled kills the process when the caller gave up on it, so it does

@@ -88,7 +88,7 @@ type teamsCmd struct {
 }
 
 type teamsCreateCmd struct {
-	Name string `arg:"" help:"the team's name"`
+	Name string `arg:"" help:"the team's name: 1-64 characters of [a-z0-9._-], starting with a letter or digit; unique"`
 }
 
 func (t *teamsCreateCmd) run(e *env) int {

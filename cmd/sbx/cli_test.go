@@ -148,3 +148,17 @@ func TestUsageHintNamesCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestLogsLevelHelp: --level's help and its error name the four levels, not
+// an empty one (`--level=""`, `must be one of "","debug",...`).
+func TestLogsLevelHelp(t *testing.T) {
+	srv := clienttest.NewServer(t, testKey)
+	_, out, _ := cli(t, context.Background(), srv, "logs", "", "--help")
+	if !strings.Contains(out, "--level=LEVEL") || strings.Contains(out, `""`) {
+		t.Errorf("help: %s", out)
+	}
+	code, _, errOut := cli(t, context.Background(), srv, "logs", "", "--level", "bogus", "x")
+	if code != exitUsage || strings.Contains(errOut, `""`) || !strings.Contains(errOut, "debug, info, warn or error") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}

@@ -12,12 +12,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sbx-dev/sbx/client"
 	"github.com/sbx-dev/sbx/internal/version"
 )
 
 // debugCmd is `sbx debug bundle`.
 type debugCmd struct {
-	Bundle bundleCmd `cmd:"" help:"Collect version, config (secrets redacted), health, metrics and recent logs of the daemon into one tar.gz for a bug report."`
+	Bundle bundleCmd `cmd:"" help:"Collect version, config (secrets redacted), health, metrics and recent logs of the daemon into one tar.gz for a bug report (admin key)."`
 }
 
 // bundleCmd writes the bug-report bundle. It needs the admin API key.
@@ -41,16 +42,36 @@ func (b *bundleCmd) run(e *env) int {
 		{"metrics.txt", "/metrics"},
 		{"logs.txt", fmt.Sprintf("/sbx/debug/logs?lines=%d", max(b.Lines, 1))},
 	}
-	files := map[string][]byte{}
-	var problems []string
+	files, problems, err := collect(e, c, items)
+	if err != nil {
+		e.errorf("the debug bundle needs the daemon's admin API key (--api-key or SBX_API_KEY): %v", err)
+		return 1
+	}
+	return b.write(e, files, problems, len(items))
+}
+
+// collect fetches items; a problem is an item that could not be fetched.
+// A refused key (403: a team's key) is err: the bundle is not written then,
+// as the other admin-only commands fail, rather than made partial.
+func collect(e *env, c *client.Client, items []bundleItem) (files map[string][]byte, problems []string, err error) {
+	files = map[string][]byte{}
 	for _, it := range items {
 		body, err := c.Raw(e.ctx, it.path)
-		if err != nil {
+		switch {
+		case errors.Is(err, client.ErrForbidden):
+			return nil, nil, err
+		case err != nil:
 			problems = append(problems, fmt.Sprintf("%s: %v", it.name, err))
 			continue
 		}
 		files[it.name] = body
 	}
+	return files, problems, nil
+}
+
+// write writes the bundle and reports what was not collected; it exits 1
+// when nothing of the daemon's was.
+func (b *bundleCmd) write(e *env, files map[string][]byte, problems []string, items int) int {
 	cv, _ := json.MarshalIndent(version.Get(), "", "  ")
 	files["client-version.json"] = cv
 	if len(problems) > 0 {
@@ -68,7 +89,7 @@ func (b *bundleCmd) run(e *env) int {
 		e.errorf("not collected: %s", p)
 	}
 	fmt.Fprintf(e.std.out, "wrote %s (%d files)\n", out, len(files))
-	if len(problems) == len(items) {
+	if len(problems) == items {
 		return 1
 	}
 	return 0

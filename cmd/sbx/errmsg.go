@@ -13,7 +13,8 @@ import (
 // explain words an error of the client for a person at a terminal: a daemon
 // that cannot be reached or a refused API key say what to do; an error the
 // daemon answered is its status and message (not the request line); an
-// error of a sandbox's RPC is its message alone (not the chain of codes).
+// error of a sandbox's RPC is its message alone (not the chain of codes); a
+// command's stream cut under it says the sandbox's session ended.
 func explain(err error) string {
 	var op *net.OpError
 	var ae *client.APIError
@@ -27,6 +28,8 @@ func explain(err error) string {
 			"to a key of this daemon (printed at its first start)"
 	case errors.As(err, &ae):
 		return ae.Error()
+	case errors.Is(err, client.ErrSessionEnded):
+		return client.ErrSessionEnded.Error() // not the transport's "incomplete envelope"
 	case errors.As(err, &ce):
 		return ce.Message()
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/alecthomas/kong"
+
 	"github.com/sbx-dev/sbx/client"
 )
 
@@ -19,11 +21,28 @@ import (
 type logsCmd struct {
 	Follow bool          `short:"f" help:"keep printing new entries until the sandbox is gone (or Ctrl-C)"`
 	Since  time.Duration `help:"only entries newer than this (e.g. 10m)"`
-	Level  string        `enum:",debug,info,warn,error" default:"" help:"minimum level: debug, info, warn or error"`
+	Level  logLevel      `placeholder:"LEVEL" help:"minimum level: debug, info, warn or error (default: all)"`
 	Limit  int           `short:"n" default:"1000" help:"at most this many entries per request (1-1000)"`
 	JSON   bool          `name:"json" help:"print each entry as a JSON line (E2B SandboxLogEntry)"`
 	Poll   time.Duration `default:"1s" hidden:"" help:"how often -f asks for new entries"`
 	ID     string        `arg:"" name:"id" help:"the sandbox (a killed one's logs are kept)"`
+}
+
+// logLevel is --level: one of the four levels (kong's enum would list the
+// unset "" among them in the help and its error).
+type logLevel string
+
+// Decode accepts debug, info, warn or error.
+func (l *logLevel) Decode(ctx *kong.DecodeContext) error {
+	var s string
+	if err := ctx.Scan.PopValueInto("level", &s); err != nil {
+		return err
+	}
+	if !slices.Contains([]string{"debug", "info", "warn", "error"}, s) {
+		return fmt.Errorf("must be debug, info, warn or error, not %q", s)
+	}
+	*l = logLevel(s)
+	return nil
 }
 
 func (l *logsCmd) run(e *env) int {
@@ -67,7 +86,7 @@ type logFollower struct {
 // returned and advanced whether the cursor moved.
 func (f *logFollower) page() (n int, advanced bool, err error) {
 	es, err := f.c.Logs(f.e.ctx, f.cmd.ID, client.LogsOptions{Cursor: f.cursor, Limit: f.cmd.Limit,
-		Direction: "forward", Level: f.cmd.Level})
+		Direction: "forward", Level: string(f.cmd.Level)})
 	if err != nil {
 		return 0, false, err
 	}

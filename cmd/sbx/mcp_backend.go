@@ -53,7 +53,10 @@ func (b *mcpBackend) RunCommand(ctx context.Context, id, cmd, user, cwd string, 
 	}
 	out, errb := &headBuffer{max: mcpMaxOutput}, &headBuffer{max: mcpMaxOutput}
 	code, err := sc.Run(ctx, client.RunRequest{Cmd: cmd, User: user, Cwd: cwd, Timeout: timeout}, out, errb)
-	return mcpserver.CommandResult{Stdout: out.String(), Stderr: errb.String(), ExitCode: code}, err
+	if err != nil {
+		return mcpserver.CommandResult{}, err // no exit code: the command did not run to an end
+	}
+	return mcpserver.CommandResult{Stdout: out.String(), Stderr: errb.String(), ExitCode: &code}, nil
 }
 
 func (b *mcpBackend) RunCode(ctx context.Context, id, code, lang string, timeout time.Duration) (mcpserver.CodeResult, error) {

@@ -3,11 +3,16 @@ package main
 import (
 	"archive/tar"
 	"bytes"
+	"context"
+	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sbx-dev/sbx/client/clienttest"
 )
 
 func TestDetachReader(t *testing.T) {
@@ -77,5 +82,23 @@ func TestEOTAtEOF(t *testing.T) {
 	}
 	if isTerminal(strings.NewReader("")) {
 		t.Error("a reader is not a terminal")
+	}
+}
+
+// TestShellSessionCut: a sandbox killed under a shell cuts its stream; the
+// CLI says the session ended, not "protocol error: incomplete envelope",
+// and exits non-zero.
+func TestShellSessionCut(t *testing.T) {
+	srv := clienttest.NewServer(t, testKey)
+	srv.Add(&clienttest.Sandbox{ID: "aaaaaaaaaaaaaaaaaaaa", TemplateID: "base"})
+	srv.Exec = func(ctx context.Context, p *clienttest.Proc) int {
+		fmt.Fprint(p.Stdout, "$ ")
+		panic(http.ErrAbortHandler) // the connection drops mid-stream
+	}
+	for _, args := range [][]string{{"shell", "aaaaaaaaaaaaaaaaaaaa"}, {"exec", "aaaaaaaaaaaaaaaaaaaa", "--", "sleep"}} {
+		code, _, errOut := runAt(t, srv.URL, testKey, args...)
+		if code != exitInfra || !strings.Contains(errOut, "session ended") || strings.Contains(errOut, "envelope") {
+			t.Errorf("%v: exit %d, stderr %q; want %d and the session ended", args, code, errOut, exitInfra)
+		}
 	}
 }

@@ -38,12 +38,11 @@ func (s *Server) createTeam(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusBadRequest, "name is required")
 		return
 	}
-	name, err := keyName(*req.Name)
-	if err != nil {
+	if err := checkTeamName(*req.Name); err != nil {
 		writeErr(w, err)
 		return
 	}
-	tm := &store.Team{ID: newTeamID(), Name: name, CreatedAt: time.Now().UTC()}
+	tm := &store.Team{ID: newTeamID(), Name: *req.Name, CreatedAt: time.Now().UTC()}
 	if req.Quota != nil {
 		tm.Quota = *req.Quota
 	}
@@ -87,13 +86,12 @@ func (s *Server) updateTeam(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := *tm
-	if req.Name != nil {
-		n, err := keyName(*req.Name)
-		if err != nil {
+	if req.Name != nil && *req.Name != tm.Name {
+		if err := checkTeamName(*req.Name); err != nil {
 			writeErr(w, err)
 			return
 		}
-		c.Name = n
+		c.Name = *req.Name
 	}
 	if req.Quota != nil {
 		c.Quota = *req.Quota

@@ -27,7 +27,7 @@ type team struct {
 // (E2B returns a key of the team; the caller's own is the one it has).
 func (s *Server) teams(w http.ResponseWriter, r *http.Request) {
 	p := principalOf(r)
-	name := "default"
+	name := defaultTeamName
 	if tm, ok := s.tenants.team(p.Team); ok {
 		name = tm.Name
 	}

@@ -25,15 +25,19 @@ func teamServer(t *testing.T) (*httptest.Server, func(team string) map[string]st
 func teamServerAt(t *testing.T, dir string) (*httptest.Server, func(team string) map[string]string) {
 	t.Helper()
 	a, st := newTemplateAPIAt(t, dir)
+	// Both teams have one name (stored as before names were unique): a
+	// name is not a namespace.
+	for _, id := range []string{"team_a", "team_b"} {
+		if err := st.PutTeam(t.Context(), &store.Team{ID: id, Name: "same name"}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	tn, err := api.LoadTenants(t.Context(), st, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
 	keys := map[string]string{"": testKey}
 	for _, id := range []string{"team_a", "team_b"} {
-		if err := tn.PutTeam(t.Context(), &store.Team{ID: id, Name: "same name"}); err != nil {
-			t.Fatal(err)
-		}
 		if keys[id], _, err = tn.CreateKey(t.Context(), id, "k", ""); err != nil {
 			t.Fatal(err)
 		}

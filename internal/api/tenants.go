@@ -39,6 +39,9 @@ type Tenants struct {
 	// still holds when the new one is added (mu is not held across the
 	// store write, which every authenticated request would wait for).
 	creating sync.Mutex
+	// naming serialises PutTeam, so that a name found free (nameFree) is
+	// still free when the team is stored.
+	naming sync.Mutex
 
 	quota quotaState
 }
@@ -274,8 +277,15 @@ func (t *Tenants) CreateTeam(ctx context.Context, tm *store.Team, by string) (st
 	return t.CreateKey(ctx, tm.ID, "first key", by)
 }
 
-// PutTeam stores a team record (new or changed).
+// PutTeam stores a team record (new or changed). A name another team (or
+// the default team) has is ErrConflict; the name's form is the caller's
+// to check (checkTeamName), on create and rename only.
 func (t *Tenants) PutTeam(ctx context.Context, tm *store.Team) error {
+	t.naming.Lock()
+	defer t.naming.Unlock()
+	if err := t.nameFree(tm); err != nil {
+		return err
+	}
 	if err := t.st.PutTeam(ctx, tm); err != nil {
 		return err
 	}

@@ -25,11 +25,13 @@ type Backend interface {
 	HasTemplate(ctx context.Context, name string) bool
 }
 
-// CommandResult is the outcome of a shell command.
+// CommandResult is the outcome of a shell command. ExitCode is nil when the
+// command did not run to an end (the tool result is then isError), so a
+// failed call never reads as exit 0.
 type CommandResult struct {
 	Stdout   string `json:"stdout"`
 	Stderr   string `json:"stderr"`
-	ExitCode int    `json:"exitCode"`
+	ExitCode *int   `json:"exitCode,omitempty" jsonschema:"the command's exit code (-1: killed by a signal); absent when the command did not run (isError)"`
 }
 
 // CodeResult is the outcome of a code cell.

@@ -35,7 +35,8 @@ func (f *fakeBackend) RunCommand(_ context.Context, id, cmd, _, _ string, _ time
 	if cmd == "slow" {
 		time.Sleep(300 * time.Millisecond)
 	}
-	return CommandResult{Stdout: "out:" + cmd + "\n", ExitCode: 3}, nil
+	code := 3
+	return CommandResult{Stdout: "out:" + cmd + "\n", ExitCode: &code}, nil
 }
 func (f *fakeBackend) RunCode(_ context.Context, _, code, _ string, _ time.Duration) (CodeResult, error) {
 	if strings.Contains(code, "nokernel") {
@@ -247,5 +248,40 @@ func TestListFilesBounded(t *testing.T) {
 				t.Fatalf("text of %d lines, want %d and no note", lines, tt.kept)
 			}
 		})
+	}
+}
+
+// TestRunCommandErrorNoExitCode: a run_command that failed (the sandbox is
+// gone, the command could not start) is isError and does not claim exit 0
+// in its structured result, which still fits the tool's output schema.
+func TestRunCommandErrorNoExitCode(t *testing.T) {
+	cs := connect(t)
+	r := call(t, cs, "run_command", map[string]any{"sandbox_id": "nope", "command": "ls"})
+	raw, _ := json.Marshal(r.StructuredContent)
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil || !r.IsError {
+		t.Fatalf("isError %v, structured %s: %v", r.IsError, raw, err)
+	}
+	if _, ok := out["exitCode"]; ok {
+		t.Fatalf("failed run_command claims an exit code: %s", raw)
+	}
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range res.Tools {
+		if tl.Name != "run_command" {
+			continue
+		}
+		schema, _ := json.Marshal(tl.OutputSchema)
+		var s struct{ Required []string }
+		if err := json.Unmarshal(schema, &s); err != nil || slices.Contains(s.Required, "exitCode") {
+			t.Fatalf("output schema %s requires exitCode: %v", schema, err)
+		}
+	}
+	ok := call(t, cs, "run_command", map[string]any{"sandbox_id": "abcdefghij0123456789", "command": "ls"})
+	raw, _ = json.Marshal(ok.StructuredContent)
+	if ok.IsError || !strings.Contains(string(raw), `"exitCode":3`) {
+		t.Fatalf("successful run_command: %s", raw)
 	}
 }

@@ -63,7 +63,10 @@ func (t tools) runCommand(ctx context.Context, _ *mcp.CallToolRequest, in comman
 	if err != nil {
 		return toolError(err), CommandResult{}, nil
 	}
-	msg := fmt.Sprintf("exit code %d\n--- stdout ---\n%s--- stderr ---\n%s", r.ExitCode, r.Stdout, r.Stderr)
+	if r.ExitCode == nil {
+		return toolError(fmt.Errorf("run_command: no exit code")), CommandResult{}, nil
+	}
+	msg := fmt.Sprintf("exit code %d\n--- stdout ---\n%s--- stderr ---\n%s", *r.ExitCode, r.Stdout, r.Stderr)
 	return text(msg), r, nil
 }
 

@@ -1,0 +1,49 @@
+package api
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/sbx-dev/sbx/internal/sandbox"
+	"github.com/sbx-dev/sbx/internal/store"
+)
+
+// defaultTeamName is what GET /teams calls the admin keys' team; no other
+// team may take it.
+const defaultTeamName = "default"
+
+// teamNameRule is a team name's form, checked when a team is created or
+// renamed (names stored before the rule keep working as they are).
+const teamNameRule = "1-64 characters of [a-z0-9._-], starting with a letter or digit"
+
+var teamNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+
+// checkTeamName answers ErrInvalid (400) naming the rule for a name
+// outside it.
+func checkTeamName(n string) error {
+	if !teamNameRE.MatchString(n) {
+		return fmt.Errorf("%w: team name %q: must be %s", sandbox.ErrInvalid, truncate(n, 64), teamNameRule)
+	}
+	return nil
+}
+
+// nameFree answers ErrConflict (409) when tm takes a name (ignoring case)
+// that another team, or the default team, has. Keeping its own name is
+// always allowed, so teams with duplicate names from before the rule can
+// still change their quotas. Called with t.naming held.
+func (t *Tenants) nameFree(tm *store.Team) error {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if old, ok := t.teams[tm.ID]; ok && old.Name == tm.Name {
+		return nil
+	}
+	taken := strings.EqualFold(tm.Name, defaultTeamName)
+	for id, o := range t.teams {
+		taken = taken || id != tm.ID && strings.EqualFold(o.Name, tm.Name)
+	}
+	if taken {
+		return fmt.Errorf("%w: team name %q is taken", sandbox.ErrConflict, tm.Name)
+	}
+	return nil
+}
