@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/alecthomas/kong"
+
 	"github.com/sbx-dev/sbx/internal/audit"
 )
 
@@ -14,12 +16,29 @@ import (
 // reads the log file directly (root on the daemon's host), so it works
 // while the daemon is down.
 type auditCmd struct {
-	Verify     string `arg:"" optional:"" enum:"verify," default:"" help:"verify: check the hash chain and its signed checkpoints instead of printing"`
-	DataDir    string `default:"/var/lib/sbx" help:"the daemon's data directory"`
-	AnchorDir  string `default:"/etc/sbx/audit" help:"the daemon's --audit-anchor-dir (signing key and checkpoints)"`
-	Unanchored bool   `help:"verify the chain alone, without checkpoints (a log cut short still verifies)"`
-	Sandbox    string `help:"only records of this sandbox"`
-	Limit      int    `help:"only the newest N records (0 = all)"`
+	Verify     auditAction `arg:"" optional:"" name:"verify" help:"verify: check the hash chain and its signed checkpoints instead of printing"`
+	DataDir    string      `default:"/var/lib/sbx" help:"the daemon's data directory"`
+	AnchorDir  string      `default:"/etc/sbx/audit" help:"the daemon's --audit-anchor-dir (signing key and checkpoints)"`
+	Unanchored bool        `help:"verify the chain alone, without checkpoints (a log cut short still verifies)"`
+	Sandbox    string      `help:"only records of this sandbox"`
+	Limit      int         `help:"only the newest N records (0 = all)"`
+}
+
+// auditAction is audit's optional argument: "verify" or nothing (kong's
+// enum would name the empty value in its error).
+type auditAction string
+
+// Decode accepts verify.
+func (a *auditAction) Decode(ctx *kong.DecodeContext) error {
+	var s string
+	if err := ctx.Scan.PopValueInto("verify", &s); err != nil {
+		return err
+	}
+	if s != "verify" {
+		return fmt.Errorf("the only action is verify, not %q", s)
+	}
+	*a = auditAction(s)
+	return nil
 }
 
 // Help is the long help of sbx audit.

@@ -162,3 +162,13 @@ func TestLogsLevelHelp(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 }
+
+// TestAuditActionChecked: audit's one action is named in the error of a
+// wrong one (kong's enum listed an empty value: must be one of "verify","").
+func TestAuditActionChecked(t *testing.T) {
+	srv := clienttest.NewServer(t, testKey)
+	code, _, errOut := cli(t, context.Background(), srv, "audit", "", "bogus")
+	if code != exitUsage || strings.Contains(errOut, `""`) || !strings.Contains(errOut, "the only action is verify") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
