@@ -116,7 +116,7 @@ test('commands.run: output, exit codes, env, cwd, user', async () => {
   assert.equal((await sbx.commands.run('pwd', { cwd: '/tmp' })).stdout, '/tmp\n')
   assert.equal((await sbx.commands.run('whoami; pwd', { user: 'root' })).stdout, 'root\n/root\n')
   await assert.rejects(sbx.commands.run('pwd', { cwd: '/no/such/dir' }), InvalidArgumentError)
-  await assert.rejects(sbx.commands.run('true', { user: 'no-such-user' }), InvalidArgumentError)
+  await assert.rejects(sbx.commands.run('true', { user: 'no-such-user' }), (e) => e instanceof AuthenticationError && /invalid username: 'no-such-user'/.test(e.message)) // envd's answer
 
   const lines = []
   await sbx.commands.run('for i in 1 2 3; do echo line$i; done', { onStdout: (d) => lines.push(d) })
