@@ -2,11 +2,11 @@ package api
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/store"
+	"github.com/sbx-dev/sbx/internal/template"
 )
 
 // defaultTeamName is what GET /teams calls the admin keys' team; no other
@@ -17,12 +17,11 @@ const defaultTeamName = "default"
 // renamed (names stored before the rule keep working as they are).
 const teamNameRule = "1-64 characters of [a-z0-9._-], starting with a letter or digit"
 
-var teamNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
-
 // checkTeamName answers ErrInvalid (400) naming the rule for a name
-// outside it.
+// outside it: a template's name (template.ValidName: the characters, the
+// length, no leading '.') that starts with neither '-' nor '_' either.
 func checkTeamName(n string) error {
-	if !teamNameRE.MatchString(n) {
+	if !template.ValidName(n) || strings.IndexByte("-_", n[0]) >= 0 {
 		return fmt.Errorf("%w: team name %q: must be %s", sandbox.ErrInvalid, truncate(n, 64), teamNameRule)
 	}
 	return nil
