@@ -42,6 +42,7 @@ func (p *Proxy) probeShared(stop <-chan struct{}, id string) error {
 		in, err := p.sbx.Get(id)
 		if err != nil || in.AgentAddr == "" {
 			p.probes.mu.Unlock()
+			p.stalled.Delete(id) // gone: forget it
 			return errNoProbe
 		}
 		c = &probeCall{done: make(chan struct{})}

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -62,6 +63,7 @@ type Proxy struct {
 	stall        Stall        // stall.go; SetStall, else DefaultStall
 	probes       probes       // probe.go
 	unresponsive atomic.Int64 // requests failed by stall.go
+	stalled      sync.Map     // sandbox id → struct{}: agents given up on and not heard from since (stall.go)
 
 	testPort int // tests: dial this port instead of the routed one
 }

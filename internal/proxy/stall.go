@@ -29,6 +29,11 @@ import (
 // bound, is waited for: a false failure under load is worse than a slow
 // answer. The sandbox itself is never killed for it: its timeout, a kill
 // and a pause end it as any other.
+//
+// Once a request has been given up, the proxy remembers the agent as
+// stalled (Proxy.stalled) until a probe or a request of it is answered: the
+// next request to it probes at once and fails after one unanswered probe
+// (Stall.Probe, not the whole 30 s again).
 
 // Stall bounds how long a request to a silent agent waits (see above).
 type Stall struct {
@@ -72,6 +77,7 @@ func (s stallWatch) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := s.RoundTripper.RoundTrip(r.WithContext(ctx))
 	close(done)
 	if err == nil && state.CompareAndSwap(waiting, answered) {
+		s.p.stalled.Delete(id)
 		resp.Body = &cancelOnClose{resp.Body, cancel}
 		return resp, nil
 	}
@@ -100,7 +106,11 @@ func agentTarget(hostport string) (string, bool) {
 // header (until done), and gives the round trip up once Probes probes in a
 // row went unanswered.
 func (p *Proxy) watchStall(ctx context.Context, done <-chan struct{}, id string, state *atomic.Int32, cancel context.CancelCauseFunc) {
-	t := time.NewTimer(p.stall.After)
+	after, limit := p.stall.After, p.stall.Probes
+	if _, known := p.stalled.Load(id); known {
+		after, limit = 0, 1
+	}
+	t := time.NewTimer(after)
 	defer t.Stop()
 	start, failed := time.Now(), 0
 	for {
@@ -116,16 +126,18 @@ func (p *Proxy) watchStall(ctx context.Context, done <-chan struct{}, id string,
 		case errors.Is(err, errNoProbe):
 			return
 		case err == nil:
-			failed = 0
+			p.stalled.Delete(id)
+			failed, limit = 0, p.stall.Probes
 			t.Reset(p.stall.After)
 			continue
 		}
-		if failed++; failed < p.stall.Probes {
+		if failed++; failed < limit {
 			t.Reset(0)
 			continue
 		}
 		if state.CompareAndSwap(waiting, givenUp) {
 			p.unresponsive.Add(1)
+			p.stalled.Store(id, struct{}{})
 			cancel(fmt.Errorf("%w: no answer to the request for %v nor to %d health probes of %v each (stopped or wedged; the sandbox still runs)",
 				ErrAgentUnresponsive, time.Since(start).Round(time.Second), failed, p.stall.Probe))
 		}

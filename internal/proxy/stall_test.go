@@ -54,8 +54,12 @@ func (a *fakeAgent) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
+	wait := a.xAfter
+	if d, err := time.ParseDuration(r.URL.Query().Get("wait")); err == nil {
+		wait = d
+	}
 	select {
-	case <-time.After(a.xAfter):
+	case <-time.After(wait):
 	case <-a.release:
 		return
 	}
@@ -71,11 +75,14 @@ func (a *fakeAgent) serve(w http.ResponseWriter, r *http.Request) {
 
 // ask sends GET /x to the agent's port through the proxy, from a client
 // that gives up after 3 s.
-func (a *fakeAgent) ask(port int) *httptest.ResponseRecorder {
+func (a *fakeAgent) ask(port int) *httptest.ResponseRecorder { return a.askPath(port, "/x") }
+
+// askPath is ask for path (/x?wait=<duration> overrides xAfter).
+func (a *fakeAgent) askPath(port int, path string) *httptest.ResponseRecorder {
 	rec := httptest.NewRecorder()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	req := httptest.NewRequestWithContext(ctx, http.MethodGet, "/x", nil)
+	req := httptest.NewRequestWithContext(ctx, http.MethodGet, path, nil)
 	req.Header.Set("E2b-Sandbox-Id", a.id)
 	req.Header.Set("E2b-Sandbox-Port", strconv.Itoa(port))
 	req.Header.Set("X-Access-Token", a.token)
@@ -141,5 +148,35 @@ func TestSlowAgentWaitedFor(t *testing.T) {
 	}
 	if n := a.proxy.Unresponsive(); n != 0 {
 		t.Errorf("Unresponsive() = %d, want 0", n)
+	}
+}
+
+// TestKnownStalledFailsSooner: once a request to an agent was given up, the
+// next one probes at once and fails after one unanswered probe (not After
+// plus Probes probes again); an answer from the agent makes it wait the
+// whole bound again.
+func TestKnownStalledFailsSooner(t *testing.T) {
+	st := Stall{After: 600 * time.Millisecond, Probe: 100 * time.Millisecond, Probes: 2}
+	a := newFakeAgent(t, st)
+	a.xAfter = time.Hour
+	t0 := time.Now()
+	if rec := a.ask(EnvdPort); rec.Code != http.StatusBadGateway || time.Since(t0) < st.After {
+		t.Fatalf("first request: %d after %v", rec.Code, time.Since(t0))
+	}
+	t0 = time.Now()
+	if rec := a.ask(EnvdPort); rec.Code != http.StatusBadGateway || time.Since(t0) >= st.After {
+		t.Fatalf("request to a known stalled agent: %d after %v, want 502 before %v", rec.Code, time.Since(t0), st.After)
+	}
+	a.healthy.Store(true) // SIGCONT: answers again, slowly
+	if rec := a.askPath(EnvdPort, "/x?wait="+(2*st.After).String()); rec.Code != http.StatusOK {
+		t.Fatalf("agent answering again: %d %q", rec.Code, rec.Body.String())
+	}
+	if _, known := a.proxy.stalled.Load(a.id); known {
+		t.Errorf("agent still remembered as stalled after answering")
+	}
+	a.healthy.Store(false)
+	t0 = time.Now()
+	if rec := a.ask(EnvdPort); rec.Code != http.StatusBadGateway || time.Since(t0) < st.After {
+		t.Fatalf("after an answer the whole bound again: %d after %v", rec.Code, time.Since(t0))
 	}
 }
