@@ -123,18 +123,8 @@ func (s *Store) Remove(id string) error {
 	if s.Images == "" {
 		return removeLayer(dir)
 	}
-	if real, err := realPath(dir); err == nil {
-		shutdownDisk(paths(real).tmpfs())
-		if !unmountLayer(real) {
-			if err := UnmountAll(real); err != nil {
-				return fmt.Errorf("remove layer %s: %w", id, err)
-			}
-		}
-	}
-	if err := RemoveImage(s.imagePath(id)); err != nil {
-		return err
-	}
-	return removeLayer(dir)
+	shutdown := func(real string) { shutdownDisk(paths(real).tmpfs()) }
+	return removeLayerWith(dir, shutdown, func() error { return RemoveImage(s.imagePath(id)) })
 }
 
 // List returns the ids that have a layer directory, mounted or not, or an

@@ -2,6 +2,7 @@ package layer
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -21,18 +22,42 @@ var errUnknownMount = errors.New("a mount point under the layer")
 // costs the kernel a line per mount of the host (three per live sandbox),
 // and falls back to Cleanup's reading of it when anything else is mounted
 // there. Like Cleanup it never deletes through a mount point.
-func removeLayer(dir string) error {
+func removeLayer(dir string) error { return removeLayerWith(dir, nil, nil) }
+
+// removeLayerWith is removeLayer with two hooks (each may be nil): before
+// runs on the resolved directory before its unmount, after runs once it is
+// unmounted (or missing) and before it is deleted, and its error stops the
+// deletion.
+func removeLayerWith(dir string, before func(real string), after func() error) error {
 	real, err := realPath(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return runHook(after)
+	case err != nil:
+		return errors.Join(runHook(after), Cleanup(dir))
 	}
-	if err != nil || !unmountLayer(real) {
-		return Cleanup(dir)
+	if before != nil {
+		before(real)
+	}
+	if !unmountLayer(real) {
+		if err := UnmountAll(real); err != nil {
+			return fmt.Errorf("remove layer %s: %w", real, err)
+		}
+	}
+	if err := runHook(after); err != nil {
+		return err
 	}
 	if err := os.RemoveAll(real); err != nil {
 		return Cleanup(dir)
 	}
 	return nil
+}
+
+func runHook(f func() error) error {
+	if f == nil {
+		return nil
+	}
+	return f()
 }
 
 // unmountLayer unmounts a layer's overlay, then what holds its upper
