@@ -4,7 +4,7 @@
 // (test/e2e/daemon/run.sh). Each test names the E2B test file it ports; a
 // test here groups that file's cases on one sandbox where they do not
 // interfere. Cases other suites here already cover are left out.
-import { test, after } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import http from 'node:http'
 import path from 'node:path'
@@ -14,24 +14,9 @@ import {
 } from 'e2b'
 import { Sandbox as CodeSandbox } from '@e2b/code-interpreter'
 
-const runtime = process.env.SBX_E2E_RUNTIME || 'runsc'
+import { runtime, created, wait, make } from './e2bfixture.mjs'
+
 const origin = new URL(process.env.E2B_API_URL)
-const created = []
-const wait = (ms) => new Promise((r) => setTimeout(r, ms))
-
-after(async () => {
-  for (const s of created) await s.kill().catch(() => {})
-})
-
-// make is E2B's sandboxTest fixture: a base sandbox with a test id in its
-// metadata.
-async function make(opts = {}, cls = Sandbox, template = 'base') {
-  const sandboxTestId = `t${Math.random().toString(36).slice(2)}`
-  const sbx = await cls.create(template, { timeoutMs: 120_000, metadata: { sandboxTestId }, ...opts })
-  created.push(sbx)
-  sbx.testId = sandboxTestId
-  return sbx
-}
 
 const dec = new TextDecoder()
 

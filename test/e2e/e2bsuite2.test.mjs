@@ -11,29 +11,15 @@
 // (auto-pause), test_run.py and test_write.py cases the JS suite lacks, and
 // the git/*.test.ts cases that need no host (a repo and a git daemon inside
 // the sandbox).
-import { test, after } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import http from 'node:http'
 import { randomUUID } from 'node:crypto'
 import { Sandbox, Template, CommandExitError } from 'e2b'
 
-const runtime = process.env.SBX_E2E_RUNTIME || 'runsc'
+import { runtime, created, wait, make } from './e2bfixture.mjs'
+
 const origin = new URL(process.env.E2B_API_URL)
-const created = []
-const wait = (ms) => new Promise((r) => setTimeout(r, ms))
-
-after(async () => {
-  for (const s of created) await s.kill().catch(() => {})
-})
-
-// make is E2B's sandboxTest fixture: a base sandbox with a test id in its
-// metadata.
-async function make(opts = {}) {
-  const sandboxTestId = `t${Math.random().toString(36).slice(2)}`
-  const sbx = await Sandbox.create('base', { timeoutMs: 120_000, metadata: { sandboxTestId }, ...opts })
-  created.push(sbx)
-  return sbx
-}
 
 // get sends GET / to the daemon with the given Host and headers.
 function get(host, headers = {}) {

@@ -9,26 +9,13 @@
 // template ships matplotlib, so a plot arrives as PNG, not as a chart;
 // docs/ARCHITECTURE.md, Code interpreter), and the SDK-internal unit tests
 // (commandHandle, watchHandle, entryInfo, getLifecycle), which need no sandbox.
-import { test, after, before } from 'node:test'
+import { test, before } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { Sandbox, Template } from 'e2b'
 import { Sandbox as CodeSandbox } from '@e2b/code-interpreter'
 
-const runtime = process.env.SBX_E2E_RUNTIME || 'runsc'
-const created = []
-
-after(async () => {
-  for (const s of created) await s.kill().catch(() => {})
-})
-
-// make is E2B's sandboxTest fixture: a sandbox with a test id in its metadata.
-async function make(opts = {}, cls = Sandbox, template = 'base') {
-  const sandboxTestId = `t${Math.random().toString(36).slice(2)}`
-  const sbx = await cls.create(template, { timeoutMs: 120_000, metadata: { sandboxTestId }, ...opts })
-  created.push(sbx)
-  return sbx
-}
+import { runtime, make } from './e2bfixture.mjs'
 
 let ci // the shared code-interpreter sandbox, with E2B's TEST_ENV_VAR
 before(async () => {
