@@ -149,9 +149,7 @@ func (s *Server) setTimeout(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var req struct {
-		Timeout *int64 `json:"timeout"`
-	}
+	var req timeoutReq
 	if !decode(w, r, &req) {
 		return
 	}
@@ -181,9 +179,7 @@ func (s *Server) refresh(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var req struct {
-		Duration *int64 `json:"duration"`
-	}
+	var req refreshReq
 	if !decode(w, r, &req) {
 		return
 	}
