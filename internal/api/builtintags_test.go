@@ -23,9 +23,9 @@ func TestBuiltinTemplateTags(t *testing.T) {
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	var tags []map[string]any
-	if resp.StatusCode != 200 || json.Unmarshal(b, &tags) != nil || len(tags) != 1 || tags[0]["tag"] != "latest" ||
+	if resp.StatusCode != 200 || json.Unmarshal(b, &tags) != nil || len(tags) != 1 || tags[0]["tag"] != "default" ||
 		tags[0]["buildID"] == nil || tags[0]["createdAt"] == nil {
-		t.Fatalf("GET /templates/base/tags = %d %s, want 200 and one tag latest", resp.StatusCode, b)
+		t.Fatalf("GET /templates/base/tags = %d %s, want 200 and one tag default (E2B's name of the default tag)", resp.StatusCode, b)
 	}
 	for _, c := range []struct{ method, path, body string }{
 		{"POST", "/templates/tags", `{"target":"base","tags":["x"]}`},
@@ -58,8 +58,8 @@ func TestBuiltinTagsAcrossTeams(t *testing.T) {
 	if code, r := do(t, srv, "PATCH", "/templates/pub", `{"public":true}`, as("team_a")); code != 200 {
 		t.Fatalf("publish = %d %v", code, r)
 	}
-	if code, tags := doList(t, srv, "/templates/base/tags", as("team_b")); code != 200 || len(tags) != 1 || tags[0]["tag"] != "latest" {
-		t.Errorf("team_b GET /templates/base/tags = %d %v, want 200 and latest", code, tags)
+	if code, tags := doList(t, srv, "/templates/base/tags", as("team_b")); code != 200 || len(tags) != 1 || tags[0]["tag"] != "default" {
+		t.Errorf("team_b GET /templates/base/tags = %d %v, want 200 and default", code, tags)
 	}
 	for _, ref := range []string{pub, priv} {
 		if code, e := do(t, srv, "GET", "/templates/"+ref+"/tags", "", as("team_b")); code != 404 || e["message"] != "template '"+ref+"' not found" {

@@ -218,12 +218,15 @@ test(`${runtime}: build with a tag, assign tags, refuse bad ones (tagsBuild.test
   await assert.rejects(Template.removeTags(initialTag, 'stable'), /should not contain a tag/)
   await assert.rejects(Template.removeTags(templateName, []), /at least one tag/)
   await Template.removeTags(templateName, ['STABLE', 'canary'])
+  // getTags names the default tag as E2B's server does, "default"; sbx's
+  // "latest" (assigned above) is that same tag
   const tags = (await Template.getTags(buildInfo.templateId)).map((t) => t.tag).sort()
-  assert.deepEqual(tags, ['latest', 'production', initialTag.split(':')[1]].sort())
+  assert.deepEqual(tags, ['default', 'production', initialTag.split(':')[1]].sort())
   const sbx = await make({}, Sandbox, templateName)
   assert.equal((await sbx.commands.run('echo ok')).stdout, 'ok\n')
   // E2B's default tag is "default" (infra id.DefaultTag): name:default is the
-  // bare name and cannot be removed; sbx's is "latest", with E2B's as its alias
+  // bare name and cannot be removed; sbx stores it as "latest", takes both
+  // names and shows E2B's on the tag endpoints
   const sbxDefault = await make({}, Sandbox, `${templateName}:default`)
   assert.equal((await sbxDefault.commands.run('echo ok')).stdout, 'ok\n')
   await assert.rejects(Template.removeTags(templateName, 'default'), /cannot delete/)
