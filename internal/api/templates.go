@@ -107,7 +107,10 @@ func (s *Server) startBuild(w http.ResponseWriter, r *http.Request) {
 	if ref := spec.FromTemplate; ref != "" {
 		err = s.useTemplate(r.Context(), teamOf(r), ref, false)
 		spec.FromTemplate = s.scoped(r, ref)
-		if errors.Is(err, sandbox.ErrNotFound) { // E2B takes the build and fails it at its base step
+		switch {
+		case errors.Is(err, sandbox.ErrNotFound) && s.builds.Hidden(teamOf(r), ref):
+			spec.HiddenBase, spec.FromTemplate, err = ref, "", nil // E2B: "no access"
+		case errors.Is(err, sandbox.ErrNotFound): // E2B takes the build and fails it at its base step
 			spec.MissingBase, spec.FromTemplate, err = ref, "", nil
 		}
 	}

@@ -34,6 +34,10 @@ type Spec struct {
 	// the build is accepted and fails at its base step, "base template
 	// '<ref>' not found", which the SDK's BuildError puts on fromTemplate.
 	MissingBase string `json:"-"`
+	// HiddenBase is a fromTemplate of another team's private template named
+	// by id or namespace/name (Service.Hidden): the build fails at its base
+	// step as E2B's, "you have no access to use '<ref>' as a base template".
+	HiddenBase string `json:"-"`
 }
 
 // stored is spec as the build record keeps it: without the registry's
@@ -175,6 +179,8 @@ func (s *Service) base(ctx context.Context, spec Spec, scope string, lg *buildLo
 	switch {
 	case spec.MissingBase != "":
 		return nil, baseNotFound(spec.MissingBase)
+	case spec.HiddenBase != "":
+		return nil, noAccessBase(spec.HiddenBase)
 	case spec.FromTemplate != "" && spec.FromImage != "":
 		return nil, fmt.Errorf("give fromImage or fromTemplate, not both")
 	case spec.FromTemplate != "":

@@ -221,7 +221,7 @@ func (s *Service) pendingOf(team string) int {
 }
 
 func validateSpec(spec Spec) error {
-	if (spec.FromImage == "") == (spec.FromTemplate == "" && spec.MissingBase == "") {
+	if (spec.FromImage == "") == (spec.FromTemplate == "" && spec.MissingBase == "" && spec.HiddenBase == "") {
 		return fmt.Errorf("%w: exactly one of fromImage and fromTemplate must be given", sandbox.ErrInvalid)
 	}
 	if len(spec.Steps) > 200 {
