@@ -289,7 +289,7 @@ func (s *Service) finish(b *store.BuildRec, st *state, err error, lg *buildLog) 
 	now := time.Now().UTC()
 	b.UpdatedAt, b.FinishedAt = now, now
 	if err != nil {
-		b.Status, b.Reason = "error", printableLine(err.Error(), 8<<10)
+		b.Status, b.Reason = "error", printableLine(reasonText(err), 8<<10)
 		var se *stepError
 		if errors.As(err, &se) {
 			b.ReasonStep = se.step
