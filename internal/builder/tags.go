@@ -82,7 +82,8 @@ func CheckRemoval(name string, tags []string) error {
 	}
 	for _, tag := range tags {
 		if tag == DefaultTag {
-			return fmt.Errorf("%w: cannot delete the %q tag", sandbox.ErrInvalid, DefaultTag)
+			// E2B's words ("Cannot delete the 'default' tag"), with sbx's name
+			return fmt.Errorf("%w: cannot delete the '%s' tag (%q)", sandbox.ErrInvalid, e2bDefaultTag, DefaultTag)
 		}
 	}
 	return nil
