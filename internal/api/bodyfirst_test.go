@@ -50,3 +50,20 @@ func TestBodyBeforeLookup(t *testing.T) {
 		}
 	}
 }
+
+// TestCreateResolvesTemplateFirst: a create naming no template is 404 even
+// when the rest of its body is invalid too, as E2B's create resolves the
+// template (ResolveAlias, templateCache.Get) before it checks the timeout,
+// network or volumes. Before, the timeout's 400 came first.
+func TestCreateResolvesTemplateFirst(t *testing.T) {
+	srv, _ := newServer(t)
+	for _, body := range []string{`{"templateID":"nope","timeout":999999}`, `{"templateID":"nope","envVars":{"A=B":"c"}}`,
+		`{"templateID":"nope","network":{"allowOut":["not an address"]}}`} {
+		if code, e := do(t, srv, "POST", "/v2/sandboxes", body, nil); code != http.StatusNotFound || e["message"] != "template 'nope' not found" {
+			t.Errorf("create %s = %d %v, want 404 template 'nope' not found", body, code, e)
+		}
+	}
+	if code, e := do(t, srv, "POST", "/v2/sandboxes", `{"templateID":"base","timeout":999999}`, nil); code != http.StatusBadRequest {
+		t.Errorf("create base with a huge timeout = %d %v, want 400", code, e)
+	}
+}
