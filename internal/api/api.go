@@ -107,24 +107,24 @@ func (s *Server) routes() {
 	h("GET /sandboxes", s.listV1)
 	h("GET /sandboxes/{id}", s.get)
 	h("DELETE /sandboxes/{id}", s.kill)
-	h("POST /sandboxes/{id}/timeout", s.setTimeout)
-	h("POST /sandboxes/{id}/refreshes", s.refresh)
-	h("POST /v2/sandboxes/{id}/connect", s.connect)
-	h("POST /sandboxes/{id}/connect", s.connect)
+	s.handleChecked("POST /sandboxes/{id}/timeout", shapeOf[timeoutReq](), s.setTimeout)
+	s.handleChecked("POST /sandboxes/{id}/refreshes", shapeOf[refreshReq](), s.refresh)
+	s.handleChecked("POST /v2/sandboxes/{id}/connect", checkTimeoutBody, s.connect)
+	s.handleChecked("POST /sandboxes/{id}/connect", checkTimeoutBody, s.connect)
 	h("GET /sandboxes/{id}/metrics", s.metrics)
 	h("GET /sandboxes/metrics", s.bulkMetrics)
 	h("GET /teams", s.teams)
 	h("GET /teams/{teamID}/metrics", s.teamMetrics)
 	h("GET /teams/{teamID}/metrics/max", s.teamMetricsMax)
-	h("POST /sandboxes/{id}/pause", s.pause)
-	h("POST /sandboxes/{id}/resume", s.resume)
-	h("POST /sandboxes/{id}/fork", s.fork)
-	h("POST /sandboxes/{id}/snapshots", s.snapshot)
+	s.handleChecked("POST /sandboxes/{id}/pause", shapeOf[pauseReq](), s.pause)
+	s.handleChecked("POST /sandboxes/{id}/resume", shapeOf[resumeReq](), s.resume)
+	s.handleChecked("POST /sandboxes/{id}/fork", checkForkBody, s.fork)
+	s.handleChecked("POST /sandboxes/{id}/snapshots", checkSnapshotBody, s.snapshot)
 	h("GET /snapshots", s.snapshots)
 	h("DELETE /templates/{template}", s.deleteTemplate)
 	h("GET /sbx/storage", s.storage)
 	h("GET /sbx/version", s.version)
-	h("PUT /sandboxes/{id}/network", s.updateNetwork)
+	s.handleChecked("PUT /sandboxes/{id}/network", shapeOf[networkUpdate](), s.updateNetwork)
 	h("GET /sandboxes/{id}/logs", s.logsV1)
 	h("GET /v2/sandboxes/{id}/logs", s.logsV2)
 	h("GET /templates", s.templates)
@@ -154,6 +154,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // the request, runs the ownership gate, and audits the call (key id and
 // team, never the key).
 func (s *Server) auth(next http.HandlerFunc) http.Handler {
+	return s.authChecked(nil, next)
+}
+
+// authChecked is auth with check (if any) run on the body between the key
+// and the ownership gate (bodyfirst.go).
+func (s *Server) authChecked(check bodyCheck, next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, ok := s.gate(w, r, r.Header.Get("X-API-Key"))
 		if !ok {
@@ -161,7 +167,7 @@ func (s *Server) auth(next http.HandlerFunc) http.Handler {
 		}
 		r = withPrincipal(r, p)
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-		if s.owns(sw, r) {
+		if (check == nil || check(s, sw, r)) && s.owns(sw, r) {
 			next(sw, r)
 		}
 		s.record(r, p.KeyID, sw.status)

@@ -156,7 +156,7 @@ func TestAbuse(t *testing.T) {
 		{"bad id", "GET", "/sandboxes/..%2F..%2Fetc", ``, nil, 404},
 		{"unknown id", "GET", "/sandboxes/aaaaaaaaaaaaaaaaaaaa", ``, nil, 404},
 		{"unknown id kill", "DELETE", "/sandboxes/aaaaaaaaaaaaaaaaaaaa", ``, nil, 404},
-		// The ownership gate answers an unknown id before the body is read.
+		// A body that is JSON is checked after the lookup, as E2B (TestBodyBeforeLookup).
 		{"timeout on unknown id", "POST", "/sandboxes/aaaaaaaaaaaaaaaaaaaa/timeout", `{}`, nil, 404},
 		{"bad list limit", "GET", "/v2/sandboxes?limit=0", ``, nil, 400},
 		{"bad metadata filter", "GET", "/v2/sandboxes?metadata=%25zz", ``, nil, 400},

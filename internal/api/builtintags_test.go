@@ -23,9 +23,9 @@ func TestBuiltinTemplateTags(t *testing.T) {
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	var tags []map[string]any
-	if resp.StatusCode != 200 || json.Unmarshal(b, &tags) != nil || len(tags) != 1 || tags[0]["tag"] != "latest" ||
+	if resp.StatusCode != 200 || json.Unmarshal(b, &tags) != nil || len(tags) != 1 || tags[0]["tag"] != "default" ||
 		tags[0]["buildID"] == nil || tags[0]["createdAt"] == nil {
-		t.Fatalf("GET /templates/base/tags = %d %s, want 200 and one tag latest", resp.StatusCode, b)
+		t.Fatalf("GET /templates/base/tags = %d %s, want 200 and one tag default (E2B's name of the default tag)", resp.StatusCode, b)
 	}
 	for _, c := range []struct{ method, path, body string }{
 		{"POST", "/templates/tags", `{"target":"base","tags":["x"]}`},
@@ -47,10 +47,10 @@ func TestBuiltinTemplateTags(t *testing.T) {
 	}
 }
 
-// TestBuiltinTagsAcrossTeams: any team lists a built-in template's tags, as
-// E2B answers a public template's to any team; another team's user
-// template stays the same 404 as a missing one, public or not (public lets
-// other teams start and build on it, nothing else: docs/SECURITY.md).
+// TestBuiltinTagsAcrossTeams: any team lists a built-in template's tags,
+// and a public user template's, as E2B answers a public template's to any
+// team; another team's private template stays the same 404 as a missing
+// one (docs/SECURITY.md).
 func TestBuiltinTagsAcrossTeams(t *testing.T) {
 	srv, as := teamServer(t)
 	pub := buildAs(t, srv, as("team_a"), "pub")
@@ -58,13 +58,14 @@ func TestBuiltinTagsAcrossTeams(t *testing.T) {
 	if code, r := do(t, srv, "PATCH", "/templates/pub", `{"public":true}`, as("team_a")); code != 200 {
 		t.Fatalf("publish = %d %v", code, r)
 	}
-	if code, tags := doList(t, srv, "/templates/base/tags", as("team_b")); code != 200 || len(tags) != 1 || tags[0]["tag"] != "latest" {
-		t.Errorf("team_b GET /templates/base/tags = %d %v, want 200 and latest", code, tags)
+	if code, tags := doList(t, srv, "/templates/base/tags", as("team_b")); code != 200 || len(tags) != 1 || tags[0]["tag"] != "default" {
+		t.Errorf("team_b GET /templates/base/tags = %d %v, want 200 and default", code, tags)
 	}
-	for _, ref := range []string{pub, priv} {
-		if code, e := do(t, srv, "GET", "/templates/"+ref+"/tags", "", as("team_b")); code != 404 || e["message"] != "template '"+ref+"' not found" {
-			t.Errorf("team_b GET tags of team_a's %s = %d %v, want the missing template's 404", ref, code, e)
-		}
+	if code, tags := doList(t, srv, "/templates/"+pub+"/tags", as("team_b")); code != 200 || len(tags) != 1 || tags[0]["tag"] != "default" {
+		t.Errorf("team_b GET tags of team_a's public %s = %d %v, want 200 and default", pub, code, tags)
+	}
+	if code, e := do(t, srv, "GET", "/templates/"+priv+"/tags", "", as("team_b")); code != 404 || e["message"] != "template '"+priv+"' not found" {
+		t.Errorf("team_b GET tags of team_a's private %s = %d %v, want the missing template's 404", priv, code, e)
 	}
 	if code, e := do(t, srv, "DELETE", "/templates/tags", `{"name":"base","tags":["x"]}`, as("team_b")); code != 404 {
 		t.Errorf("team_b removes a tag of base = %d %v, want 404", code, e)

@@ -29,9 +29,12 @@ func (s *Server) owns(w http.ResponseWriter, r *http.Request) bool {
 	}
 	ref := r.PathValue("template")
 	if a := r.PathValue("a"); a != "" && a != "aliases" {
-		ref = a // GET /templates/{template}/tags
-		if s.builds != nil && s.builds.IsBuiltin(a) {
-			ref = "" // a built-in's tags are every team's, as E2B lists a public template's
+		// GET /templates/{template}/tags: a public template's (a built-in's
+		// too) are every team's, as E2B lists them (its
+		// TestGetTemplateTagsPublicTemplateAsForeignTeam)
+		if err := s.useTemplate(r.Context(), team, a, false); err != nil {
+			writeErr(w, err)
+			return false
 		}
 	}
 	if ref != "" {

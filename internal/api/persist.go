@@ -41,9 +41,7 @@ func (s *Server) pause(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var req struct {
-		Memory *bool `json:"memory"`
-	}
+	var req pauseReq
 	if !decode(w, r, &req) {
 		return
 	}
@@ -61,11 +59,7 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var req struct {
-		Timeout   *int64 `json:"timeout"`
-		AutoPause *bool  `json:"autoPause"`
-		Memory    *bool  `json:"memory"`
-	}
+	var req resumeReq
 	if !decode(w, r, &req) {
 		return
 	}

@@ -19,9 +19,16 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	team := teamOf(r)
-	opts, err := s.createOpts(team, req)
+	// As E2B's create: the template is resolved before the rest of the
+	// body is checked (a missing template is 404 whatever else is wrong).
+	tpl := req.TemplateID
+	if tpl == "" {
+		tpl = defaultTemplate
+	}
+	err := s.useTemplate(r.Context(), team, tpl, true)
+	var opts sandbox.CreateOpts
 	if err == nil {
-		err = s.useTemplate(r.Context(), team, opts.Template, true)
+		opts, err = s.createOpts(team, req)
 	}
 	var release func()
 	if err == nil {
@@ -149,9 +156,7 @@ func (s *Server) setTimeout(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var req struct {
-		Timeout *int64 `json:"timeout"`
-	}
+	var req timeoutReq
 	if !decode(w, r, &req) {
 		return
 	}
@@ -181,9 +186,7 @@ func (s *Server) refresh(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var req struct {
-		Duration *int64 `json:"duration"`
-	}
+	var req refreshReq
 	if !decode(w, r, &req) {
 		return
 	}

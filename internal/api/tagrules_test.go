@@ -42,14 +42,20 @@ func TestTagRulesAsE2B(t *testing.T) {
 			t.Errorf("remove %s = %d %v, want 400", body, code, e)
 		}
 	}
-	if tags := tagsOf(t, srv, "mine"); !tags["latest"] || !tags["prod"] || !tags["stable"] {
+	if tags := tagsOf(t, srv, "mine"); !tags["default"] || !tags["prod"] || !tags["stable"] {
 		t.Fatalf("a refused remove took tags: %v", tags)
 	}
 	if code, e := do(t, srv, "DELETE", "/templates/tags", `{"name":"mine","tags":[" PROD "]}`, nil); code != 204 {
 		t.Fatalf("remove PROD = %d %v", code, e)
 	}
-	if got := slices.Sorted(maps.Keys(tagsOf(t, srv, "mine"))); fmt.Sprint(got) != "[latest stable]" {
+	if got := slices.Sorted(maps.Keys(tagsOf(t, srv, "mine"))); fmt.Sprint(got) != "[default stable]" {
 		t.Fatalf("tags after removing PROD: %v", got)
+	}
+	// The default tag reads as E2B's "default" (getTags above); an assign
+	// answers the tags as given, E2B's "default" and sbx's "latest" alike.
+	code, r = do(t, srv, "POST", "/templates/tags", `{"target":"mine","tags":["Default","latest","v2"]}`, nil)
+	if got := fmt.Sprint(r["tags"]); code != 201 || got != "[default latest v2]" {
+		t.Fatalf("assign default = %d %v, want 201 with [default latest v2]", code, r)
 	}
 	if code, e := do(t, srv, "DELETE", "/templates/tags", `{"name":"no-such-template","tags":["x"]}`, nil); code != 404 {
 		t.Fatalf("remove of a missing template = %d %v, want 404", code, e)

@@ -107,7 +107,10 @@ func (s *Server) startBuild(w http.ResponseWriter, r *http.Request) {
 	if ref := spec.FromTemplate; ref != "" {
 		err = s.useTemplate(r.Context(), teamOf(r), ref, false)
 		spec.FromTemplate = s.scoped(r, ref)
-		if errors.Is(err, sandbox.ErrNotFound) { // E2B takes the build and fails it at its base step
+		switch {
+		case errors.Is(err, sandbox.ErrNotFound) && s.builds.Hidden(teamOf(r), ref):
+			spec.HiddenBase, spec.FromTemplate, err = ref, "", nil // E2B: "no access"
+		case errors.Is(err, sandbox.ErrNotFound): // E2B takes the build and fails it at its base step
 			spec.MissingBase, spec.FromTemplate, err = ref, "", nil
 		}
 	}
@@ -186,13 +189,13 @@ func (s *Server) assignTags(w http.ResponseWriter, r *http.Request) {
 	}
 	var bid string
 	if err == nil {
-		bid, tags, err = s.builds.AssignTags(r.Context(), s.scoped(r, req.Target), tags)
+		bid, _, err = s.builds.AssignTags(r.Context(), s.scoped(r, req.Target), tags)
 	}
 	if err != nil {
 		writeErr(w, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"buildID": bid, "tags": tags})
+	writeJSON(w, http.StatusCreated, map[string]any{"buildID": bid, "tags": builder.EchoTags(req.Tags)})
 }
 
 func (s *Server) removeTags(w http.ResponseWriter, r *http.Request) {
@@ -228,7 +231,7 @@ func (s *Server) templateTags(w http.ResponseWriter, r *http.Request, template s
 	}
 	out := make([]map[string]any, 0, len(tags))
 	for _, t := range tags {
-		out = append(out, map[string]any{"tag": t.Tag, "buildID": t.BuildID, "createdAt": t.CreatedAt})
+		out = append(out, map[string]any{"tag": builder.WireTag(t.Tag), "buildID": t.BuildID, "createdAt": t.CreatedAt})
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -94,8 +94,14 @@ func newTemplateAPIAt(t *testing.T, dir string) (*api.Server, *store.Store) {
 // waitBuild polls a build's status until it is ready or error.
 func waitBuild(t *testing.T, srv *httptest.Server, tid, bid string) map[string]any {
 	t.Helper()
+	return waitBuildAs(t, srv, tid, bid, nil)
+}
+
+// waitBuildAs is waitBuild with the headers hdr (a team's key).
+func waitBuildAs(t *testing.T, srv *httptest.Server, tid, bid string, hdr map[string]string) map[string]any {
+	t.Helper()
 	for range 200 {
-		code, st := do(t, srv, "GET", "/templates/"+tid+"/builds/"+bid+"/status", "", nil)
+		code, st := do(t, srv, "GET", "/templates/"+tid+"/builds/"+bid+"/status", "", hdr)
 		if code != 200 {
 			t.Fatalf("status = %d %v", code, st)
 		}

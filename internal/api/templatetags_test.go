@@ -69,7 +69,7 @@ func TestTemplateTagsBounded(t *testing.T) {
 	if st := waitBuild(t, srv, late.TemplateID, late.BuildID); st["status"] != "ready" {
 		t.Fatalf("late build %v", st)
 	}
-	if tags := tagsOf(t, srv, "mine"); len(tags) != 4 || !tags["latest"] || tags["late1"] {
+	if tags := tagsOf(t, srv, "mine"); len(tags) != 4 || !tags["default"] || tags["late1"] {
 		t.Fatalf("tags after the late build: %v, want latest, a, b, c", tags)
 	}
 	if code, _ := do(t, srv, "DELETE", "/templates/tags", `{"name":"mine","tags":["a"]}`, nil); code != 204 {

@@ -34,6 +34,10 @@ type Spec struct {
 	// the build is accepted and fails at its base step, "base template
 	// '<ref>' not found", which the SDK's BuildError puts on fromTemplate.
 	MissingBase string `json:"-"`
+	// HiddenBase is a fromTemplate of another team's private template named
+	// by id or namespace/name (Service.Hidden): the build fails at its base
+	// step as E2B's, "you have no access to use '<ref>' as a base template".
+	HiddenBase string `json:"-"`
 }
 
 // stored is spec as the build record keeps it: without the registry's
@@ -81,7 +85,9 @@ type state struct {
 	cfg    store.BuildConfig
 	run    struct {
 		user, workdir string
-		workdirSet    bool // by a WORKDIR step or the parent; else the user's home
+		workdirSet    bool   // by a WORKDIR step or the parent; else the user's home
+		workdirStep   string // the WORKDIR step that set it ("" the parent or none)
+		workdirUser   string // the user then, who makes it ("": the step's user)
 	}
 	// scope is the building template's team ("" for the default team):
 	// part of every step's cache key, so that no team's RUN or COPY layer
@@ -91,16 +97,24 @@ type state struct {
 	scope string
 }
 
+// runConfig is the configuration a RUN or COPY step runs with.
+type runConfig struct {
+	store.BuildConfig
+	// workdirUser makes a missing Workdir: the user when the WORKDIR step
+	// ran, as E2B's WORKDIR step makes it then ("": User).
+	workdirUser string
+}
+
 // runCfg is the configuration a RUN or COPY step runs with.
-func (st *state) runCfg() store.BuildConfig {
+func (st *state) runCfg() runConfig {
 	c := st.cfg
 	c.User, c.Workdir = st.run.user, st.run.workdir
-	return c
+	return runConfig{c, st.run.workdirUser}
 }
 
 // stepVersion is part of every step's cache key: bump it when the way steps
 // run changes, so no layer made the old way is reused.
-const stepVersion = "step/v5"
+const stepVersion = "step/v6" // v6: the workdir is made as the template's user
 
 // The user and workdir a build's steps start with, as on E2B.
 const (
@@ -149,14 +163,14 @@ func (s *Service) execute(ctx context.Context, b *store.BuildRec, spec Spec, lg 
 		name := fmt.Sprint(i + 1)
 		force = force || step.Force
 		if err := s.step(ctx, b, lg, name, st, step, force); err != nil {
-			return nil, &stepError{name, err}
+			return nil, &stepError{st.failedStep(name, err), err}
 		}
 		if err := s.checkDisk(ctx, b.TemplateID, name, st.layers); err != nil {
 			return nil, err
 		}
 	}
 	if err := s.finalize(ctx, b, spec, st, lg); err != nil {
-		return nil, &stepError{"finalize", err}
+		return nil, &stepError{st.failedStep("finalize", err), err}
 	}
 	return st, nil
 }
@@ -175,6 +189,8 @@ func (s *Service) base(ctx context.Context, spec Spec, scope string, lg *buildLo
 	switch {
 	case spec.MissingBase != "":
 		return nil, baseNotFound(spec.MissingBase)
+	case spec.HiddenBase != "":
+		return nil, noAccessBase(spec.HiddenBase)
 	case spec.FromTemplate != "" && spec.FromImage != "":
 		return nil, fmt.Errorf("give fromImage or fromTemplate, not both")
 	case spec.FromTemplate != "":
@@ -336,7 +352,8 @@ func (s *Service) step(ctx context.Context, b *store.BuildRec, lg *buildLog, nam
 	case "WORKDIR":
 		if len(step.Args) > 0 {
 			st.run.workdir = absWorkdir(st.run.workdir, step.Args[0])
-			st.cfg.Workdir, st.run.workdirSet = st.run.workdir, true
+			st.cfg.Workdir, st.run.workdirSet, st.run.workdirStep = st.run.workdir, true, name
+			st.run.workdirUser = st.run.user
 		}
 	case "USER":
 		if len(step.Args) > 0 {
@@ -352,6 +369,16 @@ func (s *Service) step(ctx context.Context, b *store.BuildRec, lg *buildLog, nam
 	}
 	st.key = key
 	return nil
+}
+
+// failedStep is the step a build failing in step name with err is put on:
+// the WORKDIR step that set the working directory when err is a failure to
+// make it (workdirError), else name.
+func (st *state) failedStep(name string, err error) string {
+	if we := new(workdirError); errors.As(err, &we) && st.run.workdirStep != "" {
+		return st.run.workdirStep
+	}
+	return name
 }
 
 func absWorkdir(cur, dir string) string {

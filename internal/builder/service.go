@@ -221,7 +221,7 @@ func (s *Service) pendingOf(team string) int {
 }
 
 func validateSpec(spec Spec) error {
-	if (spec.FromImage == "") == (spec.FromTemplate == "" && spec.MissingBase == "") {
+	if (spec.FromImage == "") == (spec.FromTemplate == "" && spec.MissingBase == "" && spec.HiddenBase == "") {
 		return fmt.Errorf("%w: exactly one of fromImage and fromTemplate must be given", sandbox.ErrInvalid)
 	}
 	if len(spec.Steps) > 200 {
@@ -289,7 +289,7 @@ func (s *Service) finish(b *store.BuildRec, st *state, err error, lg *buildLog) 
 	now := time.Now().UTC()
 	b.UpdatedAt, b.FinishedAt = now, now
 	if err != nil {
-		b.Status, b.Reason = "error", printableLine(err.Error(), 8<<10)
+		b.Status, b.Reason = "error", printableLine(reasonText(err), 8<<10)
 		var se *stepError
 		if errors.As(err, &se) {
 			b.ReasonStep = se.step

@@ -112,7 +112,23 @@ func (s *Service) runShell(ctx context.Context, conn *client.SandboxConn, lg *bu
 // error>", e.g. "exit status 127" or "unauthenticated: invalid username:
 // 'root123'"), which E2B's own SDK tests match.
 func commandFailed(cmd string, err error) error {
-	return fmt.Errorf("failed to run command '%s': command failed: %w", cmd, detail{err})
+	return &e2bReason{fmt.Errorf("failed to run command '%s': command failed: %w", cmd, detail{err})}
+}
+
+// e2bReason is a step's failure worded as E2B's build server words it: the
+// build's reason is its text alone, without what wraps it on the way out
+// (the layer store's "layer <id>: "), as the SDK's BuildError shows E2B's.
+type e2bReason struct{ err error }
+
+func (e *e2bReason) Error() string { return e.err.Error() }
+func (e *e2bReason) Unwrap() error { return e.err }
+
+// reasonText is err's text, or that of the E2B-worded failure it wraps.
+func reasonText(err error) string {
+	if r := new(e2bReason); errors.As(err, &r) {
+		return r.Error()
+	}
+	return err.Error()
 }
 
 // detail is err as envd words it: the agent's Connect error ("code:
@@ -127,16 +143,31 @@ func (d detail) Error() string {
 }
 func (d detail) Unwrap() error { return d.err }
 
-// ensureWorkdir makes the working directory as root and gives user every
-// directory it made, as E2B's WORKDIR step (a `mkdir -p` as the step's
-// user) leaves them: $t is the topmost one that was missing.
-const ensureWorkdir = `[ -z "$1" ] || [ -d "$1" ] || { t=$1; while [ ! -e "$(dirname -- "$t")" ]; do t=$(dirname -- "$t"); done
-mkdir -p -- "$1" && { [ -z "$2" ] || [ "$2" = root ] || chown -R -- "$2" "$t"; }; }`
+// ensureWorkdir makes the working directory as E2B's WORKDIR step does: a
+// `mkdir -p` as the template's user then (USER, not a RUN's own user), so
+// a directory that user may not make (/opt/x under a root-owned /opt) fails
+// the build (workdirFailed) where E2B's does, and the ones it makes are the
+// user's, with the user's group.
+const ensureWorkdir = `[ -z "$1" ] || [ -d "$1" ] || mkdir -p -- "$1"`
+
+// workdirError is a failure to make the working directory, which the build
+// puts on the WORKDIR step that set it (state.run.workdirStep), as E2B's
+// WORKDIR step fails, not on the step that first needed the directory.
+type workdirError struct{ err error }
+
+func (e *workdirError) Error() string { return e.err.Error() }
+func (e *workdirError) Unwrap() error { return e.err }
+
+// workdirFailed words it as E2B's build server ("failed to create workdir:
+// <envd's status>", commands/workdir.go).
+func workdirFailed(err error) error {
+	return &workdirError{&e2bReason{fmt.Errorf("failed to create workdir: %w", detail{err})}}
+}
 
 // runStep executes a RUN or COPY step in a sandbox over stack and saves
 // what it changed into dst (to become a layer).
-func (s *Service) runStep(ctx context.Context, b *store.BuildRec, lg *buildLog, stepName string, stack []string, cfg store.BuildConfig, st Step, dst string) error {
-	conn, kill, err := s.stepSandbox(ctx, b, stack, cfg)
+func (s *Service) runStep(ctx context.Context, b *store.BuildRec, lg *buildLog, stepName string, stack []string, cfg runConfig, st Step, dst string) error {
+	conn, kill, err := s.stepSandbox(ctx, b, stack, cfg.BuildConfig)
 	if err != nil {
 		return err
 	}
@@ -147,17 +178,15 @@ func (s *Service) runStep(ctx context.Context, b *store.BuildRec, lg *buildLog, 
 		}
 		return s.saveStep(ctx, conn, lg, stepName, dst)
 	}
+	if err := s.makeWorkdir(ctx, conn, lg, stepName, stack, cfg); err != nil {
+		return err
+	}
 	user := cfg.User
 	if st.Type == "RUN" && len(st.Args) > 1 && st.Args[1] != "" {
 		user = st.Args[1]
 	}
 	if user, err = s.userName(ctx, stack, user); err != nil {
 		return err
-	}
-	if cfg.Workdir != "" {
-		if err := s.runShell(ctx, conn, lg, stepName, "root", "/", nil, ensureWorkdir, cfg.Workdir, user); err != nil {
-			return fmt.Errorf("workdir %s: %w", cfg.Workdir, err)
-		}
 	}
 	switch st.Type {
 	case "RUN":
@@ -169,12 +198,32 @@ func (s *Service) runStep(ctx context.Context, b *store.BuildRec, lg *buildLog, 
 			err = commandFailed(st.Args[0], err)
 		}
 	case "COPY":
-		err = s.copyStep(ctx, conn, lg, stepName, b.TemplateID, cfg, st)
+		err = s.copyStep(ctx, conn, lg, stepName, b.TemplateID, cfg.BuildConfig, st)
 	}
 	if err != nil {
 		return err
 	}
 	return s.saveStep(ctx, conn, lg, stepName, dst)
+}
+
+// makeWorkdir makes cfg's working directory (if missing) as the user the
+// WORKDIR step ran as (else the step's).
+func (s *Service) makeWorkdir(ctx context.Context, conn *client.SandboxConn, lg *buildLog, stepName string, stack []string, cfg runConfig) error {
+	if cfg.Workdir == "" {
+		return nil
+	}
+	user := cfg.workdirUser
+	if user == "" {
+		user = cfg.User
+	}
+	user, err := s.userName(ctx, stack, user)
+	if err != nil {
+		return err
+	}
+	if err := s.runShell(ctx, conn, lg, stepName, user, "/", nil, ensureWorkdir, cfg.Workdir); err != nil {
+		return workdirFailed(err)
+	}
+	return nil
 }
 
 // saveStep saves what a step changed in the build sandbox into dst.

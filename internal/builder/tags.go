@@ -2,6 +2,7 @@ package builder
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sbx-dev/sbx/internal/sandbox"
@@ -12,9 +13,34 @@ const DefaultTag = "latest"
 
 // e2bDefaultTag is E2B's name of its default tag (infra id.DefaultTag):
 // E2B's API takes "name:default" as the bare name (id.ParseName) and
-// refuses to remove it. sbx's default tag keeps its name (stored rows,
-// getTags say "latest"), and takes E2B's as another name of it.
+// refuses to remove it. sbx's default tag keeps its name in the store, in
+// refs ("name:latest") and in sbx's own CLI and API, and takes E2B's as
+// another name of it; the E2B tag endpoints the SDK reads speak E2B's
+// (WireTag, EchoTags).
 const e2bDefaultTag = "default"
+
+// WireTag is a stored tag as E2B's GET /templates/{id}/tags names it
+// (Template.getTags): the default tag is E2B's "default".
+func WireTag(tag string) string {
+	if tag == DefaultTag {
+		return e2bDefaultTag
+	}
+	return tag
+}
+
+// EchoTags is raw as E2B's POST /templates/tags answers it (its
+// id.ValidateAndDeduplicateTags): each tag trimmed and lowercased, kept once
+// in first-seen order, E2B's "default" and sbx's "latest" each as given.
+// raw is assumed to have passed NormTags.
+func EchoTags(raw []string) []string {
+	out := make([]string, 0, len(raw))
+	for _, t := range raw {
+		if t = strings.ToLower(strings.TrimSpace(t)); !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
 
 // canonTag is tag with E2B's name of the default tag read as DefaultTag.
 func canonTag(tag string) string {
@@ -56,7 +82,8 @@ func CheckRemoval(name string, tags []string) error {
 	}
 	for _, tag := range tags {
 		if tag == DefaultTag {
-			return fmt.Errorf("%w: cannot delete the %q tag", sandbox.ErrInvalid, DefaultTag)
+			// E2B's words ("Cannot delete the 'default' tag"), with sbx's name
+			return fmt.Errorf("%w: cannot delete the '%s' tag (%q)", sandbox.ErrInvalid, e2bDefaultTag, DefaultTag)
 		}
 	}
 	return nil

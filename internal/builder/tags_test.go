@@ -1,6 +1,9 @@
 package builder
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestE2BDefaultTag: E2B's default tag is "default" (infra id.DefaultTag):
 // "name:default" is the bare name, assigning "default" moves the default,
@@ -18,7 +21,7 @@ func TestE2BDefaultTag(t *testing.T) {
 	if err != nil || len(tags) != 2 || tags[0] != DefaultTag {
 		t.Fatalf("NormTags = %v %v", tags, err)
 	}
-	if err := CheckRemoval("app", tags); err == nil {
-		t.Error("removing default was taken")
+	if err := CheckRemoval("app", tags); err == nil || !strings.Contains(err.Error(), `cannot delete the 'default' tag ("latest")`) {
+		t.Errorf("removing default: %v, want E2B's words with sbx's name", err)
 	}
 }

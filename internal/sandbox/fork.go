@@ -13,6 +13,14 @@ import (
 // MaxForks bounds one fork request's count.
 const MaxForks = 16
 
+// CheckForkCount is ErrInvalid for a fork count outside 1..MaxForks.
+func CheckForkCount(count int) error {
+	if count < 1 || count > MaxForks {
+		return fmt.Errorf("%w: count must be between 1 and %d", ErrInvalid, MaxForks)
+	}
+	return nil
+}
+
 // forkParallel bounds how many children are restored at once.
 const forkParallel = 4
 
@@ -29,8 +37,8 @@ type ForkResult struct {
 // error is for the request as a whole (unknown, paused, runtime without
 // checkpoints); then no child was attempted.
 func (m *Manager) Fork(ctx context.Context, id string, count int, timeout time.Duration) ([]ForkResult, error) {
-	if count < 1 || count > MaxForks {
-		return nil, fmt.Errorf("%w: count must be between 1 and %d", ErrInvalid, MaxForks)
+	if err := CheckForkCount(count); err != nil {
+		return nil, err
 	}
 	if err := m.checkTimeout(timeout); err != nil {
 		return nil, err

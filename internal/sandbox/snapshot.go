@@ -15,8 +15,8 @@ import (
 // sandboxes can be created from (CreateOpts.Template = its id or name).
 // The image counts against the image quota.
 func (m *Manager) Snapshot(ctx context.Context, id, name string) (store.Snapshot, error) {
-	if name != "" && !validSnapshotName(name) {
-		return store.Snapshot{}, fmt.Errorf("%w: snapshot name must be 1-64 chars of [a-z0-9._-]", ErrInvalid)
+	if err := CheckSnapshotName(name); err != nil {
+		return store.Snapshot{}, err
 	}
 	if name != "" {
 		if _, err := m.store.TeamSnapshot(ctx, m.teamOf(id), name); err == nil {
@@ -48,6 +48,15 @@ func (m *Manager) Snapshot(ctx context.Context, id, name string) (store.Snapshot
 	}
 	m.eventCtx(ctx, id, "snapshot", "snapshot", sid, "name", name)
 	return snap, nil
+}
+
+// CheckSnapshotName is ErrInvalid for a snapshot name other than ""
+// (none) or a validSnapshotName.
+func CheckSnapshotName(name string) error {
+	if name != "" && !validSnapshotName(name) {
+		return fmt.Errorf("%w: snapshot name must be 1-64 chars of [a-z0-9._-]", ErrInvalid)
+	}
+	return nil
 }
 
 // validSnapshotName: names share the template namespace, so they are

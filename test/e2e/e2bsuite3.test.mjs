@@ -136,7 +136,7 @@ test(`${runtime}: reconnect with autoPause, then runCode (reconnect.test.ts)`, a
 test(`${runtime}: Template.getTags of a built-in template, and of a missing one (tags.test.ts)`, async () => {
   const tags = await Template.getTags('base')
   assert.ok(tags.length >= 1)
-  const latest = tags.find((t) => t.tag === 'latest')
+  const latest = tags.find((t) => t.tag === 'default') // E2B's name of the default tag
   assert.ok(latest, JSON.stringify(tags))
   assert.ok(latest.buildId)
   assert.ok(latest.createdAt instanceof Date && !Number.isNaN(latest.createdAt.getTime()))

@@ -65,8 +65,13 @@ test(`${runtime}: every API call on a missing sandbox id (emptyBodyStatus.test.t
   }
   // fork with count lower than 1 fails: E2B's newer SDK checks it before the
   // request (InvalidArgumentError); the pinned one leaves it to the API, whose
-  // 400 it reports as a SandboxError. (On a missing id sbx answers the id's
-  // 404 first: its ownership gate runs before any body is read.)
+  // 400 it reports as a SandboxError, on a missing id too (E2B's API checks
+  // the body before it looks the sandbox up), as a snapshot's bad name
+  for (const f of [() => Sandbox.fork(sandboxId, { count: 0 }), () => Sandbox.fork('aaaaaaaaaaaaaaaaaaaa', { count: 0 })]) {
+    await assert.rejects(f(), (e) => !(e instanceof SandboxNotFoundError) && e.statusCode === 400 && /count must be between 1/.test(e.message), f.toString())
+  }
+  await assert.rejects(Sandbox.createSnapshot('aaaaaaaaaaaaaaaaaaaa', { name: 'Not A Name!' }),
+    (e) => !(e instanceof SandboxNotFoundError) && e.statusCode === 400)
   const live = await make()
   await assert.rejects(live.fork({ count: 0 }), /400: .*count must be between 1/)
   // fork a killed sandbox fails; pause of a paused one is false
@@ -218,12 +223,15 @@ test(`${runtime}: build with a tag, assign tags, refuse bad ones (tagsBuild.test
   await assert.rejects(Template.removeTags(initialTag, 'stable'), /should not contain a tag/)
   await assert.rejects(Template.removeTags(templateName, []), /at least one tag/)
   await Template.removeTags(templateName, ['STABLE', 'canary'])
+  // getTags names the default tag as E2B's server does, "default"; sbx's
+  // "latest" (assigned above) is that same tag
   const tags = (await Template.getTags(buildInfo.templateId)).map((t) => t.tag).sort()
-  assert.deepEqual(tags, ['latest', 'production', initialTag.split(':')[1]].sort())
+  assert.deepEqual(tags, ['default', 'production', initialTag.split(':')[1]].sort())
   const sbx = await make({}, Sandbox, templateName)
   assert.equal((await sbx.commands.run('echo ok')).stdout, 'ok\n')
   // E2B's default tag is "default" (infra id.DefaultTag): name:default is the
-  // bare name and cannot be removed; sbx's is "latest", with E2B's as its alias
+  // bare name and cannot be removed; sbx stores it as "latest", takes both
+  // names and shows E2B's on the tag endpoints
   const sbxDefault = await make({}, Sandbox, `${templateName}:default`)
   assert.equal((await sbxDefault.commands.run('echo ok')).stdout, 'ok\n')
   await assert.rejects(Template.removeTags(templateName, 'default'), /cannot delete/)
@@ -247,9 +255,9 @@ test(`${runtime}: runCmd as root, as a missing user; makeSymlink (methods/runCmd
   assert.ok(logs.includes('user') && logs.includes('/home/user'), logs.join('\n'))
   // runCmd.test.ts's message, E2B's build server's wording
   await assert.rejects(Template.build(Template().fromTemplate('base').skipCache().runCmd('whoami', { user: 'root123' }), name()),
-    (e) => e.name === 'BuildError' && e.message.includes("failed to run command 'whoami': command failed: unauthenticated: invalid username: 'root123'"))
+    (e) => e.name === 'BuildError' && e.message === "failed to run command 'whoami': command failed: unauthenticated: invalid username: 'root123'")
   await assert.rejects(Template.build(Template().fromTemplate('base').skipCache().runCmd('exit 3'), name()),
-    (e) => e.name === 'BuildError' && e.message.includes("failed to run command 'exit 3': command failed: exit status 3"))
+    (e) => e.name === 'BuildError' && e.message === "failed to run command 'exit 3': command failed: exit status 3")
 })
 
 test(`${runtime}: setUser('guest') creates the account, steps and sandboxes run as guest in /home/guest (template/user-and-workdir docs)`, async () => {
@@ -331,6 +339,16 @@ test(`${runtime}: a failed build's error points at the failing step (stacktrace.
   await throwsAt(() => build(template), 'runCmd')
   template = base().skipCache().setWorkdir('/root/.bashrc')
   await throwsAt(() => build(template), 'setWorkdir')
+  // E2B's WORKDIR step is a `mkdir -p` as the template's user: a directory
+  // user may not make fails the build there, with E2B's words, though a
+  // later step is what needs it
+  template = base().skipCache().setWorkdir('/opt/x').runCmd('true')
+  await throwsAt(() => build(template), 'setWorkdir')
+  await assert.rejects(build(template), (e) => e.name === 'BuildError' && e.message === 'failed to create workdir: exit status 1')
+  // as root it is made, and what root makes stays root's
+  const ok = `e2b-trace-${randomUUID()}`
+  await Template.build(base().skipCache().setUser('root').setWorkdir('/opt/x').setUser('user').runCmd('test "$(stat -c %U /opt/x)" = root'), ok)
+  await Sandbox.deleteSnapshot(ok).catch(() => {})
   template = base().skipCache().setUser('; exit 1')
   await throwsAt(() => build(template), 'setUser')
   template = base().setStartCmd(`./${nonExistentPath}`, waitForTimeout(10_000))

@@ -169,7 +169,7 @@ test('template names are per team: both build my-app; a public one is <slug>/my-
   }
   for (const [t, who] of [[A, 'A'], [B, 'B']]) {
     assert.equal(await Template.exists('my-app', { apiKey: t.key }), true)
-    assert.deepEqual((await Template.getTags('my-app', { apiKey: t.key })).map((x) => x.tag), ['latest'])
+    assert.deepEqual((await Template.getTags('my-app', { apiKey: t.key })).map((x) => x.tag), ['default'])
     const sbx = await Sandbox.create('my-app', { apiKey: t.key, timeoutMs: 60_000 })
     created.push([sbx.sandboxId, t.key])
     assert.equal((await sbx.commands.run('cat /who')).stdout, `${who}\n`, `${who} starts its own my-app`)
@@ -180,7 +180,15 @@ test('template names are per team: both build my-app; a public one is <slug>/my-
   const other = await failure(() => Sandbox.create(`${slug.A}/my-app`, { apiKey: B.key }), 'my-app')
   const never = await failure(() => Sandbox.create(`${slug.A}/nosuchtemplate`, { apiKey: B.key }), 'nosuchtemplate')
   assert.deepEqual(other, never)
+  assert.deepEqual(await failure(() => Template.getTags(`${slug.A}/my-app`, { apiKey: B.key }), 'my-app'),
+    await failure(() => Template.getTags(`${slug.A}/nosuchtemplate`, { apiKey: B.key }), 'nosuchtemplate'))
+  // as a base, E2B's build API resolves it by namespace and says no access
+  await assert.rejects(Template.build(Template().fromTemplate(`${slug.A}/my-app`), 'b-child', { apiKey: B.key }),
+    (e) => e.name === 'BuildError' && e.message === `you have no access to use '${slug.A}/my-app' as a base template`)
+  await call(B.key, 'DELETE', '/templates/b-child')
   assert.equal((await call(A.key, 'PATCH', '/templates/my-app', { public: true })).status, 200)
+  // a public template's tags are every team's to read, as on E2B
+  assert.deepEqual((await Template.getTags(`${slug.A}/my-app`, { apiKey: B.key })).map((x) => x.tag), ['default'])
   assert.equal(await Template.exists(`${slug.A}/my-app`, { apiKey: B.key }), true)
   const pub = await Sandbox.create(`${slug.A}/my-app`, { apiKey: B.key, timeoutMs: 60_000 })
   created.push([pub.sandboxId, B.key])

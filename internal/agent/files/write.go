@@ -50,7 +50,7 @@ func writeAs(dst string, src io.Reader, u identity.User, md map[string]string) e
 	created := errors.Is(lerr, fs.ErrNotExist)
 	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_CLOEXEC, fsutil.FileMode)
 	if err != nil {
-		return fsutil.Classify(fmt.Errorf("open %s: %w", dst, err))
+		return fsutil.Classify(err) // a *PathError: "open <dst>: <why>"
 	}
 	err = fill(f, src, u, md, created)
 	if cerr := f.Close(); err == nil && cerr != nil {

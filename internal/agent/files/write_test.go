@@ -134,3 +134,17 @@ func TestParallelWritesLandWhole(t *testing.T) {
 		t.Fatalf("%d path locks left", n)
 	}
 }
+
+// TestWriteRefusedSaysItOnce: a write the user may not make is 403 with the
+// open error said once ("open <path>: permission denied"), not twice (the
+// SDK's message read "open /etc/x: open /etc/x: permission denied").
+func TestWriteRefusedSaysItOnce(t *testing.T) {
+	e := newEnv(t)
+	ro := filepath.Join(e.dir, "rootonly")
+	must(t, os.Mkdir(ro, 0o755))
+	dst := filepath.Join(ro, "x")
+	status, _, resp := do(t, "POST", e.url+"/files?path="+dst, map[string]string{"Content-Type": "application/octet-stream"}, reader("x"))
+	if want := fmt.Sprintf(`"message":"open %s: permission denied"`, dst); status != 403 || !strings.Contains(string(resp), want) {
+		t.Fatalf("write into a root-owned dir: %d %s, want 403 with %s", status, resp, want)
+	}
+}
