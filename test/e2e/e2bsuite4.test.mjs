@@ -11,7 +11,7 @@
 // from Docker Hub images (fromBaseImage, ubuntu:22.04: template.test.mjs builds
 // from a loopback registry), and the SDK-internal unit tests (writeQueue,
 // abortSignal, configPropagation, resumableStream), which need no sandbox.
-import { test, after } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import http from 'node:http'
 import { randomUUID } from 'node:crypto'
@@ -22,23 +22,9 @@ import {
 } from 'e2b'
 import { Sandbox as CodeSandbox } from '@e2b/code-interpreter'
 
-const runtime = process.env.SBX_E2E_RUNTIME || 'runsc'
+import { runtime, created, wait, make } from './e2bfixture.mjs'
+
 const origin = new URL(process.env.E2B_API_URL)
-const created = []
-const wait = (ms) => new Promise((r) => setTimeout(r, ms))
-
-after(async () => {
-  for (const s of created) await s.kill().catch(() => {})
-})
-
-// make is E2B's sandboxTest fixture: a sandbox with a test id in its metadata.
-async function make(opts = {}, cls = Sandbox, template = 'base') {
-  const sandboxTestId = `t${Math.random().toString(36).slice(2)}`
-  const sbx = await cls.create(template, { timeoutMs: 120_000, metadata: { sandboxTestId }, ...opts })
-  created.push(sbx)
-  sbx.testId = sandboxTestId
-  return sbx
-}
 
 // get sends GET / to the daemon with the given Host.
 function get(host) {
