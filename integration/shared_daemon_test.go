@@ -5,9 +5,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestRequestFloodBoundsAuditLog: every API call is audited, so a tenant's
@@ -20,22 +22,73 @@ import (
 func TestRequestFloodBoundsAuditLog(t *testing.T) {
 	d := startDaemon(t, "crun", "", "--team-api-rate", "50")
 	evil, good := d.newTeam("flood-evil", nil), d.newTeam("flood-good", nil)
+	floodBoundsAudit(t, d, good, func(i int) *http.Request {
+		key := evil.Key
+		if i%2 == 1 {
+			key = "e2b_wrong"
+		}
+		req, _ := http.NewRequest("GET", d.url+"/sandboxes/nonexistent", nil)
+		req.Header.Set("X-API-Key", key)
+		return req
+	})
+}
+
+// TestVolumeContentFloodBoundsAuditLog: the volume content API, served
+// without an API key and audited call by call, is held to the same limits:
+// a volume's token to its team's bucket, a request whose token opens
+// nothing to its address's. Before, 8000 requests (half with the token,
+// half with none that works) were all answered and audited: 3 MB of audit
+// log (and, unbounded, 14 MB in 10 s from a client holding no key at all).
+// Each admitted call's record names the volume's team (before: the
+// default team's, whoever's volume it was).
+func TestVolumeContentFloodBoundsAuditLog(t *testing.T) {
+	d := startDaemon(t, "crun", "", "--team-api-rate", "50")
+	evil, good := d.newTeam("vflood-evil", nil), d.newTeam("vflood-good", nil)
+	var vol struct{ VolumeID, Token string }
+	if code := d.as(evil.Key, "POST", "/volumes", map[string]any{"name": "flood", "sizeMB": 16}, &vol); code != 201 {
+		t.Fatalf("create volume: %d", code)
+	}
+	t.Cleanup(func() { // the team's bucket may still be empty from the flood
+		for i := 0; i < 50 && d.as(evil.Key, "DELETE", "/volumes/"+vol.VolumeID, nil, nil) == http.StatusTooManyRequests; i++ {
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	floodBoundsAudit(t, d, good, func(i int) *http.Request {
+		tok := vol.Token
+		if i%2 == 1 {
+			tok = "wrong"
+		}
+		req, _ := http.NewRequest("GET", d.url+"/volumecontent/"+vol.VolumeID+"/path?path=/", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		return req
+	})
+	b, err := os.ReadFile(filepath.Join(d.dataDir, "audit.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `"actor":"volume:` + vol.VolumeID + `","fields":{"method":"GET"`
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, want) && strings.Contains(line, `"status":"200"`) && !strings.Contains(line, `"team":"`+evil.ID+`"`) {
+			t.Fatalf("a content call of team %s's volume audited as: %s", evil.ID, line)
+		}
+	}
+}
+
+// floodBoundsAudit sends 8000 requests from 32 clients (req(i) makes the
+// i-th client's) and checks that most are refused (429), the audit log grows
+// by under 1 MiB (the admitted ones: the refusals are not audited one by
+// one), and another team is served meanwhile.
+func floodBoundsAudit(t *testing.T, d *daemon, good team, req func(i int) *http.Request) {
 	logPath := filepath.Join(d.dataDir, "audit.log")
 	before := fileSize(t, logPath)
 	var sent, limited atomic.Int64
 	var wg sync.WaitGroup
 	for i := range 32 {
-		key := evil.Key
-		if i%2 == 1 {
-			key = "e2b_wrong"
-		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for range 250 {
-				req, _ := http.NewRequest("GET", d.url+"/sandboxes/nonexistent", nil)
-				req.Header.Set("X-API-Key", key)
-				resp, err := http.DefaultClient.Do(req)
+				resp, err := http.DefaultClient.Do(req(i))
 				if err != nil {
 					t.Error(err)
 					return
