@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -76,4 +77,55 @@ func TestVolumeContentRateLimited(t *testing.T) {
 		t.Fatalf("%d content and %d 401 records, want %d and %d (one per admitted request)",
 			content, unauth, tok[http.StatusOK], bad[http.StatusUnauthorized])
 	}
+}
+
+// TestUnroutedRateLimited: a request no route takes (404) and a refused
+// upload link (403) are answered, and logged, within the caller's bucket of
+// unauthenticated requests: past it 429 {code, message} with Retry-After,
+// not logged one by one. Before, neither was limited: a client without a
+// key wrote a log line for each, 1.1 MB of the daemon's log a second.
+func TestUnroutedRateLimited(t *testing.T) {
+	const n = 300
+	for _, c := range []struct {
+		path   string
+		status int
+	}{
+		{"/no/such/endpoint", http.StatusNotFound},
+		{"/sbx/uploads/t/h?expires=1&signature=x", http.StatusForbidden},
+	} {
+		a, _ := newTemplateAPI(t) // with the builder: the upload route; its own buckets
+		srv := httptest.NewServer(a)
+		got := floodMethod(t, srv.URL+c.path, c.status, n)
+		srv.Close()
+		if got[c.status] < 100 || got[c.status] > 130 || got[http.StatusTooManyRequests] != n-got[c.status] {
+			t.Errorf("%s flood answers %v, want 100-130 %d and the rest 429", c.path, got, c.status)
+		}
+	}
+	a, _ := newTemplateAPI(t)
+	srv := httptest.NewServer(a)
+	t.Cleanup(srv.Close)
+	if c := flood(t, srv.URL+"/no/such/endpoint", testKey, n); c[http.StatusNotFound] != n {
+		t.Fatalf("an admin key's unrouted requests: %v, want all 404 (never limited)", c)
+	}
+}
+
+// floodMethod sends n requests without a key to url (GET, or PUT for an
+// upload link, whose refusal is status) and counts the answers.
+func floodMethod(t *testing.T, url string, status, n int) map[int]int {
+	t.Helper()
+	method := http.MethodGet
+	if status == http.StatusForbidden {
+		method = http.MethodPut
+	}
+	out := map[int]int{}
+	for range n {
+		req, _ := http.NewRequest(method, url, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		out[resp.StatusCode]++
+	}
+	return out
 }
