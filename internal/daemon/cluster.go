@@ -72,7 +72,9 @@ func (c *clusterFlags) resolve(listen string) error {
 }
 
 // guard makes a node with a cluster secret answer only requests the front
-// signed for it (401 otherwise); /health stays open for probes.
+// signed for it (401 otherwise); /health stays open for probes. The
+// connection of a signed request is the front's: it is no longer counted
+// under the front's address (exemptFromAddr).
 func (c *clusterFlags) guard(h http.Handler) http.Handler {
 	if c.signer == nil {
 		return h
@@ -83,6 +85,7 @@ func (c *clusterFlags) guard(h http.Handler) http.Handler {
 				api.WriteError(w, http.StatusUnauthorized, err.Error())
 				return
 			}
+			exemptFromAddr(r.Context())
 		}
 		h.ServeHTTP(w, r)
 	})

@@ -2,12 +2,17 @@ package daemon
 
 import (
 	"bufio"
+	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/sbx-dev/sbx/internal/cluster"
 )
 
 // TestConnLimit: idle keep-alive connections up to the limit are held; the
@@ -154,5 +159,67 @@ func TestConnLimitIPv6Prefix(t *testing.T) {
 	lim.give(lim.keyOf(netip.MustParseAddr("2001:db8:1:2::2")))
 	if !lim.take(lim.keyOf(netip.MustParseAddr("2001:db8:1:2::9"))) {
 		t.Error("no slot back for the /64 after one of its connections closed")
+	}
+}
+
+// TestConnLimitFrontExempt: on a node with the cluster secret, a
+// connection whose request the front signed stops counting under its
+// address (the front speaks for every client), so the front keeps more
+// connections open than --max-conns-per-addr; unsigned ones from the same
+// address are still bounded. Before, the front's third connection here was
+// closed at once.
+func TestConnLimitFrontExempt(t *testing.T) {
+	host := nonLoopback(t)
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("a-cluster-secret-of-at-least-32-bytes!!"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	signer, err := cluster.LoadSigner(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf := &clusterFlags{signer: signer, nodeID: "n1"}
+	ln, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := newConnLimit(100, 2)
+	srv := newHTTPServer(cf.guard(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})), defaultLimits)
+	go srv.Serve(lim.wrap(ln))
+	t.Cleanup(func() { srv.Close() })
+	addr := net.JoinHostPort(host, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	askSigned := func(c net.Conn) error {
+		req, _ := http.NewRequest("GET", "http://"+addr+"/sandboxes", nil)
+		signer.Sign(req, "n1")
+		_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+		if err := req.Write(c); err != nil {
+			return err
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(c), req)
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return err
+	}
+	for i := range 6 { // the front's connections, each kept open
+		if err := askSigned(dial()); err != nil {
+			t.Fatalf("the front's connection %d: %v", i, err)
+		}
+	}
+	for range 2 { // unsigned ones (401) still count
+		if err := ask(dial(), 2*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ask(dial(), 2*time.Second); err == nil {
+		t.Fatal("a third unsigned connection from the address was served, want closed at once")
 	}
 }

@@ -1,0 +1,81 @@
+package integration
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sbx-dev/sbx/internal/store/pgtest"
+)
+
+// TestClusterFrontConnsPerAddr: a node counts client connections per remote
+// address (--max-conns-per-addr), and its cluster front speaks for every
+// client from one address. A node with the cluster secret stops counting a
+// connection under its address once a request on it is signed by the front,
+// so one tenant holding requests through the front (here 12 API requests
+// whose bodies never come, against a bound of 8; a body over the front's
+// small-body bound, so that the front forwards before it has it) cannot make the node close
+// the front's next connection: another tenant's request to its sandbox on
+// that node is served meanwhile. Before, it got 502 (the node closed the
+// front's connection at once), and so did the tenant's own requests past
+// the bound: with the default bound, 2,500 requests held by one tenant
+// (its proxy bound at a node is as many) cut every tenant off that node.
+// The node listens on a non-loopback address (loopback is never counted).
+func TestClusterFrontConnsPerAddr(t *testing.T) {
+	sbxBin, templates := requirements(t, "crun")
+	url := pgtest.URL(t)
+	admin := openAdmin(t, url)
+	secret := filepath.Join(t.TempDir(), "cluster-secret")
+	if err := os.WriteFile(secret, []byte("an-integration-test-cluster-secret-of-40b"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	host := nonLoopbackIPv4(t)
+	port := strings.TrimPrefix(freeAddr(t), "127.0.0.1:")
+	prefix, args := clusterNodeArgs(url, 1, []string{"--cluster-secret-file", secret, "--max-conns-per-addr", "8",
+		"--listen", "0.0.0.0:" + port, "--advertise", "http://" + net.JoinHostPort(host, port)})
+	n1 := launchDaemon(t, sbxBin, templates, "crun", newDataDir(t), nil, args)
+	n1.netPrefix, n1.url = prefix, "http://127.0.0.1:"+port
+	if err := n1.waitHealthy(); err != nil {
+		t.Fatalf("%v:\n%s", err, n1.log)
+	}
+	waitNodes(t, admin, map[string]string{"node1": "live"})
+	time.Sleep(clusterTTL / 2) // a heartbeat: reports with runtimes
+	fr := startFront(t, url, "--cluster-secret-file", secret)
+	a, b := fr.newTeam("conns-a", nil), fr.newTeam("conns-b", nil)
+	sa, sb := fr.createAs(a.Key, nil), fr.createAs(b.Key, nil)
+
+	frontAddr := strings.TrimPrefix(fr.url, "http://")
+	for range 12 { // team A's requests through the front, held by the node waiting for their bodies
+		c, err := net.Dial("tcp", frontAddr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		fmt.Fprintf(c, "POST /sandboxes/%s/timeout HTTP/1.1\r\nHost: %s\r\nX-API-Key: %s\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{", sa.ID, frontAddr, a.Key)
+	}
+	time.Sleep(2 * time.Second) // forwarded to the node by now
+	for i := range 3 {
+		if code, _, body := fr.call("GET", "/sandboxes/"+sb.ID, map[string]string{"X-API-Key": b.Key}, nil); code != 200 {
+			t.Fatalf("team B's request %d through the front while team A holds 12 requests: %d %s", i, code, body)
+		}
+	}
+}
+
+// nonLoopbackIPv4 is an IPv4 address of this host that is not loopback.
+func nonLoopbackIPv4(t *testing.T) string {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() {
+			return n.IP.String()
+		}
+	}
+	t.Skip("no non-loopback IPv4 address")
+	return ""
+}
