@@ -26,25 +26,7 @@ import (
 // (its proxy bound at a node is as many) cut every tenant off that node.
 // The node listens on a non-loopback address (loopback is never counted).
 func TestClusterFrontConnsPerAddr(t *testing.T) {
-	sbxBin, templates := requirements(t, "crun")
-	url := pgtest.URL(t)
-	admin := openAdmin(t, url)
-	secret := filepath.Join(t.TempDir(), "cluster-secret")
-	if err := os.WriteFile(secret, []byte("an-integration-test-cluster-secret-of-40b"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	host := nonLoopbackIPv4(t)
-	port := strings.TrimPrefix(freeAddr(t), "127.0.0.1:")
-	prefix, args := clusterNodeArgs(url, 1, []string{"--cluster-secret-file", secret, "--max-conns-per-addr", "8",
-		"--listen", "0.0.0.0:" + port, "--advertise", "http://" + net.JoinHostPort(host, port)})
-	n1 := launchDaemon(t, sbxBin, templates, "crun", newDataDir(t), nil, args)
-	n1.netPrefix, n1.url = prefix, "http://127.0.0.1:"+port
-	if err := n1.waitHealthy(); err != nil {
-		t.Fatalf("%v:\n%s", err, n1.log)
-	}
-	waitNodes(t, admin, map[string]string{"node1": "live"})
-	time.Sleep(clusterTTL / 2) // a heartbeat: reports with runtimes
-	fr := startFront(t, url, "--cluster-secret-file", secret)
+	_, fr := startSignedCluster(t, "--max-conns-per-addr", "8")
 	a, b := fr.newTeam("conns-a", nil), fr.newTeam("conns-b", nil)
 	sa, sb := fr.createAs(a.Key, nil), fr.createAs(b.Key, nil)
 
@@ -63,6 +45,76 @@ func TestClusterFrontConnsPerAddr(t *testing.T) {
 			t.Fatalf("team B's request %d through the front while team A holds 12 requests: %d %s", i, code, body)
 		}
 	}
+}
+
+// TestClusterSignatureNotForwarded: the front's signature of a request is
+// for the node alone. A node takes it off the request once verified, so a
+// server in a sandbox, which receives the requests to its ports, never sees
+// it. Before, it got the header, good for 30 s for the method and URI its
+// tenant chose (here GET /sandboxes/<id>, sent to the sandbox's port
+// through the front): sent straight to the node with it, the tenant's API
+// request was served, bypassing the front the secret is there to enforce.
+func TestClusterSignatureNotForwarded(t *testing.T) {
+	n1, fr := startSignedCluster(t)
+	tm := fr.newTeam("sig-a", nil)
+	sb := fr.createAs(tm.Key, nil)
+	const echo = `import http.server
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        b = str(self.headers).encode()
+        self.send_response(200); self.send_header("Content-Length", str(len(b))); self.end_headers(); self.wfile.write(b)
+http.server.HTTPServer(("0.0.0.0", 8080), H).serve_forever()
+`
+	if out, code := sb.run("", "cat > /tmp/echo.py <<'EOF'\n"+echo+"EOF\nsetsid nohup python3 /tmp/echo.py >/dev/null 2>&1 &\nsleep 1", 20*time.Second); code != 0 {
+		t.Fatalf("start the echo server: %d %s", code, out)
+	}
+	uri := "/sandboxes/" + sb.ID
+	var headers string
+	for i := 0; i < 20; i++ {
+		code, _, body := fr.call("GET", uri, map[string]string{"E2b-Sandbox-Id": sb.ID, "E2b-Sandbox-Port": "8080"}, nil)
+		if code == 200 {
+			headers = string(body)
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if headers == "" {
+		t.Fatal("the sandbox's server did not answer through the front")
+	}
+	for _, line := range strings.Split(headers, "\n") {
+		name, sig, _ := strings.Cut(line, ":")
+		if !strings.EqualFold(strings.TrimSpace(name), "Sbx-Cluster-Auth") {
+			continue
+		}
+		code, _, _ := n1.call("GET", uri, map[string]string{"X-API-Key": tm.Key, "Sbx-Cluster-Auth": strings.TrimSpace(sig)}, nil)
+		t.Fatalf("the sandbox's server received the front's signature (%s); sent straight to the node with the team's key: %d", strings.TrimSpace(sig), code)
+	}
+}
+
+// startSignedCluster starts node1 with the cluster secret on a non-loopback
+// address (loopback is never counted per address) and a front with the
+// secret.
+func startSignedCluster(t *testing.T, nodeArgs ...string) (n1, fr *daemon) {
+	t.Helper()
+	sbxBin, templates := requirements(t, "crun")
+	url := pgtest.URL(t)
+	admin := openAdmin(t, url)
+	secret := filepath.Join(t.TempDir(), "cluster-secret")
+	if err := os.WriteFile(secret, []byte("an-integration-test-cluster-secret-of-40b"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	host := nonLoopbackIPv4(t)
+	port := strings.TrimPrefix(freeAddr(t), "127.0.0.1:")
+	prefix, args := clusterNodeArgs(url, 1, append([]string{"--cluster-secret-file", secret,
+		"--listen", "0.0.0.0:" + port, "--advertise", "http://" + net.JoinHostPort(host, port)}, nodeArgs...))
+	n1 = launchDaemon(t, sbxBin, templates, "crun", newDataDir(t), nil, args)
+	n1.netPrefix, n1.url = prefix, "http://127.0.0.1:"+port
+	if err := n1.waitHealthy(); err != nil {
+		t.Fatalf("%v:\n%s", err, n1.log)
+	}
+	waitNodes(t, admin, map[string]string{"node1": "live"})
+	time.Sleep(clusterTTL / 2) // a heartbeat: reports with runtimes
+	return n1, startFront(t, url, "--cluster-secret-file", secret)
 }
 
 // nonLoopbackIPv4 is an IPv4 address of this host that is not loopback.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -221,5 +222,35 @@ func TestConnLimitFrontExempt(t *testing.T) {
 	}
 	if err := ask(dial(), 2*time.Second); err == nil {
 		t.Fatal("a third unsigned connection from the address was served, want closed at once")
+	}
+}
+
+// TestGuardTakesSignatureOff: a node's guard passes a request the front
+// signed on without the signature, so nothing behind it (a sandbox's
+// server, for sandbox traffic) can read and replay it; unsigned requests
+// are 401. Before, the handler saw the header as the front sent it.
+func TestGuardTakesSignatureOff(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("a-cluster-secret-of-at-least-32-bytes!!"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	signer, err := cluster.LoadSigner(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	h := (&clusterFlags{signer: signer, nodeID: "n1"}).guard(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		seen = append(seen, r.Header.Get(cluster.AuthHeader))
+	}))
+	req := httptest.NewRequest("GET", "/sandboxes/x", nil)
+	signer.Sign(req, "n1")
+	h.ServeHTTP(httptest.NewRecorder(), req)
+	if len(seen) != 1 || seen[0] != "" {
+		t.Fatalf("the handler behind the guard saw the signature %q", seen)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/sandboxes/x", nil))
+	if w.Code != http.StatusUnauthorized || len(seen) != 1 {
+		t.Fatalf("unsigned: %d, handler calls %d", w.Code, len(seen))
 	}
 }
