@@ -3,9 +3,12 @@ package integration
 import (
 	"fmt"
 	"net"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -130,4 +133,57 @@ func nonLoopbackIPv4(t *testing.T) string {
 	}
 	t.Skip("no non-loopback IPv4 address")
 	return ""
+}
+
+// TestClusterFrontConnsBounded: the API front (--role api), the cluster's
+// way in, bounds client connections as a node's listener does: half its
+// descriptor limit in all, a quarter of that per remote address, past
+// which an address's next connection is closed at once. Here, under a
+// limit of 1024 descriptors, one address opening 1100 idle connections
+// leaves the front serving another client. Before, its listener was not
+// bounded at all: the connections took its descriptors (EMFILE), and
+// another client's request failed.
+func TestClusterFrontConnsBounded(t *testing.T) {
+	sbxBin, _ := requirements(t)
+	url := pgtest.URL(t)
+	host := nonLoopbackIPv4(t)
+	port := strings.TrimPrefix(freeAddr(t), "127.0.0.1:")
+	d := &daemon{t: t, url: "http://127.0.0.1:" + port, log: &syncBuffer{}, exited: make(chan struct{})}
+	d.args = []string{"serve", "--role", "api", "--cluster", url, "--listen", "0.0.0.0:" + port}
+	d.cmd = exec.Command("prlimit", append([]string{"--nofile=1024:1024", "--", sbxBin}, d.args...)...)
+	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = d.cmd.Wait(); close(d.exited) }()
+	t.Cleanup(func() { d.stop(syscall.SIGTERM) })
+	if err := d.waitHealthy(); err != nil {
+		t.Fatalf("%v:\n%s", err, d.log)
+	}
+	var held []net.Conn
+	t.Cleanup(func() {
+		for _, c := range held {
+			c.Close()
+		}
+	})
+	for range 1100 {
+		c, err := net.DialTimeout("tcp", net.JoinHostPort(host, port), 2*time.Second)
+		if err != nil {
+			break
+		}
+		held = append(held, c)
+	}
+	time.Sleep(time.Second) // accepted (or closed) by now
+	client := &http.Client{Timeout: 5 * time.Second}
+	for i := range 3 {
+		resp, err := client.Get(d.url + "/v2/sandboxes")
+		if err != nil {
+			t.Fatalf("another client's request %d while one address holds %d connections: %v\n%s", i, len(held), err, tail(d.log.String(), 2000))
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("another client's request %d: %d", i, resp.StatusCode)
+		}
+	}
+	t.Logf("one address opened %d connections; another client served", len(held))
 }

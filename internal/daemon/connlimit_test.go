@@ -3,6 +3,7 @@ package daemon
 import (
 	"bufio"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -252,5 +253,22 @@ func TestGuardTakesSignatureOff(t *testing.T) {
 	h.ServeHTTP(w, httptest.NewRequest("GET", "/sandboxes/x", nil))
 	if w.Code != http.StatusUnauthorized || len(seen) != 1 {
 		t.Fatalf("unsigned: %d, handler calls %d", w.Code, len(seen))
+	}
+}
+
+// TestFrontListenerBounded: the API front's listener takes the daemon's one
+// client connection bound (a node playing both roles shares it with its own
+// listeners). Before, it was not wrapped at all (integration
+// TestClusterFrontConnsBounded: EMFILE under one address's idle connections).
+func TestFrontListenerBounded(t *testing.T) {
+	f := &Config{maxConnsPerAddr: 2}
+	b, err := frontServer(nil, f, "127.0.0.1:0", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.ln.Close()
+	ll, ok := b.ln.(*limitedListener)
+	if !ok || ll.lim != f.clientConns() {
+		t.Fatalf("the front's listener is %T, not bounded by the daemon's client connection limit", b.ln)
 	}
 }

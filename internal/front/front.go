@@ -48,6 +48,9 @@ type Front struct {
 	// Sign, if set before use, signs every request forwarded to a node
 	// (nodes given the cluster secret answer nothing else).
 	Sign *cluster.Signer
+	// BodyTimeout bounds reading a create's body, which the front reads
+	// whole to place it (0: DefaultBodyTimeout).
+	BodyTimeout time.Duration
 
 	dir    Directory
 	domain string
