@@ -187,3 +187,55 @@ func TestClusterFrontConnsBounded(t *testing.T) {
 	}
 	t.Logf("one address opened %d connections; another client served", len(held))
 }
+
+// TestClusterFrontUpstreamBounded: every request the front forwards holds
+// a connection to its node besides the client's, so the front bounds the
+// requests it forwards at once (a quarter of its descriptor limit; 429
+// past it). Here, under a limit of 1024 descriptors, 600 requests held
+// from loopback (a node waiting for their bodies) leave the front with
+// descriptors to spare and serving another client. Before, its 512 client
+// connections and their 512 upstream ones took it to EMFILE (1024
+// descriptors open, `accept4: too many open files`).
+func TestClusterFrontUpstreamBounded(t *testing.T) {
+	sbxBin, _ := requirements(t, "crun")
+	url := pgtest.URL(t)
+	admin := openAdmin(t, url)
+	startClusterNode(t, "crun", url, 1, "")
+	waitNodes(t, admin, map[string]string{"node1": "live"})
+	time.Sleep(clusterTTL / 2) // a heartbeat: reports with runtimes
+	addr := freeAddr(t)
+	fr := &daemon{t: t, url: "http://" + addr, log: &syncBuffer{}, exited: make(chan struct{})}
+	fr.args = []string{"serve", "--role", "api", "--cluster", url, "--listen", addr}
+	fr.cmd = exec.Command("prlimit", append([]string{"--nofile=1024:1024", "--", sbxBin}, fr.args...)...)
+	fr.cmd.Stdout, fr.cmd.Stderr = fr.log, fr.log
+	if err := fr.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = fr.cmd.Wait(); close(fr.exited) }()
+	t.Cleanup(func() { fr.stop(syscall.SIGTERM) })
+	if err := fr.waitHealthy(); err != nil {
+		t.Fatalf("%v:\n%s", err, fr.log)
+	}
+	tm := fr.newTeam("upstream-a", nil)
+	sb := fr.createAs(tm.Key, nil)
+	var held []net.Conn
+	t.Cleanup(func() {
+		for _, c := range held {
+			c.Close()
+		}
+	})
+	for range 600 {
+		c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+		if err != nil {
+			break
+		}
+		held = append(held, c)
+		fmt.Fprintf(c, "POST /sandboxes/%s/timeout HTTP/1.1\r\nHost: x\r\nX-API-Key: %s\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{", sb.ID, tm.Key)
+	}
+	time.Sleep(2 * time.Second)
+	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", fr.cmd.Process.Pid))
+	t.Logf("%d requests held through the front: it holds %d descriptors of 1024", len(held), len(fds))
+	if len(fds) > 900 || strings.Contains(fr.log.String(), "too many open files") {
+		t.Fatalf("the front holds %d descriptors of 1024:\n%s", len(fds), tail(fr.log.String(), 1500))
+	}
+}
