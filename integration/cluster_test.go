@@ -20,6 +20,15 @@ const clusterTTL = 2 * time.Second
 // dir (dataDir, or fresh), port, half of the test subnet and link prefix.
 func startClusterNode(t *testing.T, rt, url string, i int, dataDir string, extra ...string) *daemon {
 	t.Helper()
+	prefix, args := clusterNodeArgs(url, i, extra)
+	d := startDaemon(t, rt, dataDir, args...)
+	d.netPrefix = prefix
+	return d
+}
+
+// clusterNodeArgs are the serve flags of cluster node i (its half of the
+// test subnet, its link prefix, which it returns) followed by extra.
+func clusterNodeArgs(url string, i int, extra []string) (prefix string, args []string) {
 	base := netip.MustParsePrefix(envOr("SBX_IT_SUBNET", "10.202.0.0/16")).Masked()
 	a := base.Addr().As4()
 	a[1] += byte(i - 1) // x.y.0.0/17 and x.y.128.0/17 of a /16
@@ -28,12 +37,9 @@ func startClusterNode(t *testing.T, rt, url string, i int, dataDir string, extra
 		a[2] = byte(128 * (i - 1))
 	}
 	half := netip.PrefixFrom(netip.AddrFrom4(a), base.Bits()+1)
-	prefix := envOr("SBX_IT_NET_PREFIX", "sbi")[:2] + string(rune('0'+i))
-	args := append([]string{"--cluster", url, "--lease-ttl", clusterTTL.String(), "--node-id", "node" + string(rune('0'+i)),
+	prefix = envOr("SBX_IT_NET_PREFIX", "sbi")[:2] + string(rune('0'+i))
+	return prefix, append([]string{"--cluster", url, "--lease-ttl", clusterTTL.String(), "--node-id", "node" + string(rune('0'+i)),
 		"--subnet", half.String(), "--net-prefix", prefix}, extra...)
-	d := startDaemon(t, rt, dataDir, args...)
-	d.netPrefix = prefix
-	return d
 }
 
 // TestClusterNodeLoss: two node daemons on one PostgreSQL both register

@@ -62,7 +62,7 @@ func (k *keysLsCmd) run(e *env) int {
 		if k.LastUsed != nil {
 			used = k.LastUsed.Format(time.RFC3339)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s…%s\t%s\t%s\n", k.ID, k.Name, k.Mask.Prefix, k.Mask.MaskedValueSuffix, k.CreatedAt.Format(time.RFC3339), used)
+		fmt.Fprintf(tw, "%s\t%s\t%s…%s\t%s\t%s\n", k.ID, cellText(k.Name), k.Mask.Prefix, k.Mask.MaskedValueSuffix, k.CreatedAt.Format(time.RFC3339), used)
 	}
 	_ = tw.Flush()
 	return 0
@@ -126,7 +126,7 @@ func (l *teamsLsCmd) run(e *env) int {
 	tw := tabwriter.NewWriter(e.std.out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tKEYS\tOWNS\tCREATED")
 	for _, t := range teams {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", t.TeamID, t.Name, t.Keys, owns(t.Owns), t.CreatedAt.Format(time.RFC3339))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", t.TeamID, cellText(t.Name), t.Keys, owns(t.Owns), t.CreatedAt.Format(time.RFC3339))
 	}
 	_ = tw.Flush()
 	return 0

@@ -73,7 +73,7 @@ func in(d time.Duration) string {
 func metadata(md map[string]string) string {
 	parts := make([]string, 0, len(md))
 	for k, v := range md {
-		parts = append(parts, termText(strings.NewReplacer("\n", " ", "\t", " ").Replace(k+"="+v))) // one table cell
+		parts = append(parts, cellText(k+"="+v)) // one table cell
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, ",")

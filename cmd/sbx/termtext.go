@@ -1,6 +1,10 @@
 package main
 
-import "github.com/sbx-dev/sbx/internal/untrusted"
+import (
+	"strings"
+
+	"github.com/sbx-dev/sbx/internal/untrusted"
+)
 
 // termText is s as text for the user's terminal: invalid UTF-8 and every
 // control character but newline (ESC of escape sequences, CR, BEL, C1)
@@ -11,4 +15,10 @@ import "github.com/sbx-dev/sbx/internal/untrusted"
 // stream and stays as it is.
 func termText(s string) string {
 	return untrusted.Text(s, "\n\t", '?')
+}
+
+// cellText is s as one cell of a printed table: termText with newlines and
+// tabs made spaces, so that a name cannot break the table's rows or columns.
+func cellText(s string) string {
+	return termText(strings.NewReplacer("\n", " ", "\t", " ").Replace(s))
 }

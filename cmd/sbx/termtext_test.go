@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -48,5 +51,31 @@ func TestCLIPrintsHostileTextAsText(t *testing.T) {
 	}
 	if i := controlIn(out, true); i >= 0 {
 		t.Errorf("ls prints control character %q: %q", out[i], out)
+	}
+}
+
+// TestKeysLsPrintsNamesAsText: an API key's name is any text another key of
+// the team chose (1-128 characters); keys ls and teams ls print names as
+// text. Before, a key named with an OSC 52 wrote the clipboard of whoever
+// listed the team's keys, and a CSI cleared their screen.
+func TestKeysLsPrintsNamesAsText(t *testing.T) {
+	name, _ := json.Marshal(hostile)
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api-keys", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`[{"id":"k1","name":` + string(name) + `,"mask":{"prefix":"e2b_","maskedValueSuffix":"abcd"},"createdAt":"2026-01-02T03:04:05Z","lastUsed":null}]`))
+	})
+	mux.HandleFunc("GET /sbx/teams", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`[{"teamID":"t1","name":` + string(name) + `,"createdAt":"2026-01-02T03:04:05Z","keys":1,"owns":{}}]`))
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	for _, args := range [][]string{{"keys", "ls"}, {"teams", "ls"}} {
+		code, out, _ := runAt(t, srv.URL, testKey, args...)
+		if code != 0 || !strings.Contains(out, "52;c;") {
+			t.Fatalf("%v: exit %d, %q", args, code, out)
+		}
+		if i := controlIn(out, true); i >= 0 {
+			t.Errorf("%v prints control character %q: %q", args, out[i], out)
+		}
 	}
 }

@@ -132,9 +132,7 @@ func (s *Server) routes() {
 	h("GET /sbx/debug/config", s.admin(s.debugConfig))
 	h("GET /sbx/debug/logs", s.admin(s.debugLogs))
 	h("GET /sbx/audit", s.admin(s.debugAudit))
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		WriteError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
-	})
+	s.mux.HandleFunc("/", s.noRoute)
 }
 
 // ServeHTTP implements http.Handler. API requests are small: a client that

@@ -49,6 +49,35 @@ func (s *Server) gate(w http.ResponseWriter, r *http.Request, key string) (_ Pri
 	return p, true
 }
 
+// noRoute answers a request no route takes (404 {code, message}, logged
+// as every API answer past 400) within its caller's rate limit: a team
+// key's team bucket, an admin key none, anything else its address's
+// bucket of unauthenticated requests. Before, these were not limited: a
+// client without a key wrote 1.1 MB of the daemon's log a second with
+// requests for paths that do not exist, which under journald's rate limit
+// also silences the daemon's own lines (egress blocks, secret uses).
+func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
+	if s.refusedUnauthenticated(w, r, http.StatusNotFound) {
+		return
+	}
+	WriteError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+truncate(r.URL.Path, 256))
+}
+
+// refusedUnauthenticated holds a request that no API key gate admitted
+// (no route, a refused upload link) to its caller's rate limit, as gate
+// does, and reports whether it answered 429 instead of status.
+func (s *Server) refusedUnauthenticated(w http.ResponseWriter, r *http.Request, status int) bool {
+	host := remoteHost(r)
+	p, ok := s.principal(r.Header.Get("X-API-Key"))
+	switch {
+	case ok && p.Admin:
+		return false
+	case ok:
+		return s.limited(w, r, s.teamLim, p.TeamID(), p.KeyID, map[string]string{"team": p.TeamID(), "remote": host})
+	}
+	return s.limited(w, r, s.unauthLim, host, "", map[string]string{"remote": host, "status": strconv.Itoa(status)})
+}
+
 // Admit gates a request that is served beside the API but acts with an API
 // key (/mcp, whose tools then call the API with it): key is authenticated
 // as every API route does and its caller held to the same rate limits, a

@@ -85,10 +85,16 @@ func TestRateLimitBoundsAudit(t *testing.T) {
 // every 429 must carry Retry-After and {code, message}.
 func flood(t *testing.T, url, key string, n int) map[int]int {
 	t.Helper()
+	return floodWith(t, url, "X-API-Key", key, n)
+}
+
+// floodWith sends n GETs of url with header hdr: val and counts the answers.
+func floodWith(t *testing.T, url, hdr, val string, n int) map[int]int {
+	t.Helper()
 	out := map[int]int{}
 	for range n {
 		req, _ := http.NewRequest(http.MethodGet, url, nil)
-		req.Header.Set("X-API-Key", key)
+		req.Header.Set(hdr, val)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

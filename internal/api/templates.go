@@ -77,7 +77,9 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 	exp, _ := strconv.ParseInt(r.URL.Query().Get("expires"), 10, 64)
 	sig := r.URL.Query().Get("signature")
 	if exp < time.Now().Unix() || !hmac.Equal([]byte(sig), []byte(s.uploadSig(tid, hash, exp))) {
-		WriteError(w, http.StatusForbidden, "upload link is invalid or expired; ask GET /templates/{id}/files/{hash} for a new one")
+		if !s.refusedUnauthenticated(w, r, http.StatusForbidden) { // as a request without a key: limited per address
+			WriteError(w, http.StatusForbidden, "upload link is invalid or expired; ask GET /templates/{id}/files/{hash} for a new one")
+		}
 		return
 	}
 	release, err := s.admitUpload(r.Context(), tid, r.ContentLength) // the team at its disk quota: 429

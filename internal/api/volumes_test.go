@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sbx-dev/sbx/internal/api"
 	"github.com/sbx-dev/sbx/internal/volume"
 )
 
@@ -19,13 +20,21 @@ import (
 // images, so root and mkfs.ext4 are needed).
 func newVolumeServer(t *testing.T) *httptest.Server {
 	t.Helper()
+	srv, _ := newVolumeAPI(t, nil)
+	return srv
+}
+
+// newVolumeAPI is newVolumeServer auditing into aud (nil: none), with its
+// api.Server for further setup before requests.
+func newVolumeAPI(t *testing.T, aud *memAudit) (*httptest.Server, *api.Server) {
+	t.Helper()
 	if _, err := exec.LookPath("mkfs.ext4"); os.Geteuid() != 0 || err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("volume API tests need root and mkfs.ext4")
 		}
 		t.Skip("needs root and mkfs.ext4")
 	}
-	a, _ := newAPI(t, nil)
+	a, _ := newAPIAudited(t, nil, aud)
 	st := openStore(t)
 	dir := t.TempDir()
 	vm, err := volume.Open(context.Background(), volume.Config{Dir: dir, DefaultSizeMB: 16, MaxSizeMB: 32, TotalMB: 64},
@@ -45,7 +54,7 @@ func newVolumeServer(t *testing.T) *httptest.Server {
 	a.SetVolumes(vm)
 	srv := httptest.NewServer(a)
 	t.Cleanup(srv.Close)
-	return srv
+	return srv, a
 }
 
 func TestVolumeCRUD(t *testing.T) {

@@ -72,7 +72,12 @@ func (c *clusterFlags) resolve(listen string) error {
 }
 
 // guard makes a node with a cluster secret answer only requests the front
-// signed for it (401 otherwise); /health stays open for probes.
+// signed for it (401 otherwise); /health stays open for probes. The
+// signature is taken off a verified request: it is the node's alone, and
+// sandbox traffic goes on to a server in a sandbox, whose tenant would
+// otherwise read a signature of the method and URI it chose, good for 30 s
+// straight to the node. The connection of a signed request is the front's:
+// it is no longer counted under the front's address (exemptFromAddr).
 func (c *clusterFlags) guard(h http.Handler) http.Handler {
 	if c.signer == nil {
 		return h
@@ -83,6 +88,8 @@ func (c *clusterFlags) guard(h http.Handler) http.Handler {
 				api.WriteError(w, http.StatusUnauthorized, err.Error())
 				return
 			}
+			r.Header.Del(cluster.AuthHeader)
+			exemptFromAddr(r.Context())
 		}
 		h.ServeHTTP(w, r)
 	})

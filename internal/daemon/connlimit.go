@@ -1,6 +1,8 @@
 package daemon
 
 import (
+	"context"
+	"crypto/tls"
 	"net"
 	"net/netip"
 	"sync"
@@ -65,11 +67,16 @@ func (c *connLimit) take(k netip.Prefix) bool {
 
 // give returns what take counted under k.
 func (c *connLimit) give(k netip.Prefix) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.giveLocked(k)
+}
+
+// giveLocked is give with c.mu held.
+func (c *connLimit) giveLocked(k netip.Prefix) {
 	if !k.IsValid() {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.byAddr[k]--; c.byAddr[k] <= 0 {
 		delete(c.byAddr, k)
 	}
@@ -82,6 +89,32 @@ func remoteAddr(c net.Conn) netip.Addr {
 		return netip.Addr{}
 	}
 	return ap.Addr().Unmap()
+}
+
+// connKey is the context key of a request's connection (withConn).
+type connKey struct{}
+
+// withConn is the server's ConnContext: it keeps each request's
+// connection reachable from its context (exemptFromAddr).
+func withConn(ctx context.Context, c net.Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, c)
+}
+
+// exemptFromAddr stops counting the connection of a request with ctx under
+// its remote address: a node calls it for requests its cluster front signed.
+// The front speaks for every client, so counted per address its connections
+// to a node were bounded by --max-conns-per-addr all together, and one
+// tenant holding that many requests through the front (2,500 by default; its
+// own proxy bound is as many) made the node close the front's next
+// connection at once, every other tenant's traffic to that node included.
+func exemptFromAddr(ctx context.Context) {
+	c, _ := ctx.Value(connKey{}).(net.Conn)
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
+	if lc, ok := c.(*limitedConn); ok {
+		lc.exempt()
+	}
 }
 
 // defaultConnLimit is half the process's descriptor limit: the rest stays
@@ -134,15 +167,24 @@ func (l *limitedListener) Close() error {
 type limitedConn struct {
 	net.Conn
 	lim  *connLimit
-	key  netip.Prefix // what take counted it under
+	key  netip.Prefix // what take counted it under; zero once exempt (lim.mu)
 	once sync.Once
 }
 
 func (c *limitedConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(func() {
-		c.lim.give(c.key)
+		c.exempt()
 		<-c.lim.sem
 	})
 	return err
+}
+
+// exempt stops counting c under its remote address; it stays in the
+// listeners' total until it closes.
+func (c *limitedConn) exempt() {
+	c.lim.mu.Lock()
+	defer c.lim.mu.Unlock()
+	c.lim.giveLocked(c.key)
+	c.key = netip.Prefix{}
 }

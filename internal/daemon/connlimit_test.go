@@ -2,12 +2,19 @@ package daemon
 
 import (
 	"bufio"
+	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/sbx-dev/sbx/internal/cluster"
 )
 
 // TestConnLimit: idle keep-alive connections up to the limit are held; the
@@ -154,5 +161,114 @@ func TestConnLimitIPv6Prefix(t *testing.T) {
 	lim.give(lim.keyOf(netip.MustParseAddr("2001:db8:1:2::2")))
 	if !lim.take(lim.keyOf(netip.MustParseAddr("2001:db8:1:2::9"))) {
 		t.Error("no slot back for the /64 after one of its connections closed")
+	}
+}
+
+// TestConnLimitFrontExempt: on a node with the cluster secret, a
+// connection whose request the front signed stops counting under its
+// address (the front speaks for every client), so the front keeps more
+// connections open than --max-conns-per-addr; unsigned ones from the same
+// address are still bounded. Before, the front's third connection here was
+// closed at once.
+func TestConnLimitFrontExempt(t *testing.T) {
+	host := nonLoopback(t)
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("a-cluster-secret-of-at-least-32-bytes!!"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	signer, err := cluster.LoadSigner(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf := &clusterFlags{signer: signer, nodeID: "n1"}
+	ln, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := newConnLimit(100, 2)
+	srv := newHTTPServer(cf.guard(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})), defaultLimits)
+	go srv.Serve(lim.wrap(ln))
+	t.Cleanup(func() { srv.Close() })
+	addr := net.JoinHostPort(host, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	askSigned := func(c net.Conn) error {
+		req, _ := http.NewRequest("GET", "http://"+addr+"/sandboxes", nil)
+		signer.Sign(req, "n1")
+		_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+		if err := req.Write(c); err != nil {
+			return err
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(c), req)
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return err
+	}
+	for i := range 6 { // the front's connections, each kept open
+		if err := askSigned(dial()); err != nil {
+			t.Fatalf("the front's connection %d: %v", i, err)
+		}
+	}
+	for range 2 { // unsigned ones (401) still count
+		if err := ask(dial(), 2*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ask(dial(), 2*time.Second); err == nil {
+		t.Fatal("a third unsigned connection from the address was served, want closed at once")
+	}
+}
+
+// TestGuardTakesSignatureOff: a node's guard passes a request the front
+// signed on without the signature, so nothing behind it (a sandbox's
+// server, for sandbox traffic) can read and replay it; unsigned requests
+// are 401. Before, the handler saw the header as the front sent it.
+func TestGuardTakesSignatureOff(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("a-cluster-secret-of-at-least-32-bytes!!"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	signer, err := cluster.LoadSigner(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	h := (&clusterFlags{signer: signer, nodeID: "n1"}).guard(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		seen = append(seen, r.Header.Get(cluster.AuthHeader))
+	}))
+	req := httptest.NewRequest("GET", "/sandboxes/x", nil)
+	signer.Sign(req, "n1")
+	h.ServeHTTP(httptest.NewRecorder(), req)
+	if len(seen) != 1 || seen[0] != "" {
+		t.Fatalf("the handler behind the guard saw the signature %q", seen)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/sandboxes/x", nil))
+	if w.Code != http.StatusUnauthorized || len(seen) != 1 {
+		t.Fatalf("unsigned: %d, handler calls %d", w.Code, len(seen))
+	}
+}
+
+// TestFrontListenerBounded: the API front's listener takes the daemon's one
+// client connection bound (a node playing both roles shares it with its own
+// listeners). Before, it was not wrapped at all (integration
+// TestClusterFrontConnsBounded: EMFILE under one address's idle connections).
+func TestFrontListenerBounded(t *testing.T) {
+	f := &Config{maxConnsPerAddr: 2}
+	b, err := frontServer(nil, f, "127.0.0.1:0", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.ln.Close()
+	ll, ok := b.ln.(*limitedListener)
+	if !ok || ll.lim != f.clientConns() {
+		t.Fatalf("the front's listener is %T, not bounded by the daemon's client connection limit", b.ln)
 	}
 }

@@ -28,6 +28,7 @@ func newHTTPServer(h http.Handler, l serverLimits) *http.Server {
 		ReadHeaderTimeout: l.ReadHeader,
 		IdleTimeout:       l.Idle,
 		MaxHeaderBytes:    l.HardHeader,
+		ConnContext:       withConn,
 	}
 }
 

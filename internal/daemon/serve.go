@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/api"
@@ -69,6 +70,8 @@ type Config struct {
 	teamQuota   store.Quota      // per-team quota defaults (teams.go)
 	teamAPIRate float64          // per team: API requests a second (teams.go)
 	secrets     *secrets.Manager // the teams' secrets (set by New)
+	connsOnce   sync.Once        // makes conns
+	conns       *connLimit       // every client listener's bound together (clientConns)
 	sealer      *secrets.Sealer  // the secrets' sealer, also for egress proxy passwords in records (set by New)
 
 	// MCP, if set, serves /mcp: MCP over the daemon's own API at apiURL
@@ -268,7 +271,7 @@ func listen(f *Config, h http.Handler, log *slog.Logger) ([]boundServer, error) 
 	if err != nil {
 		return nil, err
 	}
-	conns := newConnLimit(defaultConnLimit(), f.maxConnsPerAddr) // both listeners together
+	conns := f.clientConns() // both listeners together, and --front-listen's
 	out := []boundServer{{newHTTPServer(h, defaultLimits), conns.wrap(ln)}}
 	if f.tlsConf == nil {
 		return out, nil
@@ -284,6 +287,15 @@ func listen(f *Config, h http.Handler, log *slog.Logger) ([]boundServer, error) 
 	// a public port: debug, not the server's default stderr line each
 	srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelDebug)
 	return append(out, boundServer{srv, tls.NewListener(conns.wrap(tln), f.tlsConf)}), nil
+}
+
+// clientConns is the one bound of every listener that takes client
+// connections (--listen, --tls-listen, --front-listen, and a front's
+// --listen): half the descriptor limit together, --max-conns-per-addr
+// of them from one address.
+func (f *Config) clientConns() *connLimit {
+	f.connsOnce.Do(func() { f.conns = newConnLimit(defaultConnLimit(), f.maxConnsPerAddr) })
+	return f.conns
 }
 
 // protectDaemon makes the kernel's OOM killer prefer sandbox processes.

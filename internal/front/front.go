@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/cluster"
+	"github.com/sbx-dev/sbx/internal/fdlimit"
 	"github.com/sbx-dev/sbx/internal/proxy"
 	"github.com/sbx-dev/sbx/internal/store"
 )
@@ -48,13 +49,17 @@ type Front struct {
 	// Sign, if set before use, signs every request forwarded to a node
 	// (nodes given the cluster secret answer nothing else).
 	Sign *cluster.Signer
+	// BodyTimeout bounds reading a create's body, which the front reads
+	// whole to place it (0: DefaultBodyTimeout).
+	BodyTimeout time.Duration
 
 	dir    Directory
 	domain string
 	fail   ErrorWriter
 	log    *slog.Logger
-	tr     *http.Transport // pooled: forwards
-	once   *http.Transport // one connection per request: creates (place.go)
+	tr     *http.Transport  // pooled: forwards
+	once   *http.Transport  // one connection per request: creates (place.go)
+	open   *fdlimit.Counter // requests in flight (ServeHTTP): InFlight, or SetInFlight
 
 	mu      sync.Mutex // guards nodes, nodesAt, proxies, pending and owners
 	nodes   []*store.Node
@@ -73,13 +78,45 @@ func New(dir Directory, domain string, fail ErrorWriter, log *slog.Logger) *Fron
 	tr.MaxIdleConnsPerHost = 64
 	once := http.DefaultTransport.(*http.Transport).Clone()
 	once.DisableKeepAlives = true
-	return &Front{dir: dir, domain: domain, fail: fail, log: log, tr: tr, once: once, proxies: map[string]*httputil.ReverseProxy{},
+	return &Front{dir: dir, domain: domain, fail: fail, log: log, tr: tr, once: once, open: fdlimit.NewCounter(fdlimit.Limits{Total: InFlight()}),
+		proxies: map[string]*httputil.ReverseProxy{},
 		pending: map[string]*pending{}, owners: map[string]owner{}}
 }
 
-// ServeHTTP routes r to a node.
+// SetInFlight sets the bound of requests forwarded at once (tests); call
+// before serving.
+func (f *Front) SetInFlight(n int) { f.open = fdlimit.NewCounter(fdlimit.Limits{Total: n}) }
+
+// ServeHTTP routes r to a node, within the bound of requests in flight.
 func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if t, ok, err := proxy.Route(r, f.domain); ok || err != nil {
+	t, traffic, err := proxy.Route(r, f.domain)
+	if !traffic && err == nil && r.URL.Path == "/health" {
+		w.WriteHeader(http.StatusOK) // the front's own: never refused
+		return
+	}
+	release, ok := f.open.Admit("", "")
+	if !ok {
+		w.Header().Set("Retry-After", "1")
+		w.Header().Set("Connection", "close") // a refused client holds no descriptor
+		f.fail(w, http.StatusTooManyRequests, "too many requests in flight through this front; close some and retry")
+		return
+	}
+	defer release()
+	f.route(w, r, t, traffic || err != nil, err)
+}
+
+// InFlight bounds the requests a front forwards at once by default: each
+// holds a connection to its node besides the client's, and the client
+// connections may take half the descriptor limit (the daemon's listener
+// bound), so a quarter leaves a quarter for the nodes' idle connections and
+// the store. Before, 512 requests held through a front limited to 1024
+// descriptors (a node waiting for their bodies) took it to EMFILE.
+func InFlight() int { return max(fdlimit.Descriptors()/4, 16) }
+
+// route routes r to a node: as sandbox traffic to t when traffic (err: its
+// routing headers are malformed), else by its API path.
+func (f *Front) route(w http.ResponseWriter, r *http.Request, t proxy.Target, traffic bool, err error) {
+	if traffic {
 		if err != nil {
 			f.fail(w, http.StatusBadRequest, err.Error())
 			return
@@ -88,8 +125,6 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch p := strings.TrimPrefix(r.URL.Path, "/v2"); {
-	case r.URL.Path == "/health":
-		w.WriteHeader(http.StatusOK)
 	case r.Method == http.MethodPost && p == "/sandboxes":
 		f.create(w, r)
 	case r.Method == http.MethodGet && r.URL.Path == "/v2/sandboxes":

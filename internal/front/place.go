@@ -34,7 +34,7 @@ type createReq struct {
 // half-made there. Any later failure is answered as is, never retried (the
 // node may have made the sandbox).
 func (f *Front) create(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxCreateBody+1))
+	body, err := f.readCreate(w, r)
 	if err != nil || len(body) > maxCreateBody {
 		f.fail(w, http.StatusBadRequest, "create request body unreadable or over 1 MiB")
 		return
@@ -57,6 +57,29 @@ func (f *Front) create(w http.ResponseWriter, r *http.Request) {
 		cands = slices.DeleteFunc(cands, func(c *store.Node) bool { return c == n })
 	}
 	f.fail(w, http.StatusServiceUnavailable, "no live node can run this sandbox (template "+req.TemplateID+")")
+}
+
+// DefaultBodyTimeout is how long a create's body may take to arrive, as
+// for the API's bodies on a node.
+const DefaultBodyTimeout = 30 * time.Second
+
+// readCreate reads a create's body (at most maxCreateBody+1 bytes) within
+// the body timeout. The front reads it before any node (and any key check)
+// sees it, and before, without a deadline: a client without a key held a
+// connection and up to 1 MiB of the front's memory for as long as it
+// trickled its body.
+func (f *Front) readCreate(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	rc := http.NewResponseController(w)
+	d := f.BodyTimeout
+	if d <= 0 {
+		d = DefaultBodyTimeout
+	}
+	_ = rc.SetReadDeadline(time.Now().Add(d))
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxCreateBody+1))
+	if err == nil && len(b) <= maxCreateBody { // kept past an error: the server then discards the rest of the body without waiting
+		_ = rc.SetReadDeadline(time.Time{})
+	}
+	return b, err
 }
 
 // candidates are the nodes that can run req: its runtime available, room
