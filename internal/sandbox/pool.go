@@ -9,12 +9,18 @@ import (
 )
 
 // PoolKey names a warm pool: sandboxes of one template on one runtime.
+// Template is the name the pool was configured with (--pool), which the
+// default team's view resolves (Templates.Get).
 type PoolKey struct{ Template, Runtime string }
 
 // pool holds started, never-initialised sandboxes: agent up, no token, no
 // tenant data. Guarded by Manager.mu.
 type pool struct {
-	target  int
+	target int
+	// name is the resolved Template.Name its sandboxes run: a built-in's
+	// name, a user template's id (learnt at each refill); creates find
+	// their pool by it (poolLocked), since they resolve names to ids.
+	name    string
 	ready   []*Sandbox
 	filling int
 	// failures counts refills in a row that failed; no refill of the pool
@@ -25,6 +31,10 @@ type pool struct {
 	// landed is closed (and replaced) whenever a refill of the pool ends.
 	waiters int
 	landed  chan struct{}
+	// stale is set by a claim that found a sandbox of another build than
+	// the create's: RunPools then checks the pool against its template's
+	// current build (evictStale).
+	stale bool
 }
 
 // refillBackoff is how long a pool whose last n refills failed waits
@@ -51,7 +61,7 @@ const maxFilling = 2
 // refilled); it also returns the pool (nil when key has none). A claim takes
 // no create slot. m.mu must be held.
 func (m *Manager) claimLocked(key PoolKey, build string, res Resources) (*Sandbox, *pool) {
-	p := m.pools[key]
+	p := m.poolLocked(key)
 	if p == nil {
 		return nil, nil
 	}
@@ -64,11 +74,29 @@ func (m *Manager) claimLocked(key PoolKey, build string, res Resources) (*Sandbo
 		return nil, p
 	}
 	r := sb.rec
-	if r.Build != build || !sameShape(Resources{CPUCount: r.CPUCount, MemoryMB: r.MemoryMB, DiskSizeMB: r.DiskSizeMB}, res) {
+	if r.Build != build {
+		p.stale = true
+		return nil, p
+	}
+	if !sameShape(Resources{CPUCount: r.CPUCount, MemoryMB: r.MemoryMB, DiskSizeMB: r.DiskSizeMB}, res) {
 		return nil, p
 	}
 	p.ready = p.ready[:len(p.ready)-1]
 	return sb, p
+}
+
+// poolLocked is the pool whose sandboxes run template key.Template (a
+// resolved Template.Name) on key.Runtime, nil if none. m.mu must be held.
+func (m *Manager) poolLocked(key PoolKey) *pool {
+	if p := m.pools[key]; p != nil && p.name == key.Template {
+		return p
+	}
+	for k, p := range m.pools {
+		if k.Runtime == key.Runtime && p.name == key.Template {
+			return p
+		}
+	}
+	return nil
 }
 
 // refillWait bounds how long a create waits for a refill in flight.
@@ -147,7 +175,7 @@ func (m *Manager) RunPools(ctx context.Context) {
 	m.pools = map[PoolKey]*pool{}
 	for k, n := range m.cfg.Pools {
 		if n > 0 {
-			m.pools[k] = &pool{target: n, landed: make(chan struct{})}
+			m.pools[k] = &pool{target: n, name: k.Template, landed: make(chan struct{})}
 		}
 	}
 	m.mu.Unlock()
@@ -162,6 +190,10 @@ func (m *Manager) RunPools(ctx context.Context) {
 			return
 		case <-t.C:
 		case <-m.refillKick:
+		}
+		for _, k := range m.takeStale() {
+			fills.Add(1)
+			go func() { defer fills.Done(); m.evictStale(ctx, k) }()
 		}
 		for {
 			k, ok := m.nextRefill()
@@ -215,6 +247,7 @@ func (m *Manager) fill(ctx context.Context, k PoolKey) {
 	p.filling--
 	if err == nil {
 		p.ready = append(p.ready, sb)
+		p.name = sb.rec.TemplateID
 		p.failures = 0
 		m.watchExit(sb)
 	} else {

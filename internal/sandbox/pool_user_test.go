@@ -1,0 +1,90 @@
+package sandbox_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/sbx-dev/sbx/internal/sandbox"
+	"github.com/sbx-dev/sbx/internal/sandbox/sandboxtest"
+)
+
+// userTemplates resolves "my-app", as the builder's registry resolves a
+// user template's name, to its id ("tpl-1") and current build; the id
+// resolves too. The build can change (a rebuild).
+type userTemplates struct {
+	mu    sync.Mutex
+	build string
+}
+
+func (u *userTemplates) Get(ref string) (Template, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if ref != "my-app" && ref != "tpl-1" {
+		return Template{}, fmt.Errorf("template %q: %w", ref, ErrNotFound)
+	}
+	return Template{Name: "tpl-1", Alias: "my-app", Build: u.build, Rootfs: "/t/base", RootfsUserNS: "/t/base-userns"}, nil
+}
+
+func (u *userTemplates) List() ([]Template, error) { return nil, nil }
+
+func (u *userTemplates) rebuild(b string) {
+	u.mu.Lock()
+	u.build = b
+	u.mu.Unlock()
+}
+
+// TestWarmPoolUserTemplate: --pool NAME=N of a user template (whose
+// sandboxes run its id, not its name) serves creates by that name, and
+// after a rebuild the pool's sandboxes of the old build are replaced by
+// ones of the new build instead of sitting unclaimable in a full pool.
+func TestWarmPoolUserTemplate(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	h := sandboxtest.NewHost()
+	tmpls := &userTemplates{build: "b1"}
+	key := PoolKey{Template: "my-app", Runtime: "fake"}
+	port := sandboxtest.StartAgent(t)
+	cfg := Config{DefaultRuntime: "fake", AgentPort: port, DefaultTimeout: time.Minute, MaxTimeout: time.Hour,
+		Defaults: Resources{CPUCount: 1, MemoryMB: 256, DiskSizeMB: 256, Pids: 100},
+		Max:      Resources{CPUCount: 4, MemoryMB: 2048, DiskSizeMB: 2048}, MaxCreating: 4, Pools: map[PoolKey]int{key: 1}}
+	m, err := New(cfg, openStore(t, t.TempDir()), Runtimes{"fake": sandboxtest.NewRuntime(h)}, h, sandboxtest.NewLayers(h), tmpls,
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	done := make(chan struct{})
+	go func() { m.RunPools(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	starts := func() int { h.Mu.Lock(); defer h.Mu.Unlock(); return h.Starts }
+	create := func(build string) {
+		t.Helper()
+		waitFor(t, func() bool { return m.PoolStats()[key] == 1 })
+		before := starts()
+		in, err := m.Create(ctx, CreateOpts{Template: "my-app", Timeout: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := starts() - before; n != 0 {
+			t.Errorf("a create of my-app (build %s) with its pool full started %d sandboxes: it was not served by the pool", build, n)
+		}
+		_ = m.Kill(ctx, in.ID)
+	}
+	create("b1")
+	tmpls.rebuild("b2")
+	// The first create after the rebuild finds the old build: it starts
+	// cold, and the pool is refilled with the new build.
+	waitFor(t, func() bool { return m.PoolStats()[key] == 1 })
+	in, err := m.Create(ctx, CreateOpts{Template: "my-app", Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = m.Kill(ctx, in.ID)
+	time.Sleep(300 * time.Millisecond) // the eviction and the refill
+	create("b2")
+}
