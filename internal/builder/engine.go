@@ -100,7 +100,7 @@ func (st *state) runCfg() store.BuildConfig {
 
 // stepVersion is part of every step's cache key: bump it when the way steps
 // run changes, so no layer made the old way is reused.
-const stepVersion = "step/v5"
+const stepVersion = "step/v6" // v6: layers no longer carry the agent's interpreter drivers
 
 // The user and workdir a build's steps start with, as on E2B.
 const (
