@@ -72,13 +72,21 @@ func TestParse(t *testing.T) {
 				step("WORKDIR", "/v2"), tail[0]}, Warnings: []string{"build args not declared by any ARG: [EXTRA]"}}},
 		{"global arg redeclared", "ARG V=3\nFROM a\nARG V\nRUN echo $V\n", nil,
 			dockerfile.Spec{FromImage: "a", Steps: steps(step("ENV", "V", "3"), step("RUN", "echo $V"))}},
-		{"ignored instructions", "FROM a\nEXPOSE 80\nLABEL a=b\nHEALTHCHECK CMD true\nSHELL [\"/bin/bash\", \"-c\"]\n" +
+		{"ignored instructions", "FROM a\nEXPOSE 80\nLABEL a=b\nHEALTHCHECK CMD true\n" +
 			"STOPSIGNAL SIGINT\nVOLUME /data\nONBUILD RUN x\nMAINTAINER me\n", nil,
 			dockerfile.Spec{FromImage: "a", Steps: steps(), Warnings: []string{
 				"line 2 of the Dockerfile: EXPOSE is ignored", "line 3 of the Dockerfile: LABEL is ignored",
-				"line 4 of the Dockerfile: HEALTHCHECK is ignored", "line 5 of the Dockerfile: SHELL is ignored",
-				"line 6 of the Dockerfile: STOPSIGNAL is ignored", "line 7 of the Dockerfile: VOLUME is ignored",
-				"line 8 of the Dockerfile: ONBUILD is ignored", "line 9 of the Dockerfile: MAINTAINER is ignored"}}},
+				"line 4 of the Dockerfile: HEALTHCHECK is ignored",
+				"line 5 of the Dockerfile: STOPSIGNAL is ignored", "line 6 of the Dockerfile: VOLUME is ignored",
+				"line 7 of the Dockerfile: ONBUILD is ignored", "line 8 of the Dockerfile: MAINTAINER is ignored"}}},
+		// SHELL changes how later shell-form lines run (before, it was
+		// ignored: RUN set -o pipefail ... ran under /bin/sh and failed).
+		{"shell", "FROM a\nRUN echo sh\nSHELL [\"/bin/bash\", \"-o\", \"pipefail\", \"-c\"]\nRUN set -o pipefail; false | true\n" +
+			"RUN [\"echo\", \"exec\"]\nCMD python app.py\nSHELL [\"/bin/sh\", \"-c\"]\nRUN echo back\n", nil,
+			dockerfile.Spec{FromImage: "a", StartCmd: "/bin/bash -o pipefail -c 'python app.py'", Steps: steps(step("RUN", "echo sh"),
+				step("RUN", "/bin/bash -o pipefail -c 'set -o pipefail; false | true'"), step("RUN", "echo exec"), step("RUN", "echo back"))}},
+		{"shell with exec entrypoint", "FROM a\nSHELL [\"/bin/bash\", \"-c\"]\nENTRYPOINT [\"/init\"]\nCMD serve now\n", nil,
+			dockerfile.Spec{FromImage: "a", StartCmd: "/init /bin/bash -c 'serve now'", Steps: steps()}},
 		{"comments and escape directive", "# escape=`\nFROM a\n# note\nRUN echo a `\n  b\n", nil,
 			dockerfile.Spec{FromImage: "a", Steps: steps(step("RUN", "echo a   b"))}},
 	}
