@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -35,7 +36,18 @@ type pool struct {
 	// the create's: RunPools then checks the pool against its template's
 	// current build (evictStale).
 	stale bool
+	// snapNoted: the log said the pool is kept empty (errSnapshotServes).
+	snapNoted bool
 }
+
+// errSnapshotServes is a refill not made because the creates its pool
+// would serve restore the template's snapshot (its start command running
+// and ready) before they look in a pool: its sandboxes would never be
+// claimed. The pool checks again every snapshotRecheck (a rebuild without
+// a start command, or another runtime's, makes it useful again).
+var errSnapshotServes = errors.New("creates of the template restore its start-command snapshot")
+
+const snapshotRecheck = 30 * time.Second
 
 // refillBackoff is how long a pool whose last n refills failed waits
 // before the next: 1 s doubling to 30 s, so a broken template or runtime
@@ -241,16 +253,23 @@ func (m *Manager) countLocked() int {
 
 func (m *Manager) fill(ctx context.Context, k PoolKey) {
 	sb, err := m.startPooled(ctx, k)
-	m.observer().PoolRefill(k.Template, k.Runtime, err)
+	if !errors.Is(err, errSnapshotServes) {
+		m.observer().PoolRefill(k.Template, k.Runtime, err)
+	}
 	m.mu.Lock()
 	p := m.pools[k]
 	p.filling--
-	if err == nil {
+	snapServes := errors.Is(err, errSnapshotServes)
+	note := snapServes && !p.snapNoted
+	switch {
+	case err == nil:
 		p.ready = append(p.ready, sb)
 		p.name = sb.rec.TemplateID
-		p.failures = 0
+		p.failures, p.snapNoted = 0, false
 		m.watchExit(sb)
-	} else {
+	case snapServes:
+		p.retryAt, p.snapNoted = time.Now().Add(snapshotRecheck), true
+	default:
 		p.failures++
 		p.retryAt = time.Now().Add(refillBackoff(p.failures))
 	}
@@ -258,7 +277,10 @@ func (m *Manager) fill(ctx context.Context, k PoolKey) {
 	close(p.landed)
 	p.landed = make(chan struct{})
 	m.mu.Unlock()
-	if err != nil {
+	if note {
+		m.log.Info("warm pool kept empty: creates of its template restore the template's start-command snapshot instead", "template", k.Template, "runtime", k.Runtime)
+	}
+	if err != nil && !snapServes {
 		m.log.Warn("warm pool refill failed", "template", k.Template, "runtime", k.Runtime, "failuresInARow", n, "retryIn", refillBackoff(n), "err", err)
 	}
 }
@@ -271,6 +293,9 @@ func (m *Manager) startPooled(ctx context.Context, k PoolKey) (*Sandbox, error) 
 	res, err := m.pooledResources(tmpl)
 	if err != nil {
 		return nil, err
+	}
+	if _, ok := m.templateSnapshot(ctx, tmpl, k.Runtime, res); ok {
+		return nil, errSnapshotServes
 	}
 	rec := newRecord(tmpl, k.Runtime, res)
 	rec.State = store.StatePooled

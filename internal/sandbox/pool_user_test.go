@@ -11,14 +11,16 @@ import (
 
 	. "github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/sandbox/sandboxtest"
+	"github.com/sbx-dev/sbx/internal/store"
 )
 
 // userTemplates resolves "my-app", as the builder's registry resolves a
 // user template's name, to its id ("tpl-1") and current build; the id
 // resolves too. The build can change (a rebuild).
 type userTemplates struct {
-	mu    sync.Mutex
-	build string
+	mu       sync.Mutex
+	build    string
+	snapshot string // the template's start-command snapshot, if any
 }
 
 func (u *userTemplates) Get(ref string) (Template, error) {
@@ -27,7 +29,7 @@ func (u *userTemplates) Get(ref string) (Template, error) {
 	if ref != "my-app" && ref != "tpl-1" {
 		return Template{}, fmt.Errorf("template %q: %w", ref, ErrNotFound)
 	}
-	return Template{Name: "tpl-1", Alias: "my-app", Build: u.build, Rootfs: "/t/base", RootfsUserNS: "/t/base-userns"}, nil
+	return Template{Name: "tpl-1", Alias: "my-app", Build: u.build, Snapshot: u.snapshot, Rootfs: "/t/base", RootfsUserNS: "/t/base-userns"}, nil
 }
 
 func (u *userTemplates) List() ([]Template, error) { return nil, nil }
@@ -47,16 +49,7 @@ func TestWarmPoolUserTemplate(t *testing.T) {
 	h := sandboxtest.NewHost()
 	tmpls := &userTemplates{build: "b1"}
 	key := PoolKey{Template: "my-app", Runtime: "fake"}
-	port := sandboxtest.StartAgent(t)
-	cfg := Config{DefaultRuntime: "fake", AgentPort: port, DefaultTimeout: time.Minute, MaxTimeout: time.Hour,
-		Defaults: Resources{CPUCount: 1, MemoryMB: 256, DiskSizeMB: 256, Pids: 100},
-		Max:      Resources{CPUCount: 4, MemoryMB: 2048, DiskSizeMB: 2048}, MaxCreating: 4, Pools: map[PoolKey]int{key: 1}}
-	m, err := New(cfg, openStore(t, t.TempDir()), Runtimes{"fake": sandboxtest.NewRuntime(h)}, h, sandboxtest.NewLayers(h), tmpls,
-		slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(m.Close)
+	m := newUserPoolManager(t, h, openStore(t, t.TempDir()), tmpls, key)
 	done := make(chan struct{})
 	go func() { m.RunPools(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
@@ -87,4 +80,45 @@ func TestWarmPoolUserTemplate(t *testing.T) {
 	_ = m.Kill(ctx, in.ID)
 	time.Sleep(300 * time.Millisecond) // the eviction and the refill
 	create("b2")
+}
+
+func newUserPoolManager(t *testing.T, h *sandboxtest.Host, st *store.Store, tmpls Templates, key PoolKey) *Manager {
+	port := sandboxtest.StartAgent(t)
+	cfg := Config{DefaultRuntime: "fake", AgentPort: port, DefaultTimeout: time.Minute, MaxTimeout: time.Hour,
+		Defaults: Resources{CPUCount: 1, MemoryMB: 256, DiskSizeMB: 256, Pids: 100}, ImagesDir: t.TempDir(),
+		Max: Resources{CPUCount: 4, MemoryMB: 2048, DiskSizeMB: 2048}, MaxCreating: 4, Pools: map[PoolKey]int{key: 1}}
+	m, err := New(cfg, st, Runtimes{"fake": sandboxtest.NewRuntime(h)}, h, sandboxtest.NewLayers(h), tmpls,
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	return m
+}
+
+// TestWarmPoolSkipsSnapshotTemplate: a pool of a template whose creates
+// restore its start-command snapshot (same runtime and resources) starts
+// no sandboxes: they would never be claimed, creates restore first (before,
+// the pool held them idle for good).
+func TestWarmPoolSkipsSnapshotTemplate(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	h := sandboxtest.NewHost()
+	st := openStore(t, t.TempDir())
+	if err := st.PutSnapshot(ctx, &store.Snapshot{ID: "snap1", TemplateID: "tpl-1", Build: "b1", ForBuild: true,
+		Runtime: "fake", CPUCount: 1, MemoryMB: 256, DiskSizeMB: 256}); err != nil {
+		t.Fatal(err)
+	}
+	key := PoolKey{Template: "my-app", Runtime: "fake"}
+	m := newUserPoolManager(t, h, st, &userTemplates{build: "b1", snapshot: "snap1"}, key)
+	done := make(chan struct{})
+	go func() { m.RunPools(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	time.Sleep(500 * time.Millisecond)
+	pooled := m.PoolStats()[key]
+	h.Mu.Lock()
+	starts := h.Starts
+	h.Mu.Unlock()
+	if starts != 0 || pooled != 0 {
+		t.Fatalf("%d sandboxes started, %d pooled for a template whose creates restore its snapshot", starts, pooled)
+	}
 }
