@@ -106,7 +106,7 @@ func (s *Server) startBuild(w http.ResponseWriter, r *http.Request) {
 	var err error
 	if ref := spec.FromTemplate; ref != "" {
 		err = s.useTemplate(r.Context(), teamOf(r), ref, false)
-		spec.FromTemplate = s.scoped(r, ref)
+		spec.FromTemplate, spec.BaseName = s.scoped(r, ref), ref
 		if errors.Is(err, sandbox.ErrNotFound) { // E2B takes the build and fails it at its base step
 			spec.MissingBase, spec.FromTemplate, err = ref, "", nil
 		}

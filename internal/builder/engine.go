@@ -34,6 +34,9 @@ type Spec struct {
 	// the build is accepted and fails at its base step, "base template
 	// '<ref>' not found", which the SDK's BuildError puts on fromTemplate.
 	MissingBase string `json:"-"`
+	// BaseName is FromTemplate as the caller wrote it (the API resolves
+	// FromTemplate to an id for the builder): the log and errors say it.
+	BaseName string `json:"-"`
 }
 
 // stored is spec as the build record keeps it: without the registry's
@@ -178,7 +181,7 @@ func (s *Service) base(ctx context.Context, spec Spec, scope string, lg *buildLo
 	case spec.FromTemplate != "" && spec.FromImage != "":
 		return nil, fmt.Errorf("give fromImage or fromTemplate, not both")
 	case spec.FromTemplate != "":
-		st, err := s.fromTemplate(spec.FromTemplate, lg)
+		st, err := s.fromTemplateNamed(spec.FromTemplate, spec.BaseName, lg)
 		if err != nil {
 			return nil, err
 		}
@@ -190,8 +193,17 @@ func (s *Service) base(ctx context.Context, spec Spec, scope string, lg *buildLo
 }
 
 func (s *Service) fromTemplate(ref string, lg *buildLog) (*state, error) {
-	if _, b, err := s.reg.resolveBuild(ref); err == nil {
-		lg.add("info", "base", "FROM template %s (build %s)", ref, b.ID)
+	return s.fromTemplateNamed(ref, "", lg)
+}
+
+// fromTemplateNamed is the first state of a build on template ref, which
+// the caller named name ("": ref); the log and errors use name.
+func (s *Service) fromTemplateNamed(ref, name string, lg *buildLog) (*state, error) {
+	if name == "" {
+		name = ref
+	}
+	if t, b, err := s.reg.resolveBuild(ref); err == nil {
+		lg.add("info", "base", "FROM template %s (%s, build %s)", name, t.ID, b.ID)
 		st := &state{layers: append([]string(nil), b.Layers...), key: "build:" + b.ID, cfg: cloneCfg(b.Config)}
 		st.cfg.Snapshot = "" // the parent's ready sandbox is not this template's
 		st.startRun(b.Config.User, b.Config.Workdir)
@@ -199,7 +211,7 @@ func (s *Service) fromTemplate(ref string, lg *buildLog) (*state, error) {
 	}
 	bt, err := s.reg.Builtins.Get(ref)
 	if err != nil {
-		return nil, baseNotFound(ref)
+		return nil, baseNotFound(name)
 	}
 	lg.add("info", "base", "FROM template %s (built in)", ref)
 	st := &state{key: bt.Key}
