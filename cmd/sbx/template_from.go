@@ -42,8 +42,9 @@ func resolveFrom(ctx context.Context, c *client.Client, spec *dockerfile.Spec, w
 		return ch, fmt.Errorf("looking up FROM %s as an sbx template: %w", spec.FromImage, err)
 	}
 	ch.template = true
-	spec.FromTemplate, spec.FromImage = ch.ref, ""
-	fmt.Fprintf(w, "FROM %s: building on the sbx template %s (FROM %s would pull the image)\n", ch.ref, name, hubRef(ch.ref))
+	spec.OnTemplate(ch.ref)
+	fmt.Fprintf(w, "FROM %s: building on the sbx template %s (FROM %s would pull the image); "+
+		"steps start as its user in its workdir (base: user in /home/user; USER root for root's work)\n", ch.ref, name, hubRef(ch.ref))
 	return ch, nil
 }
 

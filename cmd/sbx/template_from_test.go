@@ -70,6 +70,9 @@ func TestTemplateBuildFromTemplate(t *testing.T) {
 				t.Errorf("fromTemplate %q fromImage %q, want %q %q", f.spec.FromTemplate, f.spec.FromImage, tt.wantTmpl, tt.wantI)
 			}
 			checkOrder(t, errOut, tt.stderrIn)
+			if tt.wantTmpl != "" && (len(f.spec.Steps) != 1 || f.spec.Steps[0].Type != "RUN") {
+				t.Errorf("steps on a template %+v, want the Dockerfile's RUN only (the template's user and workdir carry on)", f.spec.Steps)
+			}
 		})
 	}
 }

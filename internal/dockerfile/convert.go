@@ -176,9 +176,11 @@ func (c *converter) finish() (*Spec, error) {
 	}
 	if c.user == "" {
 		c.step("USER", "user")
+		c.spec.tail++
 	}
 	if !c.workdir {
 		c.step("WORKDIR", "/home/user")
+		c.spec.tail++
 	}
 	c.spec.StartCmd = c.start.String()
 	c.spec.Warnings = append(c.spec.Warnings, c.args.unused()...)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/sbx-dev/sbx/internal/dockerfile"
 )
 
@@ -96,7 +97,7 @@ func TestParse(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(&tt.want, got); diff != "" {
+			if diff := cmp.Diff(&tt.want, got, cmpopts.IgnoreUnexported(dockerfile.Spec{})); diff != "" {
 				t.Errorf("spec (-want +got):\n%s", diff)
 			}
 		})
@@ -125,6 +126,36 @@ func TestParseErrors(t *testing.T) {
 			_, err := dockerfile.Parse(strings.NewReader(tt.file), nil)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestOnTemplate: a spec built on an sbx template keeps the Dockerfile's
+// own steps only, not the defaults Parse adds for an image, so the base
+// template's user and workdir carry on unless the Dockerfile sets its own.
+func TestOnTemplate(t *testing.T) {
+	tests := []struct {
+		name, file string
+		want       []dockerfile.Step
+	}{
+		{"no user or workdir", "FROM my-app\nRUN touch /tmp/x\n", []dockerfile.Step{step("RUN", "touch /tmp/x")}},
+		{"own user", "FROM my-app\nUSER root\nRUN id\n", []dockerfile.Step{step("USER", "root"), step("RUN", "id", "root")}},
+		{"own workdir and user", "FROM my-app\nWORKDIR /w\nUSER app\n", []dockerfile.Step{step("WORKDIR", "/w"), step("USER", "app")}},
+		{"nothing", "FROM my-app\n", []dockerfile.Step{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec, err := dockerfile.Parse(strings.NewReader(tt.file), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			spec.OnTemplate("my-app:v1")
+			if spec.FromTemplate != "my-app:v1" || spec.FromImage != "" {
+				t.Errorf("from %q / %q", spec.FromTemplate, spec.FromImage)
+			}
+			if diff := cmp.Diff(tt.want, spec.Steps); diff != "" {
+				t.Errorf("steps (-want +got):\n%s", diff)
 			}
 		})
 	}
