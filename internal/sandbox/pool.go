@@ -194,6 +194,7 @@ func (m *Manager) RunPools(ctx context.Context) {
 	t := time.NewTicker(refillEvery)
 	defer t.Stop()
 	var fills sync.WaitGroup
+	checked := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -202,6 +203,10 @@ func (m *Manager) RunPools(ctx context.Context) {
 			return
 		case <-t.C:
 		case <-m.refillKick:
+		}
+		if time.Since(checked) >= staleEvery {
+			checked = time.Now()
+			m.markStale()
 		}
 		for _, k := range m.takeStale() {
 			fills.Add(1)

@@ -26,7 +26,7 @@ type userTemplates struct {
 func (u *userTemplates) Get(ref string) (Template, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if ref != "my-app" && ref != "tpl-1" {
+	if (ref != "my-app" && ref != "tpl-1") || u.build == "" { // "": deleted
 		return Template{}, fmt.Errorf("template %q: %w", ref, ErrNotFound)
 	}
 	return Template{Name: "tpl-1", Alias: "my-app", Build: u.build, Snapshot: u.snapshot, Rootfs: "/t/base", RootfsUserNS: "/t/base-userns"}, nil
@@ -43,7 +43,8 @@ func (u *userTemplates) rebuild(b string) {
 // TestWarmPoolUserTemplate: --pool NAME=N of a user template (whose
 // sandboxes run its id, not its name) serves creates by that name, and
 // after a rebuild the pool's sandboxes of the old build are replaced by
-// ones of the new build instead of sitting unclaimable in a full pool.
+// ones of the new build instead of sitting unclaimable in a full pool; a
+// deleted template's pool is emptied.
 func TestWarmPoolUserTemplate(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	h := sandboxtest.NewHost()
@@ -70,16 +71,15 @@ func TestWarmPoolUserTemplate(t *testing.T) {
 	}
 	create("b1")
 	tmpls.rebuild("b2")
-	// The first create after the rebuild finds the old build: it starts
-	// cold, and the pool is refilled with the new build.
-	waitFor(t, func() bool { return m.PoolStats()[key] == 1 })
-	in, err := m.Create(ctx, CreateOpts{Template: "my-app", Timeout: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = m.Kill(ctx, in.ID)
-	time.Sleep(300 * time.Millisecond) // the eviction and the refill
+	// RunPools notices the rebuild by itself (every 2 s) and refills the
+	// pool with the new build: no create pays a cold start for it.
+	time.Sleep(2600 * time.Millisecond)
 	create("b2")
+	// A deleted template's pool is emptied.
+	waitFor(t, func() bool { return m.PoolStats()[key] == 1 })
+	time.Sleep(300 * time.Millisecond) // no check from the create's claim in flight
+	tmpls.rebuild("")
+	waitFor(t, func() bool { return m.PoolStats()[key] == 0 })
 }
 
 func newUserPoolManager(t *testing.T, h *sandboxtest.Host, st *store.Store, tmpls Templates, key PoolKey) *Manager {
