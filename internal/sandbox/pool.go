@@ -17,6 +17,7 @@ type PoolKey struct{ Template, Runtime string }
 // pool holds started, never-initialised sandboxes: agent up, no token, no
 // tenant data. Guarded by Manager.mu.
 type pool struct {
+	key    PoolKey // as configured: metrics name the pool by it
 	target int
 	// name is the resolved Template.Name its sandboxes run: a built-in's
 	// name, a user template's id (learnt at each refill); creates find
@@ -133,7 +134,7 @@ func (m *Manager) claimOrWait(ctx context.Context, tmpl Template, rt string, res
 		}
 		wait := sb == nil && p.filling > p.waiters && (deadline != nil || m.poolFits(tmpl, res))
 		if !wait {
-			m.observer().PoolClaim(key.Template, key.Runtime, sb != nil)
+			m.observer().PoolClaim(p.key.Template, key.Runtime, sb != nil)
 			return sb
 		}
 		if deadline == nil {
@@ -156,7 +157,7 @@ func (m *Manager) claimOrWait(ctx context.Context, tmpl Template, rt string, res
 		p.waiters--
 		if expired {
 			sb, _ := m.claimLocked(key, tmpl.Build, res)
-			m.observer().PoolClaim(key.Template, key.Runtime, sb != nil)
+			m.observer().PoolClaim(p.key.Template, key.Runtime, sb != nil)
 			return sb
 		}
 	}
@@ -187,7 +188,7 @@ func (m *Manager) RunPools(ctx context.Context) {
 	m.pools = map[PoolKey]*pool{}
 	for k, n := range m.cfg.Pools {
 		if n > 0 {
-			m.pools[k] = &pool{target: n, name: k.Template, landed: make(chan struct{})}
+			m.pools[k] = &pool{key: k, target: n, name: k.Template, landed: make(chan struct{})}
 		}
 	}
 	m.mu.Unlock()

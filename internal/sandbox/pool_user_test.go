@@ -51,9 +51,20 @@ func TestWarmPoolUserTemplate(t *testing.T) {
 	tmpls := &userTemplates{build: "b1"}
 	key := PoolKey{Template: "my-app", Runtime: "fake"}
 	m := newUserPoolManager(t, h, openStore(t, t.TempDir()), tmpls, key)
+	obs := &claimLabels{deaths: deaths{n: map[string]int{}}}
+	m.SetObserver(obs)
 	done := make(chan struct{})
 	go func() { m.RunPools(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
+	defer func() { // metrics name the pool as configured, not by the id
+		obs.mu.Lock()
+		defer obs.mu.Unlock()
+		for _, l := range obs.tmpl {
+			if l != "my-app" {
+				t.Errorf("a claim was observed as template %q, want my-app", l)
+			}
+		}
+	}()
 
 	starts := func() int { h.Mu.Lock(); defer h.Mu.Unlock(); return h.Starts }
 	create := func(build string) {
@@ -121,4 +132,17 @@ func TestWarmPoolSkipsSnapshotTemplate(t *testing.T) {
 	if starts != 0 || pooled != 0 {
 		t.Fatalf("%d sandboxes started, %d pooled for a template whose creates restore its snapshot", starts, pooled)
 	}
+}
+
+// claimLabels records the template label of every pool claim.
+type claimLabels struct {
+	deaths
+	mu   sync.Mutex
+	tmpl []string
+}
+
+func (c *claimLabels) PoolClaim(tmpl, _ string, _ bool) {
+	c.mu.Lock()
+	c.tmpl = append(c.tmpl, tmpl)
+	c.mu.Unlock()
 }
