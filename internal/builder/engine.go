@@ -103,7 +103,7 @@ func (st *state) runCfg() store.BuildConfig {
 
 // stepVersion is part of every step's cache key: bump it when the way steps
 // run changes, so no layer made the old way is reused.
-const stepVersion = "step/v6" // v6: layers no longer carry the agent's interpreter drivers
+const stepVersion = "step/v6" // v6: layers carry no interpreter drivers; ENV values are evaluated
 
 // The user and workdir a build's steps start with, as on E2B.
 const (
@@ -342,9 +342,7 @@ func (s *Service) step(ctx context.Context, b *store.BuildRec, lg *buildLog, nam
 		if st.cfg.Env == nil {
 			st.cfg.Env = map[string]string{}
 		}
-		for i := 0; i+1 < len(step.Args); i += 2 {
-			st.cfg.Env[step.Args[i]] = step.Args[i+1]
-		}
+		applyEnv(st.cfg.Env, step.Args)
 	case "WORKDIR":
 		if len(step.Args) > 0 {
 			st.run.workdir = absWorkdir(st.run.workdir, step.Args[0])
