@@ -161,7 +161,7 @@ func TestBuildLayerCarriesNoSandboxIDs(t *testing.T) {
 		t.Fatalf("build: %+v", st)
 	}
 	var leaked []string
-	for _, rel := range []string{"run/e2b/.E2B_*", "usr/local/share/ca-certificates/sbx-egress-ca.crt", "etc/ssl/certs/ca-certificates.crt"} {
+	for _, rel := range []string{"run/e2b/.E2B_*", "tmp/sbx-interpreter-*", "usr/local/share/ca-certificates/sbx-egress-ca.crt", "etc/ssl/certs/ca-certificates.crt"} {
 		found, _ := filepath.Glob(filepath.Join(templates, "layers", "*", "r", "fs", rel))
 		for _, f := range found {
 			if layer, _, _ := strings.Cut(f, "/r/fs/"); !slices.Contains(before, layer) {
@@ -170,7 +170,7 @@ func TestBuildLayerCarriesNoSandboxIDs(t *testing.T) {
 		}
 	}
 	if len(leaked) > 0 {
-		t.Fatalf("layers carry a build sandbox's ids or the daemon's egress CA: %v", leaked)
+		t.Fatalf("layers carry a build sandbox's ids, its agent's interpreter drivers or the daemon's egress CA: %v", leaked)
 	}
 	sb := d.create(map[string]any{"templateID": "it-noids"})
 	out, _ := sb.run("", "cat /opt/built-in; echo $E2B_SANDBOX_ID; cat /run/e2b/.E2B_SANDBOX_ID", 20*time.Second)

@@ -17,8 +17,10 @@ Builds a template from a Dockerfile through the daemon, as the E2B SDK's
 Template.build(Template().fromDockerfile(...)) does: the files of each COPY
 are uploaded unless the daemon has them already, then the build's log is
 followed until it ends. CONTEXT defaults to "." and -f to CONTEXT/Dockerfile;
-CONTEXT/.dockerignore is honoured. Exits 0 when the template is ready, 1 if
-the build fails. The template ID is printed on stdout.`
+CONTEXT/.dockerignore is honoured. FROM NAME[:TAG] with no registry host
+builds on the sbx template NAME when there is one (offline); FROM
+docker.io/library/NAME always pulls the image. Exits 0 when the template is
+ready, 1 if the build fails. The template ID is printed on stdout.`
 
 // buildOpts are the flags and argument of a Dockerfile build.
 type buildOpts struct {
@@ -27,6 +29,7 @@ type buildOpts struct {
 	buildArgs                     kvList
 	noCache                       bool
 	cpu, memoryMB                 int
+	from                          fromChoice // how the FROM was read (resolveFrom)
 }
 
 func templateBuildFlags(std stdio, cf *clientFlags) (*flag.FlagSet, *buildOpts) {
@@ -92,8 +95,11 @@ func runTemplateBuild(ctx context.Context, args []string, std stdio) int {
 		return exitUsage
 	}
 	spec, ignore, err := o.prepare(std)
+	if err == nil {
+		o.from, err = resolveFrom(ctx, c, spec, std.err)
+	}
 	if err != nil {
-		fmt.Fprintln(std.err, "sbx template build:", err)
+		fmt.Fprintln(std.err, "sbx template build:", termText(explain(err)))
 		return 1
 	}
 	return runBuild(ctx, c, o, spec, ignore, std)

@@ -35,6 +35,9 @@ func runBuild(ctx context.Context, c *client.Client, o *buildOpts, spec *dockerf
 	}
 	if st.Status != "ready" {
 		printReason(std.err, st.Reason)
+		if h := o.from.hint(); h != "" && st.Reason != nil && st.Reason.Step == "base" {
+			fmt.Fprintln(std.err, "sbx template build:", h)
+		}
 		return 1
 	}
 	fmt.Fprintf(std.err, "template %s ready: %s\n", o.name, b.TemplateID)

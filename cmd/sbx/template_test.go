@@ -53,7 +53,7 @@ func TestParseTemplateBuild(t *testing.T) {
 			if !ok {
 				t.Fatalf("exit %d: %s", code, errOut.String())
 			}
-			if diff := cmp.Diff(tt.want, o, cmp.AllowUnexported(buildOpts{})); diff != "" {
+			if diff := cmp.Diff(tt.want, o, cmp.AllowUnexported(buildOpts{}, fromChoice{})); diff != "" {
 				t.Errorf("opts (-want +got):\n%s", diff)
 			}
 		})
@@ -88,6 +88,7 @@ type fakeBuilds struct {
 	polls    int
 	uploads  map[string][]string // hash -> names in the archive
 	spec     client.TemplateSpec
+	aliases  map[string]bool // template names GET /templates/aliases/{name} knows
 }
 
 func (f *fakeBuilds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -99,6 +100,12 @@ func (f *fakeBuilds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p := r.URL.Path
 	switch {
+	case r.Method == "GET" && strings.HasPrefix(p, "/templates/aliases/"):
+		if name := strings.TrimPrefix(p, "/templates/aliases/"); f.aliases[name] {
+			writeJSON(w, 200, map[string]any{"templateID": name + "-id", "public": false})
+			return
+		}
+		http.Error(w, `{"code":404,"message":"template not found"}`, 404)
 	case r.Method == "POST" && p == "/v3/templates":
 		writeJSON(w, 202, client.TemplateBuild{TemplateID: "tpl1", BuildID: "bld1", Names: []string{"app"}})
 	case r.Method == "GET" && strings.HasPrefix(p, "/templates/tpl1/files/"):

@@ -108,7 +108,7 @@ func (s *Server) startBuild(w http.ResponseWriter, r *http.Request) {
 	var err error
 	if ref := spec.FromTemplate; ref != "" {
 		err = s.useTemplate(r.Context(), teamOf(r), ref, false)
-		spec.FromTemplate = s.scoped(r, ref)
+		spec.FromTemplate, spec.BaseName = s.scoped(r, ref), ref
 		switch {
 		case errors.Is(err, sandbox.ErrNotFound) && s.builds.Hidden(teamOf(r), ref):
 			spec.HiddenBase, spec.FromTemplate, err = ref, "", nil // E2B: "no access"

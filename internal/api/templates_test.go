@@ -229,8 +229,8 @@ func TestTemplateBuildErrors(t *testing.T) {
 	}
 	st := waitBuild(t, srv, tid, bid)
 	reason, _ := st["reason"].(map[string]any)
-	if st["status"] != "error" || reason["step"] != "base" {
-		t.Fatalf("status %v", st)
+	if st["status"] != "error" || reason["step"] != "base" || reason["message"] != "base template 'bad' not found" {
+		t.Fatalf("status %v (the reason names the base as the build named it, not by its id)", st)
 	}
 	if code, _ := do(t, srv, "GET", "/templates/"+tid+"/builds/"+bid+"/status?logsOffset=-1", "", nil); code != 400 {
 		t.Errorf("negative logsOffset = %d, want 400", code)

@@ -38,6 +38,9 @@ type Spec struct {
 	// by id or namespace/name (Service.Hidden): the build fails at its base
 	// step as E2B's, "you have no access to use '<ref>' as a base template".
 	HiddenBase string `json:"-"`
+	// BaseName is FromTemplate as the caller wrote it (the API resolves
+	// FromTemplate to an id for the builder): the log and errors say it.
+	BaseName string `json:"-"`
 }
 
 // stored is spec as the build record keeps it: without the registry's
@@ -114,7 +117,7 @@ func (st *state) runCfg() runConfig {
 
 // stepVersion is part of every step's cache key: bump it when the way steps
 // run changes, so no layer made the old way is reused.
-const stepVersion = "step/v6" // v6: the workdir is made as the template's user
+const stepVersion = "step/v7" // v7: the workdir is made as its step's user (v6 of two branches merged: both bumped); layers carry no interpreter drivers; ENV values are evaluated
 
 // The user and workdir a build's steps start with, as on E2B.
 const (
@@ -194,7 +197,7 @@ func (s *Service) base(ctx context.Context, spec Spec, scope string, lg *buildLo
 	case spec.FromTemplate != "" && spec.FromImage != "":
 		return nil, fmt.Errorf("give fromImage or fromTemplate, not both")
 	case spec.FromTemplate != "":
-		st, err := s.fromTemplate(spec.FromTemplate, lg)
+		st, err := s.fromTemplateNamed(spec.FromTemplate, spec.BaseName, lg)
 		if err != nil {
 			return nil, err
 		}
@@ -206,8 +209,17 @@ func (s *Service) base(ctx context.Context, spec Spec, scope string, lg *buildLo
 }
 
 func (s *Service) fromTemplate(ref string, lg *buildLog) (*state, error) {
-	if _, b, err := s.reg.resolveBuild(ref); err == nil {
-		lg.add("info", "base", "FROM template %s (build %s)", ref, b.ID)
+	return s.fromTemplateNamed(ref, "", lg)
+}
+
+// fromTemplateNamed is the first state of a build on template ref, which
+// the caller named name ("": ref); the log and errors use name.
+func (s *Service) fromTemplateNamed(ref, name string, lg *buildLog) (*state, error) {
+	if name == "" {
+		name = ref
+	}
+	if t, b, err := s.reg.resolveBuild(ref); err == nil {
+		lg.add("info", "base", "FROM template %s (%s, build %s)", name, t.ID, b.ID)
 		st := &state{layers: append([]string(nil), b.Layers...), key: "build:" + b.ID, cfg: cloneCfg(b.Config)}
 		st.cfg.Snapshot = "" // the parent's ready sandbox is not this template's
 		st.startRun(b.Config.User, b.Config.Workdir)
@@ -215,7 +227,7 @@ func (s *Service) fromTemplate(ref string, lg *buildLog) (*state, error) {
 	}
 	bt, err := s.reg.Builtins.Get(ref)
 	if err != nil {
-		return nil, baseNotFound(ref)
+		return nil, baseNotFound(name)
 	}
 	lg.add("info", "base", "FROM template %s (built in)", ref)
 	st := &state{key: bt.Key}
@@ -346,9 +358,7 @@ func (s *Service) step(ctx context.Context, b *store.BuildRec, lg *buildLog, nam
 		if st.cfg.Env == nil {
 			st.cfg.Env = map[string]string{}
 		}
-		for i := 0; i+1 < len(step.Args); i += 2 {
-			st.cfg.Env[step.Args[i]] = step.Args[i+1]
-		}
+		applyEnv(st.cfg.Env, step.Args)
 	case "WORKDIR":
 		if len(step.Args) > 0 {
 			st.run.workdir = absWorkdir(st.run.workdir, step.Args[0])

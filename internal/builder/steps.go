@@ -228,16 +228,20 @@ func (s *Service) makeWorkdir(ctx context.Context, conn *client.SandboxConn, lg 
 
 // saveStep saves what a step changed in the build sandbox into dst.
 func (s *Service) saveStep(ctx context.Context, conn *client.SandboxConn, lg *buildLog, stepName, dst string) error {
-	if err := s.runShell(ctx, conn, lg, stepName, "root", "/", nil, dropRunIDs); err != nil {
+	if err := s.runShell(ctx, conn, lg, stepName, "root", "/", nil, dropResidue); err != nil {
 		return fmt.Errorf("remove the build sandbox's ids: %w", err)
 	}
 	return s.mgr.SaveFiles(ctx, conn.ID(), dst)
 }
 
-// dropRunIDs removes the ids the build sandbox's agent wrote to /run/e2b at
-// its /init (agent/runids.go), so that no layer carries them: every
-// sandbox's own /init writes its own. It runs in the sandbox (no host path).
-const dropRunIDs = `rm -f /run/e2b/.E2B_SANDBOX /run/e2b/.E2B_SANDBOX_ID /run/e2b/.E2B_TEAM_ID /run/e2b/.E2B_TEMPLATE_ID`
+// dropResidue removes what the build sandbox's agent wrote for itself, so
+// that no layer carries it: the ids it wrote to /run/e2b at its /init
+// (agent/runids.go), and its code interpreter's drivers directory in /tmp
+// (interpreter.writeDrivers, by its prefix; every sandbox's agent writes its own, and a
+// layer's copy was a second, stale one in every sandbox of the template).
+// It runs in the sandbox (no host path).
+const dropResidue = `rm -f /run/e2b/.E2B_SANDBOX /run/e2b/.E2B_SANDBOX_ID /run/e2b/.E2B_TEAM_ID /run/e2b/.E2B_TEMPLATE_ID
+for d in /tmp/sbx-interpreter-*; do if [ -d "$d" ]; then rm -rf "$d"; fi; done`
 
 // copyStep unpacks the step's uploaded files at their destination inside the
 // build sandbox, owned by the step's user with the step's mode.

@@ -21,6 +21,7 @@ type converter struct {
 	user     string // the Dockerfile's current USER, "" if none yet
 	workdir  bool   // the Dockerfile set a WORKDIR
 	start    startCmd
+	shell    []string // SHELL's command, nil for Docker's default /bin/sh -c
 }
 
 func newConverter(escape rune, buildArgs map[string]string) *converter {
@@ -75,9 +76,11 @@ func (c *converter) instruction(line int, cmd any) error {
 		c.user = x.User
 		c.step("USER", x.User)
 	case *instructions.CmdCommand:
-		c.start.setCmd(x.ShellDependantCmdLine)
+		c.start.setCmd(c.withShell(x.ShellDependantCmdLine))
 	case *instructions.EntrypointCommand:
-		c.start.setEntrypoint(x.ShellDependantCmdLine)
+		c.start.setEntrypoint(c.withShell(x.ShellDependantCmdLine))
+	case *instructions.ShellCommand:
+		c.setShell(x.Shell)
 	case instructions.Command:
 		c.warnf(line, "%s is ignored", strings.ToUpper(x.Name()))
 	default:
@@ -157,10 +160,7 @@ func (c *converter) run(line int, r *instructions.RunCommand) error {
 	if len(r.FlagsUsed) > 0 {
 		c.warnf(line, "RUN flags %v are ignored", r.FlagsUsed)
 	}
-	cmd := shellJoin(r.CmdLine)
-	if r.PrependShell {
-		cmd = strings.Join(r.CmdLine, " ")
-	}
+	cmd := cmdLine(c.withShell(r.ShellDependantCmdLine))
 	if c.user != "" {
 		c.step("RUN", cmd, c.user)
 	} else {
@@ -176,9 +176,11 @@ func (c *converter) finish() (*Spec, error) {
 	}
 	if c.user == "" {
 		c.step("USER", "user")
+		c.spec.tail++
 	}
 	if !c.workdir {
 		c.step("WORKDIR", "/home/user")
+		c.spec.tail++
 	}
 	c.spec.StartCmd = c.start.String()
 	c.spec.Warnings = append(c.spec.Warnings, c.args.unused()...)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/sbx-dev/sbx/internal/dockerfile"
 )
 
@@ -72,13 +73,21 @@ func TestParse(t *testing.T) {
 				step("WORKDIR", "/v2"), tail[0]}, Warnings: []string{"build args not declared by any ARG: [EXTRA]"}}},
 		{"global arg redeclared", "ARG V=3\nFROM a\nARG V\nRUN echo $V\n", nil,
 			dockerfile.Spec{FromImage: "a", Steps: steps(step("ENV", "V", "3"), step("RUN", "echo $V"))}},
-		{"ignored instructions", "FROM a\nEXPOSE 80\nLABEL a=b\nHEALTHCHECK CMD true\nSHELL [\"/bin/bash\", \"-c\"]\n" +
+		{"ignored instructions", "FROM a\nEXPOSE 80\nLABEL a=b\nHEALTHCHECK CMD true\n" +
 			"STOPSIGNAL SIGINT\nVOLUME /data\nONBUILD RUN x\nMAINTAINER me\n", nil,
 			dockerfile.Spec{FromImage: "a", Steps: steps(), Warnings: []string{
 				"line 2 of the Dockerfile: EXPOSE is ignored", "line 3 of the Dockerfile: LABEL is ignored",
-				"line 4 of the Dockerfile: HEALTHCHECK is ignored", "line 5 of the Dockerfile: SHELL is ignored",
-				"line 6 of the Dockerfile: STOPSIGNAL is ignored", "line 7 of the Dockerfile: VOLUME is ignored",
-				"line 8 of the Dockerfile: ONBUILD is ignored", "line 9 of the Dockerfile: MAINTAINER is ignored"}}},
+				"line 4 of the Dockerfile: HEALTHCHECK is ignored",
+				"line 5 of the Dockerfile: STOPSIGNAL is ignored", "line 6 of the Dockerfile: VOLUME is ignored",
+				"line 7 of the Dockerfile: ONBUILD is ignored", "line 8 of the Dockerfile: MAINTAINER is ignored"}}},
+		// SHELL changes how later shell-form lines run (before, it was
+		// ignored: RUN set -o pipefail ... ran under /bin/sh and failed).
+		{"shell", "FROM a\nRUN echo sh\nSHELL [\"/bin/bash\", \"-o\", \"pipefail\", \"-c\"]\nRUN set -o pipefail; false | true\n" +
+			"RUN [\"echo\", \"exec\"]\nCMD python app.py\nSHELL [\"/bin/sh\", \"-c\"]\nRUN echo back\n", nil,
+			dockerfile.Spec{FromImage: "a", StartCmd: "/bin/bash -o pipefail -c 'python app.py'", Steps: steps(step("RUN", "echo sh"),
+				step("RUN", "/bin/bash -o pipefail -c 'set -o pipefail; false | true'"), step("RUN", "echo exec"), step("RUN", "echo back"))}},
+		{"shell with exec entrypoint", "FROM a\nSHELL [\"/bin/bash\", \"-c\"]\nENTRYPOINT [\"/init\"]\nCMD serve now\n", nil,
+			dockerfile.Spec{FromImage: "a", StartCmd: "/init /bin/bash -c 'serve now'", Steps: steps()}},
 		{"comments and escape directive", "# escape=`\nFROM a\n# note\nRUN echo a `\n  b\n", nil,
 			dockerfile.Spec{FromImage: "a", Steps: steps(step("RUN", "echo a   b"))}},
 	}
@@ -88,7 +97,7 @@ func TestParse(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(&tt.want, got); diff != "" {
+			if diff := cmp.Diff(&tt.want, got, cmpopts.IgnoreUnexported(dockerfile.Spec{})); diff != "" {
 				t.Errorf("spec (-want +got):\n%s", diff)
 			}
 		})
@@ -117,6 +126,36 @@ func TestParseErrors(t *testing.T) {
 			_, err := dockerfile.Parse(strings.NewReader(tt.file), nil)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestOnTemplate: a spec built on an sbx template keeps the Dockerfile's
+// own steps only, not the defaults Parse adds for an image, so the base
+// template's user and workdir carry on unless the Dockerfile sets its own.
+func TestOnTemplate(t *testing.T) {
+	tests := []struct {
+		name, file string
+		want       []dockerfile.Step
+	}{
+		{"no user or workdir", "FROM my-app\nRUN touch /tmp/x\n", []dockerfile.Step{step("RUN", "touch /tmp/x")}},
+		{"own user", "FROM my-app\nUSER root\nRUN id\n", []dockerfile.Step{step("USER", "root"), step("RUN", "id", "root")}},
+		{"own workdir and user", "FROM my-app\nWORKDIR /w\nUSER app\n", []dockerfile.Step{step("WORKDIR", "/w"), step("USER", "app")}},
+		{"nothing", "FROM my-app\n", []dockerfile.Step{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec, err := dockerfile.Parse(strings.NewReader(tt.file), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			spec.OnTemplate("my-app:v1")
+			if spec.FromTemplate != "my-app:v1" || spec.FromImage != "" {
+				t.Errorf("from %q / %q", spec.FromTemplate, spec.FromImage)
+			}
+			if diff := cmp.Diff(tt.want, spec.Steps); diff != "" {
+				t.Errorf("steps (-want +got):\n%s", diff)
 			}
 		})
 	}

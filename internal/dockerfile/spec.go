@@ -41,6 +41,25 @@ type Spec struct {
 
 	// Warnings name the instructions that were ignored, with their lines.
 	Warnings []string `json:"-"`
+
+	// tail counts the default steps finish appended (USER user, WORKDIR
+	// /home/user); the two first steps are always FROM's USER root, WORKDIR /.
+	tail int
+}
+
+// OnTemplate makes s build on the sbx template ref instead of pulling
+// FromImage. The defaults Parse put around the steps for an image (USER
+// root and WORKDIR / first, USER user and WORKDIR /home/user last) are
+// dropped: the steps start, and the template ends, with the base
+// template's user and workdir unless the Dockerfile sets its own, as a
+// Dockerfile's FROM of a local image inherits its USER and WORKDIR, and as
+// the SDK's fromTemplate does.
+func (s *Spec) OnTemplate(ref string) {
+	s.FromTemplate, s.FromImage = ref, ""
+	if len(s.Steps) >= 2+s.tail {
+		s.Steps = s.Steps[2 : len(s.Steps)-s.tail]
+	}
+	s.tail = 0
 }
 
 // Parse converts the Dockerfile read from r. buildArgs override the

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -9,12 +10,19 @@ import (
 )
 
 // PoolKey names a warm pool: sandboxes of one template on one runtime.
+// Template is the name the pool was configured with (--pool), which the
+// default team's view resolves (Templates.Get).
 type PoolKey struct{ Template, Runtime string }
 
 // pool holds started, never-initialised sandboxes: agent up, no token, no
 // tenant data. Guarded by Manager.mu.
 type pool struct {
-	target  int
+	key    PoolKey // as configured: metrics name the pool by it
+	target int
+	// name is the resolved Template.Name its sandboxes run: a built-in's
+	// name, a user template's id (learnt at each refill); creates find
+	// their pool by it (poolLocked), since they resolve names to ids.
+	name    string
 	ready   []*Sandbox
 	filling int
 	// failures counts refills in a row that failed; no refill of the pool
@@ -25,7 +33,22 @@ type pool struct {
 	// landed is closed (and replaced) whenever a refill of the pool ends.
 	waiters int
 	landed  chan struct{}
+	// stale is set by a claim that found a sandbox of another build than
+	// the create's: RunPools then checks the pool against its template's
+	// current build (evictStale).
+	stale bool
+	// snapNoted: the log said the pool is kept empty (errSnapshotServes).
+	snapNoted bool
 }
+
+// errSnapshotServes is a refill not made because the creates its pool
+// would serve restore the template's snapshot (its start command running
+// and ready) before they look in a pool: its sandboxes would never be
+// claimed. The pool checks again every snapshotRecheck (a rebuild without
+// a start command, or another runtime's, makes it useful again).
+var errSnapshotServes = errors.New("creates of the template restore its start-command snapshot")
+
+const snapshotRecheck = 30 * time.Second
 
 // refillBackoff is how long a pool whose last n refills failed waits
 // before the next: 1 s doubling to 30 s, so a broken template or runtime
@@ -51,7 +74,7 @@ const maxFilling = 2
 // refilled); it also returns the pool (nil when key has none). A claim takes
 // no create slot. m.mu must be held.
 func (m *Manager) claimLocked(key PoolKey, build string, res Resources) (*Sandbox, *pool) {
-	p := m.pools[key]
+	p := m.poolLocked(key)
 	if p == nil {
 		return nil, nil
 	}
@@ -64,11 +87,29 @@ func (m *Manager) claimLocked(key PoolKey, build string, res Resources) (*Sandbo
 		return nil, p
 	}
 	r := sb.rec
-	if r.Build != build || !sameShape(Resources{CPUCount: r.CPUCount, MemoryMB: r.MemoryMB, DiskSizeMB: r.DiskSizeMB}, res) {
+	if r.Build != build {
+		p.stale = true
+		return nil, p
+	}
+	if !sameShape(Resources{CPUCount: r.CPUCount, MemoryMB: r.MemoryMB, DiskSizeMB: r.DiskSizeMB}, res) {
 		return nil, p
 	}
 	p.ready = p.ready[:len(p.ready)-1]
 	return sb, p
+}
+
+// poolLocked is the pool whose sandboxes run template key.Template (a
+// resolved Template.Name) on key.Runtime, nil if none. m.mu must be held.
+func (m *Manager) poolLocked(key PoolKey) *pool {
+	if p := m.pools[key]; p != nil && p.name == key.Template {
+		return p
+	}
+	for k, p := range m.pools {
+		if k.Runtime == key.Runtime && p.name == key.Template {
+			return p
+		}
+	}
+	return nil
 }
 
 // refillWait bounds how long a create waits for a refill in flight.
@@ -93,7 +134,7 @@ func (m *Manager) claimOrWait(ctx context.Context, tmpl Template, rt string, res
 		}
 		wait := sb == nil && p.filling > p.waiters && (deadline != nil || m.poolFits(tmpl, res))
 		if !wait {
-			m.observer().PoolClaim(key.Template, key.Runtime, sb != nil)
+			m.observer().PoolClaim(p.key.Template, key.Runtime, sb != nil)
 			return sb
 		}
 		if deadline == nil {
@@ -116,7 +157,7 @@ func (m *Manager) claimOrWait(ctx context.Context, tmpl Template, rt string, res
 		p.waiters--
 		if expired {
 			sb, _ := m.claimLocked(key, tmpl.Build, res)
-			m.observer().PoolClaim(key.Template, key.Runtime, sb != nil)
+			m.observer().PoolClaim(p.key.Template, key.Runtime, sb != nil)
 			return sb
 		}
 	}
@@ -147,13 +188,14 @@ func (m *Manager) RunPools(ctx context.Context) {
 	m.pools = map[PoolKey]*pool{}
 	for k, n := range m.cfg.Pools {
 		if n > 0 {
-			m.pools[k] = &pool{target: n, landed: make(chan struct{})}
+			m.pools[k] = &pool{key: k, target: n, name: k.Template, landed: make(chan struct{})}
 		}
 	}
 	m.mu.Unlock()
 	t := time.NewTicker(refillEvery)
 	defer t.Stop()
 	var fills sync.WaitGroup
+	checked := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -162,6 +204,14 @@ func (m *Manager) RunPools(ctx context.Context) {
 			return
 		case <-t.C:
 		case <-m.refillKick:
+		}
+		if time.Since(checked) >= staleEvery {
+			checked = time.Now()
+			m.markStale()
+		}
+		for _, k := range m.takeStale() {
+			fills.Add(1)
+			go func() { defer fills.Done(); m.evictStale(ctx, k) }()
 		}
 		for {
 			k, ok := m.nextRefill()
@@ -209,15 +259,23 @@ func (m *Manager) countLocked() int {
 
 func (m *Manager) fill(ctx context.Context, k PoolKey) {
 	sb, err := m.startPooled(ctx, k)
-	m.observer().PoolRefill(k.Template, k.Runtime, err)
+	if !errors.Is(err, errSnapshotServes) {
+		m.observer().PoolRefill(k.Template, k.Runtime, err)
+	}
 	m.mu.Lock()
 	p := m.pools[k]
 	p.filling--
-	if err == nil {
+	snapServes := errors.Is(err, errSnapshotServes)
+	note := snapServes && !p.snapNoted
+	switch {
+	case err == nil:
 		p.ready = append(p.ready, sb)
-		p.failures = 0
+		p.name = sb.rec.TemplateID
+		p.failures, p.snapNoted = 0, false
 		m.watchExit(sb)
-	} else {
+	case snapServes:
+		p.retryAt, p.snapNoted = time.Now().Add(snapshotRecheck), true
+	default:
 		p.failures++
 		p.retryAt = time.Now().Add(refillBackoff(p.failures))
 	}
@@ -225,7 +283,10 @@ func (m *Manager) fill(ctx context.Context, k PoolKey) {
 	close(p.landed)
 	p.landed = make(chan struct{})
 	m.mu.Unlock()
-	if err != nil {
+	if note {
+		m.log.Info("warm pool kept empty: creates of its template restore the template's start-command snapshot instead", "template", k.Template, "runtime", k.Runtime)
+	}
+	if err != nil && !snapServes {
 		m.log.Warn("warm pool refill failed", "template", k.Template, "runtime", k.Runtime, "failuresInARow", n, "retryIn", refillBackoff(n), "err", err)
 	}
 }
@@ -238,6 +299,9 @@ func (m *Manager) startPooled(ctx context.Context, k PoolKey) (*Sandbox, error) 
 	res, err := m.pooledResources(tmpl)
 	if err != nil {
 		return nil, err
+	}
+	if _, ok := m.templateSnapshot(ctx, tmpl, k.Runtime, res); ok {
+		return nil, errSnapshotServes
 	}
 	rec := newRecord(tmpl, k.Runtime, res)
 	rec.State = store.StatePooled

@@ -162,11 +162,8 @@ func (m *Manager) snapshotFor(ctx context.Context, team, name string) (*store.Sn
 // resources match it. ok is false when it does not apply or fails (the
 // caller then starts cold; a failure is logged).
 func (m *Manager) fromTemplateSnapshot(ctx context.Context, t Template, rtName string, res Resources, o CreateOpts) (Info, bool) {
-	if t.Snapshot == "" || m.cfg.ImagesDir == "" {
-		return Info{}, false
-	}
-	snap, err := m.store.GetSnapshot(ctx, t.Snapshot)
-	if err != nil || snap.Runtime != rtName || snap.CPUCount != res.CPUCount || snap.MemoryMB != res.MemoryMB || snap.DiskSizeMB != res.DiskSizeMB {
+	snap, ok := m.templateSnapshot(ctx, t, rtName, res)
+	if !ok {
 		return Info{}, false
 	}
 	o.Resources = Resources{}
@@ -178,6 +175,19 @@ func (m *Manager) fromTemplateSnapshot(ctx context.Context, t Template, rtName s
 		return Info{}, false
 	}
 	return in, true
+}
+
+// templateSnapshot is t's snapshot when a create of t on rtName with res
+// restores it (runtime and resources match).
+func (m *Manager) templateSnapshot(ctx context.Context, t Template, rtName string, res Resources) (*store.Snapshot, bool) {
+	if t.Snapshot == "" || m.cfg.ImagesDir == "" {
+		return nil, false
+	}
+	snap, err := m.store.GetSnapshot(ctx, t.Snapshot)
+	if err != nil || snap.Runtime != rtName || snap.CPUCount != res.CPUCount || snap.MemoryMB != res.MemoryMB || snap.DiskSizeMB != res.DiskSizeMB {
+		return nil, false
+	}
+	return snap, true
 }
 
 // SnapshotForBuild snapshots sandbox id (memory included) as the snapshot
