@@ -229,10 +229,14 @@ type TemplateBuildRef struct {
 	MemoryMB   int        `json:"memoryMB"`
 }
 
-// TemplateAlias is the answer of TemplateByAlias.
+// TemplateAlias is the answer of TemplateByAlias: E2B's fields, then
+// sbx's own (absent from E2B): the user and working directory the
+// template's sandboxes and child builds start with.
 type TemplateAlias struct {
 	TemplateID string `json:"templateID"`
 	Public     bool   `json:"public"`
+	User       string `json:"user,omitempty"`
+	Workdir    string `json:"workdir,omitempty"`
 }
 
 // ListTemplates returns the templates with their build and usage records

@@ -10,7 +10,8 @@ import (
 
 // TestCLIDockerfileOnTemplate: `sbx template build -f` with a FROM that
 // names an sbx template builds on it offline (no registry is reachable
-// here), the base's user and workdir carrying on, SHELL applied, ENV
+// here), its steps as root in / as for an image, the base's user and
+// workdir carrying on to the template built, SHELL applied, ENV
 // PATH=/x:$PATH evaluated for the steps, the child's too (before, PATH
 // was "/x:$PATH" and no RUN found mkdir); a child
 // of that template builds the same way; a FROM whose tag the template
@@ -31,11 +32,13 @@ func TestCLIDockerfileOnTemplate(t *testing.T) {
 		"WORKDIR /srv/p\nUSER user\n"); code != 0 {
 		t.Fatalf("FROM base: exit %d\n%s", code, errOut)
 	}
-	if code, errOut := build("it-cli-child", "FROM it-cli-parent\nRUN id -un > who; pwd >> who; mytool >> who\n"); code != 0 {
+	// the child's steps run as root in / (apt-get and WORKDIR /app work as
+	// written); the child keeps the parent's user and workdir
+	if code, errOut := build("it-cli-child", "FROM it-cli-parent\nRUN id -un > /srv/p/who; pwd >> /srv/p/who; mytool >> /srv/p/who; mkdir /opt/kid && touch /opt/kid/made\n"); code != 0 {
 		t.Fatalf("FROM it-cli-parent: exit %d\n%s", code, errOut)
 	}
-	out, _ := d.create(map[string]any{"templateID": "it-cli-child"}).run("", "id -un; pwd; cat f shell who; ls /tmp", 20*time.Second)
-	if want := "user\n/srv/p\np\nbash\nuser\n/srv/p\ntool\n"; !strings.HasPrefix(out, want) || strings.Count(out, "sbx-interpreter-") != 1 {
+	out, _ := d.create(map[string]any{"templateID": "it-cli-child"}).run("", "id -un; pwd; cat f shell who; stat -c %U /opt/kid/made; ls /tmp", 20*time.Second)
+	if want := "user\n/srv/p\np\nbash\nroot\n/\ntool\nroot\n"; !strings.HasPrefix(out, want) || strings.Count(out, "sbx-interpreter-") != 1 {
 		t.Fatalf("a sandbox of the child sees:\n%s\nwant it to start with:\n%s(and one interpreter dir in /tmp)", out, want)
 	}
 	code, errOut := build("it-cli-notag", "FROM it-cli-parent:nosuchtag\nRUN true\n")

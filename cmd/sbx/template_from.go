@@ -34,7 +34,7 @@ func resolveFrom(ctx context.Context, c *client.Client, spec *dockerfile.Spec, w
 	if !ok {
 		return ch, nil
 	}
-	_, err := c.TemplateByAlias(ctx, name)
+	a, err := c.TemplateByAlias(ctx, name)
 	switch {
 	case errors.Is(err, client.ErrNotFound):
 		return ch, nil
@@ -42,9 +42,9 @@ func resolveFrom(ctx context.Context, c *client.Client, spec *dockerfile.Spec, w
 		return ch, fmt.Errorf("looking up FROM %s as an sbx template: %w", spec.FromImage, err)
 	}
 	ch.template = true
-	spec.OnTemplate(ch.ref)
+	spec.OnTemplate(ch.ref, a.User, a.Workdir)
 	fmt.Fprintf(w, "FROM %s: building on the sbx template %s (FROM %s would pull the image); "+
-		"steps start as its user in its workdir (base: user in /home/user; USER root for root's work)\n", ch.ref, name, hubRef(ch.ref))
+		"steps run as root in / until USER and WORKDIR say otherwise, and the template keeps %s's user and workdir unless they do\n", ch.ref, name, hubRef(ch.ref), name)
 	return ch, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/sbx-dev/sbx/client"
@@ -35,7 +36,9 @@ func TestTemplateName(t *testing.T) {
 // TestTemplateBuildFromTemplate: a Dockerfile's FROM that names an sbx
 // template (no registry host) builds on it (fromTemplate, offline), with
 // its tag; one with a registry host, or naming no template, is pulled; a
-// failed base step says how the FROM was read.
+// failed base step says how the FROM was read. Its steps run as root in
+// /, and the template keeps the base's user and workdir (the alias
+// answer's).
 func TestTemplateBuildFromTemplate(t *testing.T) {
 	pollInterval = 0
 	ready := client.BuildStatus{Status: "ready"}
@@ -70,8 +73,10 @@ func TestTemplateBuildFromTemplate(t *testing.T) {
 				t.Errorf("fromTemplate %q fromImage %q, want %q %q", f.spec.FromTemplate, f.spec.FromImage, tt.wantTmpl, tt.wantI)
 			}
 			checkOrder(t, errOut, tt.stderrIn)
-			if tt.wantTmpl != "" && (len(f.spec.Steps) != 1 || f.spec.Steps[0].Type != "RUN") {
-				t.Errorf("steps on a template %+v, want the Dockerfile's RUN only (the template's user and workdir carry on)", f.spec.Steps)
+			want := []client.TemplateStep{{Type: "USER", Args: []string{"root"}}, {Type: "WORKDIR", Args: []string{"/"}}, {Type: "RUN", Args: []string{"true"}},
+				{Type: "USER", Args: []string{"app"}}, {Type: "WORKDIR", Args: []string{"/srv/app"}}}
+			if tt.wantTmpl != "" && !reflect.DeepEqual(f.spec.Steps, want) {
+				t.Errorf("steps on a template %+v, want %+v (as root in /, then the template's user and workdir)", f.spec.Steps, want)
 			}
 		})
 	}

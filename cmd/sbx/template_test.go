@@ -102,7 +102,7 @@ func (f *fakeBuilds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == "GET" && strings.HasPrefix(p, "/templates/aliases/"):
 		if name := strings.TrimPrefix(p, "/templates/aliases/"); f.aliases[name] {
-			writeJSON(w, 200, map[string]any{"templateID": name + "-id", "public": false})
+			writeJSON(w, 200, map[string]any{"templateID": name + "-id", "public": false, "user": "app", "workdir": "/srv/app"})
 			return
 		}
 		http.Error(w, `{"code":404,"message":"template not found"}`, 404)

@@ -174,7 +174,13 @@ func (s *Server) templateAlias(w http.ResponseWriter, r *http.Request, alias str
 		writeErr(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"templateID": id, "public": public})
+	resp := map[string]any{"templateID": id, "public": public}
+	if tt, ok := s.mgr.Templates().(sandbox.TeamTemplates); ok { // sbx's own fields: the defaults a child build keeps
+		if t, err := tt.GetFor(teamOf(r), alias); err == nil && t.User != "" && t.Workdir != "" {
+			resp["user"], resp["workdir"] = t.User, t.Workdir
+		}
+	}
+	writeJSON(w, http.StatusOK, resp)
 }
 
 func (s *Server) assignTags(w http.ResponseWriter, r *http.Request) {

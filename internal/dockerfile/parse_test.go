@@ -131,18 +131,28 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
-// TestOnTemplate: a spec built on an sbx template keeps the Dockerfile's
-// own steps only, not the defaults Parse adds for an image, so the base
-// template's user and workdir carry on unless the Dockerfile sets its own.
+// TestOnTemplate: a spec built on an sbx template runs its steps as root
+// in / as for an image (E2B's Dockerfile convention: RUN apt-get and
+// WORKDIR /app work as written), and ends with the base template's user
+// and workdir where the Dockerfile sets none of its own (E2B's user and
+// /home/user when the base's are not known).
 func TestOnTemplate(t *testing.T) {
+	root := []dockerfile.Step{step("USER", "root"), step("WORKDIR", "/")}
+	on := func(s ...dockerfile.Step) []dockerfile.Step { return append(append([]dockerfile.Step{}, root...), s...) }
 	tests := []struct {
-		name, file string
-		want       []dockerfile.Step
+		name, file    string
+		user, workdir string
+		want          []dockerfile.Step
 	}{
-		{"no user or workdir", "FROM my-app\nRUN touch /tmp/x\n", []dockerfile.Step{step("RUN", "touch /tmp/x")}},
-		{"own user", "FROM my-app\nUSER root\nRUN id\n", []dockerfile.Step{step("USER", "root"), step("RUN", "id", "root")}},
-		{"own workdir and user", "FROM my-app\nWORKDIR /w\nUSER app\n", []dockerfile.Step{step("WORKDIR", "/w"), step("USER", "app")}},
-		{"nothing", "FROM my-app\n", []dockerfile.Step{}},
+		{"no user or workdir", "FROM my-app\nRUN touch /tmp/x\n", "app", "/srv/app",
+			on(step("RUN", "touch /tmp/x"), step("USER", "app"), step("WORKDIR", "/srv/app"))},
+		{"base not known", "FROM my-app\nRUN id\n", "", "",
+			on(step("RUN", "id"), step("USER", "user"), step("WORKDIR", "/home/user"))},
+		{"own user", "FROM my-app\nUSER root\nRUN id\n", "app", "/srv/app",
+			on(step("USER", "root"), step("RUN", "id", "root"), step("WORKDIR", "/srv/app"))},
+		{"own workdir and user", "FROM my-app\nWORKDIR /w\nUSER bob\n", "app", "/srv/app",
+			on(step("WORKDIR", "/w"), step("USER", "bob"))},
+		{"nothing", "FROM my-app\n", "app", "/srv/app", on(step("USER", "app"), step("WORKDIR", "/srv/app"))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -150,7 +160,7 @@ func TestOnTemplate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			spec.OnTemplate("my-app:v1")
+			spec.OnTemplate("my-app:v1", tt.user, tt.workdir)
 			if spec.FromTemplate != "my-app:v1" || spec.FromImage != "" {
 				t.Errorf("from %q / %q", spec.FromTemplate, spec.FromImage)
 			}

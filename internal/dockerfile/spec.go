@@ -48,18 +48,23 @@ type Spec struct {
 }
 
 // OnTemplate makes s build on the sbx template ref instead of pulling
-// FromImage. The defaults Parse put around the steps for an image (USER
-// root and WORKDIR / first, USER user and WORKDIR /home/user last) are
-// dropped: the steps start, and the template ends, with the base
-// template's user and workdir unless the Dockerfile sets its own, as a
-// Dockerfile's FROM of a local image inherits its USER and WORKDIR, and as
-// the SDK's fromTemplate does.
-func (s *Spec) OnTemplate(ref string) {
+// FromImage. Its steps run as for an image, as root in / until the
+// Dockerfile says otherwise (the convention of E2B's Dockerfile builds, and
+// what Dockerfiles expect: `RUN apt-get …` and `WORKDIR /app` work as
+// written), but where the Dockerfile sets no USER or WORKDIR of its own the
+// template built ends with the base's, user and workdir (each "" keeps
+// E2B's user in /home/user), as a Dockerfile's FROM of a local image
+// inherits them and as the SDK's fromTemplate does.
+func (s *Spec) OnTemplate(ref, user, workdir string) {
 	s.FromTemplate, s.FromImage = ref, ""
-	if len(s.Steps) >= 2+s.tail {
-		s.Steps = s.Steps[2 : len(s.Steps)-s.tail]
+	for i := max(len(s.Steps)-s.tail, 0); i < len(s.Steps); i++ {
+		switch st := &s.Steps[i]; {
+		case st.Type == "USER" && user != "":
+			st.Args = []string{user}
+		case st.Type == "WORKDIR" && workdir != "":
+			st.Args = []string{workdir}
+		}
 	}
-	s.tail = 0
 }
 
 // Parse converts the Dockerfile read from r. buildArgs override the
