@@ -138,7 +138,9 @@ func TestParseErrors(t *testing.T) {
 // /home/user when the base's are not known).
 func TestOnTemplate(t *testing.T) {
 	root := []dockerfile.Step{step("USER", "root"), step("WORKDIR", "/")}
-	on := func(s ...dockerfile.Step) []dockerfile.Step { return append(append([]dockerfile.Step{}, root...), s...) }
+	on := func(s ...dockerfile.Step) []dockerfile.Step {
+		return append(append([]dockerfile.Step{}, root...), s...)
+	}
 	tests := []struct {
 		name, file    string
 		user, workdir string
