@@ -51,8 +51,9 @@ func (*mcpCmd) run(e *env) int {
 }
 
 // mcpHTTPHandler serves the same tools over streamable HTTP on the daemon
-// (/mcp). Each session is a client of the daemon's own API, authenticated
-// with the caller's X-API-Key (or Authorization: Bearer <key>). Every
+// (/mcp). Each session is a client of the daemon's own API at apiURL
+// through rt (nil: http.DefaultTransport), authenticated with the caller's
+// X-API-Key (or Authorization: Bearer <key>). Every
 // request must carry a key that admit accepts (else 401 with the API's
 // {code, message}), so that only the API's callers make sessions, and a
 // revoked key's session ends at its next request; admit also holds each
@@ -62,10 +63,10 @@ func (*mcpCmd) run(e *env) int {
 // sessions (each is a server in the daemon's memory; 429 past it). A
 // session answers only the key that made it (403 for another valid key):
 // it acts with that key, so its id must not be a credential of its own.
-func mcpHTTPHandler(apiURL string, admit func(w http.ResponseWriter, r *http.Request, key string) (team string, ok bool)) http.Handler {
+func mcpHTTPHandler(apiURL string, rt http.RoundTripper, admit func(w http.ResponseWriter, r *http.Request, key string) (team string, ok bool)) http.Handler {
 	sessions := newMCPSessions(mcpMaxSessions)
 	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		srv := mcpserver.New(newMCPBackend(client.New(apiURL, mcpKey(r))), version.Version)
+		srv := mcpserver.New(newMCPBackend(client.New(apiURL, mcpKey(r), client.WithHTTPClient(&http.Client{Transport: rt}))), version.Version)
 		sessions.made(r, srv)
 		return srv
 	}, &mcp.StreamableHTTPOptions{SessionTimeout: mcpSessionIdle})

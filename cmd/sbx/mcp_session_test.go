@@ -50,7 +50,7 @@ func mcpPost(t *testing.T, url, key, session, msg string) (int, string, string) 
 // session still serves its own key. Before, any valid key with a session's
 // id acted as the session's key.
 func TestMCPSessionBoundToKey(t *testing.T) {
-	srv := httptest.NewServer(mcpHTTPHandler("http://127.0.0.1:1", teamsOf(map[string]string{"key-a": "a", "key-b": "a"})))
+	srv := httptest.NewServer(mcpHTTPHandler("http://127.0.0.1:1", nil, teamsOf(map[string]string{"key-a": "a", "key-b": "a"})))
 	defer srv.Close()
 	const listMsg = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
 	code, sess, body := mcpPost(t, srv.URL, "key-a", "", mcpInit)
@@ -76,7 +76,7 @@ func TestMCPSessionBoundToKey(t *testing.T) {
 func TestMCPSessionsBounded(t *testing.T) {
 	defer func(n int) { mcpMaxSessions = n }(mcpMaxSessions)
 	mcpMaxSessions = 3
-	srv := httptest.NewServer(mcpHTTPHandler("http://127.0.0.1:1", teamsOf(map[string]string{"a1": "a", "a2": "a", "b1": "b"})))
+	srv := httptest.NewServer(mcpHTTPHandler("http://127.0.0.1:1", nil, teamsOf(map[string]string{"a1": "a", "a2": "a", "b1": "b"})))
 	defer srv.Close()
 	var first string
 	for i, key := range []string{"a1", "a2", "a1"} {

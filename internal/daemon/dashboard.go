@@ -13,20 +13,24 @@ import (
 
 // dashboardHandler is the web dashboard (/dashboard) over the daemon's own
 // API handler and, for commands and files, a client of the daemon's own
-// origin (as /mcp is), authenticated with the session's key.
-func dashboardHandler(f *Config, apiH http.Handler, auth dashboard.Authenticator, log *slog.Logger) http.Handler {
+// origin through rt (as /mcp is: selfTransport), authenticated with the
+// session's key.
+func dashboardHandler(f *Config, apiH http.Handler, auth dashboard.Authenticator, rt http.RoundTripper, log *slog.Logger) http.Handler {
 	return dashboard.New(dashboard.Config{API: apiH, Auth: auth,
-		Sandboxes: selfConnector{base: "http://" + loopback(f.listen)}, Log: log})
+		Sandboxes: selfConnector{base: "http://" + loopback(f.listen), rt: rt}, Log: log})
 }
 
 // selfConnector opens sandbox traffic through the daemon's own listener.
-type selfConnector struct{ base string }
+type selfConnector struct {
+	base string
+	rt   http.RoundTripper
+}
 
 // Conn looks the sandbox up with key (another team's is not found, as the
 // API answers) and connects with its access token; it never resumes a
 // paused sandbox.
 func (c selfConnector) Conn(ctx context.Context, key, id string) (*client.SandboxConn, error) {
-	cl := client.New(c.base, key, client.WithUserAgent("sbx-dashboard"))
+	cl := client.New(c.base, key, client.WithUserAgent("sbx-dashboard"), client.WithHTTPClient(&http.Client{Transport: c.rt}))
 	d, err := cl.Get(ctx, id)
 	if err != nil {
 		return nil, err

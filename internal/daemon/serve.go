@@ -74,10 +74,12 @@ type Config struct {
 	conns       *connLimit       // every client listener's bound together (clientConns)
 	sealer      *secrets.Sealer  // the secrets' sealer, also for egress proxy passwords in records (set by New)
 
-	// MCP, if set, serves /mcp: MCP over the daemon's own API at apiURL
-	// (cmd/sbx's client-backed tools), for callers whose key auth accepts
-	// (the API's own authentication; it names the key's team). nil: no /mcp.
-	MCP func(apiURL string, admit func(w http.ResponseWriter, r *http.Request, key string) (team string, ok bool)) http.Handler
+	// MCP, if set, serves /mcp: MCP over the daemon's own API at apiURL,
+	// reached through rt (cmd/sbx's client-backed tools; rt signs for this
+	// node when it has the cluster secret: selfTransport), for callers whose
+	// key auth accepts (the API's own authentication; it names the key's
+	// team). nil: no /mcp.
+	MCP func(apiURL string, rt http.RoundTripper, admit func(w http.ResponseWriter, r *http.Request, key string) (team string, ok bool)) http.Handler
 }
 
 // ParseFlags reads sbx serve's flags into a Config; flag.ErrHelp for -h.
@@ -215,11 +217,12 @@ func listenAndServe(ctx context.Context, f *Config, mgr *sandbox.Manager, bs *bu
 	f.metrics.CountFunc("proxy_agent_unresponsive_total", "Requests to sandbox agents failed because the agent answered neither them nor /health (stopped or wedged; internal/proxy stall.go).",
 		func() float64 { return float64(px.Unresponsive()) })
 	px.SetLimits(proxy.DefaultLimits())
+	self := f.cluster.selfTransport()
 	var mcpH http.Handler
 	if f.MCP != nil {
-		mcpH = f.MCP("http://"+f.listen, apiSrv.Admit)
+		mcpH = f.MCP("http://"+f.listen, self, apiSrv.Admit)
 	}
-	dashH := dashboardHandler(f, apiSrv, apiSrv, log)
+	dashH := dashboardHandler(f, apiSrv, apiSrv, self, log)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case px.Match(r):

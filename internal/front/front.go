@@ -3,7 +3,9 @@
 // forwards each request to a node daemon. Creates are placed (place.go);
 // anything naming a sandbox — its API path, the E2b-Sandbox-Id header or a
 // <port>-<id>.<domain> Host — goes to the node the shared store records as
-// its owner; lists are gathered from every live node (list.go). The front
+// its owner; lists are gathered from every live node (list.go); /mcp and
+// /dashboard, whose sessions live in one node's memory, go to a node
+// chosen by rendezvous hashing (sticky.go). The front
 // authenticates nothing itself: the node it forwards to checks the
 // client's key or token exactly as when called directly. Routing uses only
 // the sandbox id and the store, never a client-chosen node.
@@ -122,6 +124,10 @@ func (f *Front) route(w http.ResponseWriter, r *http.Request, t proxy.Target, tr
 			return
 		}
 		f.toOwner(w, r, t.ID, true)
+		return
+	}
+	if key, ok := sticky(r); ok {
+		f.toSticky(w, r, key)
 		return
 	}
 	switch p := strings.TrimPrefix(r.URL.Path, "/v2"); {
