@@ -220,7 +220,7 @@ func listenAndServe(ctx context.Context, f *Config, mgr *sandbox.Manager, bs *bu
 	self := f.cluster.selfTransport()
 	var mcpH http.Handler
 	if f.MCP != nil {
-		mcpH = f.MCP("http://"+f.listen, self, apiSrv.Admit)
+		mcpH = f.MCP("http://"+loopback(f.listen), self, apiSrv.Admit) // the address the dashboard calls too
 	}
 	dashH := dashboardHandler(f, apiSrv, apiSrv, self, log)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
