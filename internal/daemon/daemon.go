@@ -182,6 +182,8 @@ func (d *Daemon) openSandboxes(ctx context.Context) error {
 	d.rep.mgr.Store(mgr)
 	mgr.SetObserver(f.metrics)
 	f.metrics.WatchManager(mgr)
+	f.metrics.CountFunc("network_table_rebuilds_total", "Times the daemon found its nftables table removed under it (nft flush ruleset, a firewall reload) and rebuilt it with every live sandbox's rules (internal/network heal.go).",
+		func() float64 { return float64(nw.Rebuilds()) })
 	vols, err := volume.Open(ctx, volume.Config{Dir: filepath.Join(f.dataDir, "volumes"), DefaultSizeMB: f.volumeMB,
 		MaxSizeMB: f.volumeMaxMB, TotalMB: f.volumeTotalMB, UIDBase: uint32(f.uidBase)}, d.st, log)
 	if err != nil {
@@ -249,6 +251,7 @@ func (d *Daemon) run(ctx context.Context) error {
 	poolsDone := make(chan struct{})
 	go func() { mgr.RunPools(ctx); close(poolsDone) }()
 	go mgr.RunWatchdog(ctx)
+	go runNetHeal(ctx, d.nw, log)
 	go mgr.RunAdoptions(ctx, f.cluster.leaseTTL) // --shared-dir only
 	go runTelemetry(ctx, d.tel, mgr, log)
 	if f.obs.metricsListen != "" {

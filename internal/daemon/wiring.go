@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -42,7 +43,7 @@ func buildManager(_ context.Context, f *Config, st *store.Store, aud sandbox.Aud
 	if err != nil {
 		return nil, nil, fmt.Errorf("--subnet: %w", err)
 	}
-	nw, err := network.New(network.Config{Subnet: subnet, IfPrefix: f.netPrefix, Table: f.netPrefix, Egress: eg.cfg})
+	nw, err := network.New(network.Config{Subnet: subnet, IfPrefix: f.netPrefix, Table: f.netPrefix, Egress: eg.cfg, Log: log})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -194,6 +195,9 @@ type netAdapter struct {
 
 func (n netAdapter) Setup(ctx context.Context, id string) (sandbox.NetInfo, error) {
 	l, err := n.m.Setup(ctx, id)
+	if errors.Is(err, network.ErrRulesLost) {
+		return sandbox.NetInfo{}, fmt.Errorf("%w: %w", sandbox.ErrUnavailable, err)
+	}
 	if err != nil {
 		return sandbox.NetInfo{}, err
 	}

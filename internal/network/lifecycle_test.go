@@ -79,7 +79,7 @@ func TestRestart(t *testing.T) {
 }
 
 // TestSetupFailureCleansUp: when the rules cannot be installed (the table
-// is gone) or the pool is empty, Setup fails and leaves nothing behind.
+// are in the way) or the pool is empty, Setup fails and leaves nothing behind.
 func TestSetupFailureCleansUp(t *testing.T) {
 	cfg := testConfig(8)
 	cfg.Subnet = netip.MustParsePrefix("10.231.8.0/28") // 3 sandboxes
@@ -94,12 +94,15 @@ func TestSetupFailureCleansUp(t *testing.T) {
 	if err := m.Teardown(context.Background(), links[1].ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.RemoveTable(); err != nil {
-		t.Fatal(err)
-	}
+	// A base chain in the way of the sandbox's own chain: its rules fail
+	// (a jump to a base chain) while the table is there (a table that is
+	// gone is rebuilt: TestHeal).
+	own := chainName(m.ifName("norules"))
+	run(t, "nft", "add", "chain", "inet", cfg.Table, own, "{ type filter hook forward priority 10 ; }")
 	if _, err := m.Setup(context.Background(), "norules"); err == nil {
 		t.Fatal("Setup succeeded without its rules")
 	}
+	run(t, "nft", "delete", "chain", "inet", cfg.Table, own)
 	failed := &Link{ID: "norules", NetNSPath: m.nsPath("norules"), HostIf: m.ifName("norules"), HostIP: links[1].HostIP}
 	if _, err := New(cfg); err != nil {
 		t.Fatal(err)

@@ -21,10 +21,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/egress"
@@ -43,6 +45,7 @@ type Config struct {
 	IfPrefix string       // 1–3 chars of [a-z0-9]: link, netns and chain names; default "sbx"
 	Table    string       // nftables table (family inet), default "sbx"
 	Egress   Egress       // the path out of the sandboxes (egress.go)
+	Log      *slog.Logger // where Heal reports a rebuild (nil: nowhere)
 }
 
 // Link is a sandbox's network. It is immutable once returned.
@@ -77,6 +80,10 @@ type Manager struct {
 	// fresh holds networks set up by this manager that never had a policy:
 	// their egress sets are known empty (SetPolicy then only adds).
 	fresh map[string]bool
+	// heal is held by Heal for a rebuild, and shared by a Setup from its
+	// rules until its link is in links (a rebuild restores it or sees it).
+	heal     sync.RWMutex
+	rebuilds atomic.Uint64
 }
 
 // New ensures the nftables table and its base chains (keeping the

@@ -52,14 +52,42 @@ func (m *Manager) setup(id string) (*Link, error) {
 	if err != nil {
 		return nil, errors.Join(err, undo.run())
 	}
-	if err := m.addRules(l); err != nil {
+	if err := m.addRulesHealing(l); err != nil {
 		return nil, errors.Join(err, undo.run())
 	}
-	m.mu.Lock()
-	m.links[id] = l
-	m.fresh[id] = true
-	m.mu.Unlock()
 	return l, nil
+}
+
+// addRulesHealing installs l's objects and records l as complete; if that
+// fails because the table is gone, Heal rebuilds it and it is tried once
+// more (ErrRulesLost if the rebuild failed).
+func (m *Manager) addRulesHealing(l *Link) error {
+	err := m.addRulesShared(l)
+	if err == nil {
+		return nil
+	}
+	healed, herr := m.Heal(context.Background())
+	switch {
+	case herr != nil && errors.Is(herr, ErrRulesLost):
+		return fmt.Errorf("%w: %w", herr, err)
+	case !healed:
+		return err
+	}
+	return m.addRulesShared(l)
+}
+
+// addRulesShared is addRules and the record of l, under a shared heal.
+func (m *Manager) addRulesShared(l *Link) error {
+	m.heal.RLock()
+	defer m.heal.RUnlock()
+	if err := m.addRules(l); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	m.links[l.ID] = l
+	m.fresh[l.ID] = true
+	m.mu.Unlock()
+	return nil
 }
 
 // allocate reserves an address pair for id.

@@ -51,7 +51,7 @@ func (m *Manager) teardown(id string) error {
 			errs = append(errs, fmt.Errorf("delete link %s: %w", ifname, err))
 		}
 	}
-	errs = append(errs, removeNS(m.nsPath(id)), <-rules)
+	errs = append(errs, removeNS(m.nsPath(id)), m.unlessTableGone(<-rules))
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
