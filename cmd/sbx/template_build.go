@@ -19,7 +19,10 @@ are uploaded unless the daemon has them already, then the build's log is
 followed until it ends. CONTEXT defaults to "." and -f to CONTEXT/Dockerfile;
 CONTEXT/.dockerignore is honoured. FROM NAME[:TAG] with no registry host
 builds on the sbx template NAME when there is one (offline); FROM
-docker.io/library/NAME always pulls the image. Exits 0 when the template is
+docker.io/library/NAME always pulls the image. Steps run as root in / until
+USER or WORKDIR say otherwise; the template ends as user in /home/user after
+an image, with the sbx template's own user and workdir after FROM of one,
+unless the Dockerfile sets its own. Exits 0 when the template is
 ready, 1 if the build fails. The template ID is printed on stdout.`
 
 // buildOpts are the flags and argument of a Dockerfile build.
