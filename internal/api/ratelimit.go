@@ -36,17 +36,36 @@ func (s *Server) SetTeamRate(rate, burst float64) { s.teamLim = ratelimit.New(ra
 func (s *Server) gate(w http.ResponseWriter, r *http.Request, key string) (_ Principal, ok bool) {
 	p, ok := s.principal(key)
 	if !ok {
-		host := remoteHost(r)
-		if !s.limited(w, r, s.unauthLim, host, "", map[string]string{"remote": host, "status": "401"}) {
-			s.record(r, "", http.StatusUnauthorized)
-			WriteError(w, http.StatusUnauthorized, "invalid or missing X-API-Key")
-		}
+		s.refuse401(w, r, "invalid or missing X-API-Key")
 		return Principal{}, false
 	}
-	if !p.Admin && s.limited(w, r, s.teamLim, p.TeamID(), p.KeyID, map[string]string{"team": p.TeamID(), "remote": remoteHost(r)}) {
+	if !p.Admin && s.teamLimited(w, r, p) {
 		return Principal{}, false
 	}
 	return p, true
+}
+
+// refuse401 answers a request no credential admitted 401 with msg
+// (audited), within its address's bucket of unauthenticated requests (429
+// past it).
+func (s *Server) refuse401(w http.ResponseWriter, r *http.Request, msg string) {
+	if !s.unauthLimited(w, r, http.StatusUnauthorized) {
+		s.record(r, "", http.StatusUnauthorized)
+		WriteError(w, http.StatusUnauthorized, msg)
+	}
+}
+
+// unauthLimited holds an unauthenticated request answered status to its
+// address's bucket; true when it answered 429 instead.
+func (s *Server) unauthLimited(w http.ResponseWriter, r *http.Request, status int) bool {
+	host := remoteHost(r)
+	return s.limited(w, r, s.unauthLim, host, "", map[string]string{"remote": host, "status": strconv.Itoa(status)})
+}
+
+// teamLimited holds team key p's request to its team's bucket; true when
+// it answered 429.
+func (s *Server) teamLimited(w http.ResponseWriter, r *http.Request, p Principal) bool {
+	return s.limited(w, r, s.teamLim, p.TeamID(), p.KeyID, map[string]string{"team": p.TeamID(), "remote": remoteHost(r)})
 }
 
 // noRoute answers a request no route takes (404 {code, message}, logged
@@ -67,15 +86,14 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 // (no route, a refused upload link) to its caller's rate limit, as gate
 // does, and reports whether it answered 429 instead of status.
 func (s *Server) refusedUnauthenticated(w http.ResponseWriter, r *http.Request, status int) bool {
-	host := remoteHost(r)
 	p, ok := s.principal(r.Header.Get("X-API-Key"))
 	switch {
 	case ok && p.Admin:
 		return false
 	case ok:
-		return s.limited(w, r, s.teamLim, p.TeamID(), p.KeyID, map[string]string{"team": p.TeamID(), "remote": host})
+		return s.teamLimited(w, r, p)
 	}
-	return s.limited(w, r, s.unauthLim, host, "", map[string]string{"remote": host, "status": strconv.Itoa(status)})
+	return s.unauthLimited(w, r, status)
 }
 
 // Admit gates a request that is served beside the API but acts with an API

@@ -13,6 +13,14 @@ import (
 // defaultTemplate is what the SDK asks for when the user names none.
 const defaultTemplate = "base"
 
+// template is the template req asks for (defaultTemplate when none).
+func (req newSandbox) template() string {
+	if req.TemplateID == "" {
+		return defaultTemplate
+	}
+	return req.TemplateID
+}
+
 func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	var req newSandbox
 	if !decode(w, r, &req) {
@@ -21,11 +29,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	team := teamOf(r)
 	// As E2B's create: the template is resolved before the rest of the
 	// body is checked (a missing template is 404 whatever else is wrong).
-	tpl := req.TemplateID
-	if tpl == "" {
-		tpl = defaultTemplate
-	}
-	err := s.useTemplate(r.Context(), team, tpl, true)
+	err := s.useTemplate(r.Context(), team, req.template(), true)
 	var opts sandbox.CreateOpts
 	if err == nil {
 		opts, err = s.createOpts(team, req)
@@ -55,12 +59,9 @@ func (s *Server) createOpts(team string, req newSandbox) (o sandbox.CreateOpts, 
 		return sandbox.CreateOpts{}, err
 	}
 	o = sandbox.CreateOpts{
-		Team: team, Template: req.TemplateID, Runtime: req.Runtime, Timeout: cfg.DefaultTimeout,
+		Team: team, Template: req.template(), Runtime: req.Runtime, Timeout: cfg.DefaultTimeout,
 		Metadata: req.Metadata, EnvVars: req.EnvVars, AllowNet: req.AllowInternetAccess,
 		Resources: sandbox.Resources{CPUCount: req.CPUCount, MemoryMB: req.MemoryMB, DiskSizeMB: req.DiskSizeMB},
-	}
-	if o.Template == "" {
-		o.Template = defaultTemplate
 	}
 	if req.Timeout != nil {
 		d, err := seconds(*req.Timeout, cfg.MaxTimeout)

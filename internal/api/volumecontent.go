@@ -72,11 +72,7 @@ func (s *Server) contentAuth(fn contentHandler) http.Handler {
 func (s *Server) contentGate(w http.ResponseWriter, r *http.Request) (*store.Volume, bool) {
 	v := s.contentVolume(r)
 	if v == nil {
-		host := remoteHost(r)
-		if !s.limited(w, r, s.unauthLim, host, "", map[string]string{"remote": host, "status": "401"}) {
-			s.record(r, "", http.StatusUnauthorized)
-			WriteError(w, http.StatusUnauthorized, "invalid or missing volume token (Authorization: Bearer)")
-		}
+		s.refuse401(w, r, "invalid or missing volume token (Authorization: Bearer)")
 		return nil, false
 	}
 	team := publicTeamID(v.Owner)
