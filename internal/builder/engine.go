@@ -180,10 +180,16 @@ func (s *Service) execute(ctx context.Context, b *store.BuildRec, spec Spec, lg 
 
 // baseNotFound is E2B's reason for a fromTemplate it cannot resolve.
 func baseNotFound(ref string) error {
+	return fmt.Errorf("base template '%s' not found", shortRef(ref))
+}
+
+// shortRef is a base reference as a build's reason quotes it: its first
+// 64 bytes, then "...".
+func shortRef(ref string) string {
 	if len(ref) > 64 {
-		ref = ref[:64] + "..."
+		return ref[:64] + "..."
 	}
-	return fmt.Errorf("base template '%s' not found", ref)
+	return ref
 }
 
 // base resolves the build's source into a first state; scope is the
@@ -197,7 +203,7 @@ func (s *Service) base(ctx context.Context, spec Spec, scope string, lg *buildLo
 	case spec.FromTemplate != "" && spec.FromImage != "":
 		return nil, fmt.Errorf("give fromImage or fromTemplate, not both")
 	case spec.FromTemplate != "":
-		st, err := s.fromTemplateNamed(spec.FromTemplate, spec.BaseName, lg)
+		st, err := s.fromTemplate(spec.FromTemplate, spec.BaseName, lg)
 		if err != nil {
 			return nil, err
 		}
@@ -208,13 +214,9 @@ func (s *Service) base(ctx context.Context, spec Spec, scope string, lg *buildLo
 	return nil, fmt.Errorf("a build needs fromImage or fromTemplate")
 }
 
-func (s *Service) fromTemplate(ref string, lg *buildLog) (*state, error) {
-	return s.fromTemplateNamed(ref, "", lg)
-}
-
-// fromTemplateNamed is the first state of a build on template ref, which
-// the caller named name ("": ref); the log and errors use name.
-func (s *Service) fromTemplateNamed(ref, name string, lg *buildLog) (*state, error) {
+// fromTemplate is the first state of a build on template ref, which the
+// caller named name ("": ref); the log and errors use name.
+func (s *Service) fromTemplate(ref, name string, lg *buildLog) (*state, error) {
 	if name == "" {
 		name = ref
 	}

@@ -29,7 +29,7 @@ func TestFromTemplateInherits(t *testing.T) {
 	if err := s.reg.Reload(ctx); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.fromTemplate("parent", &buildLog{})
+	got, err := s.fromTemplate("parent", "", &buildLog{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestStepsStartAsE2B(t *testing.T) {
 	if err := s.reg.Reload(ctx); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.fromTemplate("plain", &buildLog{})
+	got, err := s.fromTemplate("plain", "", &buildLog{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,8 +31,5 @@ func (s *Service) Hidden(team, ref string) bool {
 // noAccessBase is E2B's reason for a base template of another team's that
 // the building team may not use.
 func noAccessBase(ref string) error {
-	if len(ref) > 64 {
-		ref = ref[:64] + "..."
-	}
-	return fmt.Errorf("you have no access to use '%s' as a base template", ref)
+	return fmt.Errorf("you have no access to use '%s' as a base template", shortRef(ref))
 }
