@@ -259,13 +259,13 @@ func (m *Manager) countLocked() int {
 
 func (m *Manager) fill(ctx context.Context, k PoolKey) {
 	sb, err := m.startPooled(ctx, k)
-	if !errors.Is(err, errSnapshotServes) {
+	snapServes := errors.Is(err, errSnapshotServes)
+	if !snapServes {
 		m.observer().PoolRefill(k.Template, k.Runtime, err)
 	}
 	m.mu.Lock()
 	p := m.pools[k]
 	p.filling--
-	snapServes := errors.Is(err, errSnapshotServes)
 	note := snapServes && !p.snapNoted
 	switch {
 	case err == nil:
