@@ -36,13 +36,14 @@ func (f flowMatch) MatchConntrackFlow(fl *netlink.ConntrackFlow) bool {
 	return false
 }
 
-// forgetFlows deletes the host's IPv4 conntrack entries f matches: a dump
+// forgetFlows deletes the host's IPv4 conntrack entries f matches (a
+// flowMatch, or openedBy): a dump
 // of the whole table, matched here. A dump the kernel interrupts (the table
 // changed meanwhile) is retried. A kernel without connection tracking, or
 // without its netlink interface (the dump then fails as an unknown
 // subsystem, EINVAL), has nothing this can forget: that is no error, or
 // every teardown there would fail and keep its sandbox's address.
-func forgetFlows(f flowMatch) error {
+func forgetFlows(f netlink.CustomConntrackFilter) error {
 	_, err := retryDump(func() (uint, error) {
 		return netlink.ConntrackDeleteFilters(netlink.ConntrackTable, netlink.InetFamily(unix.AF_INET), f)
 	})
@@ -71,7 +72,7 @@ func forgetSandboxFlows(sb netip.Addr) error {
 	for _, dir := range []uint16{nl.CTA_IP_V4_SRC, nl.CTA_IP_V4_DST} {
 		err := flushFiltered(sb, dir)
 		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP) {
-			return forgetFlows(slotOf(sb).Contains)
+			return forgetFlows(flowMatch(slotOf(sb).Contains))
 		}
 		if err := flowErr(err); err != nil {
 			return err
@@ -125,5 +126,5 @@ func (m *Manager) forgetStaleFlows() error {
 		live[slotOf(l.SandboxIP)] = true
 	}
 	m.mu.Unlock()
-	return forgetFlows(func(a netip.Addr) bool { return m.cfg.Subnet.Contains(a) && !live[slotOf(a)] })
+	return forgetFlows(flowMatch(func(a netip.Addr) bool { return m.cfg.Subnet.Contains(a) && !live[slotOf(a)] }))
 }

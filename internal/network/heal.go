@@ -145,13 +145,7 @@ func (m *Manager) forgetSandboxOpened() error {
 	for _, l := range m.snapshot() {
 		sb[l.SandboxIP] = true
 	}
-	_, err := retryDump(func() (uint, error) {
-		return netlink.ConntrackDeleteFilters(netlink.ConntrackTable, netlink.InetFamily(unix.AF_INET), openedBy(sb))
-	})
-	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP) {
-		return nil
-	}
-	return flowErr(err)
+	return forgetFlows(openedBy(sb))
 }
 
 // openedBy matches the flows whose original source is in its set.
