@@ -98,9 +98,7 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	release, ok := f.open.Admit("", "")
 	if !ok {
-		w.Header().Set("Retry-After", "1")
-		w.Header().Set("Connection", "close") // a refused client holds no descriptor
-		f.fail(w, http.StatusTooManyRequests, "too many requests in flight through this front; close some and retry")
+		proxy.TooMany(w, proxy.ErrorWriter(f.fail), "too many requests in flight through this front; close some and retry")
 		return
 	}
 	defer release()

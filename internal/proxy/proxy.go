@@ -159,13 +159,20 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	release, ok := p.admit(in.ID, in.Team)
 	if !ok {
-		w.Header().Set("Retry-After", "1")
-		w.Header().Set("Connection", "close") // a refused client holds no descriptor
-		p.fail(w, http.StatusTooManyRequests, "too many open requests to this sandbox, its team's sandboxes or this node; close some and retry")
+		TooMany(w, p.fail, "too many open requests to this sandbox, its team's sandboxes or this node; close some and retry")
 		return
 	}
 	defer release()
 	p.forward(w, r, in, t.Port)
+}
+
+// TooMany answers 429 with msg to a request refused for the requests in
+// flight, asking for a retry in a second and closing the connection (a
+// refused client holds no descriptor).
+func TooMany(w http.ResponseWriter, fail ErrorWriter, msg string) {
+	w.Header().Set("Retry-After", "1")
+	w.Header().Set("Connection", "close")
+	fail(w, http.StatusTooManyRequests, msg)
 }
 
 // upstreamSuffix names sandboxes in upstream URLs: the connection pool is
