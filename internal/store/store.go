@@ -28,6 +28,9 @@ var ErrFull = errors.New("store: disk full")
 // sqliteFull is SQLite's result code for "database or disk is full".
 const sqliteFull = 13
 
+// sqliteBusy is SQLite's result code for "database is locked".
+const sqliteBusy = 5
+
 // classify wraps ErrFull around err when it is a disk-full error.
 func classify(err error) error {
 	var coded interface{ Code() int }
@@ -65,7 +68,23 @@ func Open(dir string) (*Store, error) {
 		return nil, err
 	}
 	dsn := "file:" + filepath.Join(dir, "sbx.db") +
-		"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_txlock=immediate"
+		"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)&_txlock=immediate"
+	for wait, deadline := 10*time.Millisecond, time.Now().Add(openBusyWait); ; wait *= 2 {
+		s, err := openSQLite(dsn)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return s, err
+		}
+		time.Sleep(wait)
+	}
+}
+
+// openBusyWait bounds how long Open retries a database that answers
+// SQLITE_BUSY: processes opening one database at once can get it straight
+// away, without the busy timeout's wait (in about one in thirty tries of
+// four concurrent first opens of a new database, one did).
+const openBusyWait = 10 * time.Second
+
+func openSQLite(dsn string) (*Store, error) {
 	sdb, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
@@ -77,6 +96,12 @@ func Open(dir string) (*Store, error) {
 	}
 	s.gc = newGroupCommit(s.db)
 	return s, nil
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY (any extended code).
+func isBusy(err error) bool {
+	var coded interface{ Code() int }
+	return errors.As(err, &coded) && coded.Code()&0xff == sqliteBusy
 }
 
 // open migrates d and wraps it in a Store; d is closed on failure.
