@@ -37,9 +37,25 @@ func clusterNodeArgs(url string, i int, extra []string) (prefix string, args []s
 		a[2] = byte(128 * (i - 1))
 	}
 	half := netip.PrefixFrom(netip.AddrFrom4(a), base.Bits()+1)
-	prefix = envOr("SBX_IT_NET_PREFIX", "sbi")[:2] + string(rune('0'+i))
+	prefix = clusterPrefix(envOr("SBX_IT_NET_PREFIX", "sbi"), i)
 	return prefix, append([]string{"--cluster", url, "--lease-ttl", clusterTTL.String(), "--node-id", "node" + string(rune('0'+i)),
 		"--subnet", half.String(), "--net-prefix", prefix}, extra...)
+}
+
+// clusterPrefix is node i's link prefix: none of the nodes' is a prefix of
+// the harness's p, nor p of theirs (a daemon's rules match links by
+// prefix, and a table a failed test left must not fence the nodes' links).
+func clusterPrefix(p string, i int) string {
+	d := string(rune('0' + i))
+	switch {
+	case len(p) == 3:
+		return p[:2] + d
+	case len(p) == 2 && p[0] != p[1] && p[1] >= 'a' && p[1] <= 'z':
+		return p[1:] + p[:1] + d // ra → ar1: distinct for distinct 2-letter prefixes
+	case p[0] == 'z':
+		return "y" + p[:1] + d
+	}
+	return "z" + p[:1] + d
 }
 
 // TestClusterNodeLoss: two node daemons on one PostgreSQL both register

@@ -23,7 +23,7 @@ func TestMain(m *testing.M) {
 // nodes' (startClusterNode), quietly: most runs make only some of them.
 func dropTables() {
 	p := envOr("SBX_IT_NET_PREFIX", "sbi")
-	for _, t := range []string{p, p[:2] + "1", p[:2] + "2", p[:2] + "3"} {
+	for _, t := range []string{p, clusterPrefix(p, 1), clusterPrefix(p, 2), clusterPrefix(p, 3)} {
 		_ = exec.Command("nft", "delete", "table", "inet", t).Run()
 	}
 }
