@@ -55,6 +55,10 @@ func (k *keysLsCmd) run(e *env) int {
 	if k.JSON {
 		return printJSON(e.std, keys)
 	}
+	if len(keys) == 0 {
+		fmt.Fprintln(e.std.err, "no API keys stored for your team (a daemon's admin key is not a stored key; sbx keys create NAME makes one)")
+		return 0
+	}
 	tw := tabwriter.NewWriter(e.std.out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tKEY\tCREATED\tLAST USED")
 	for _, k := range keys {

@@ -66,6 +66,19 @@ func TestTeamsKeysCLI(t *testing.T) {
 	}
 }
 
+// TestKeysLsNone: an empty listing says why on stderr (the admin key a
+// daemon prints is not a stored key, so it lists none), not a bare header.
+func TestKeysLsNone(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`[]`))
+	}))
+	t.Cleanup(srv.Close)
+	code, out, errOut := runAt(t, srv.URL, testKey, "keys", "ls")
+	if code != 0 || out != "" || !strings.Contains(errOut, "admin key is not a stored key") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
 // TestForkErrors: -n outside 1-16 is bad usage, caught before any request;
 // a missing sandbox is "no such sandbox", as for every other command.
 func TestForkErrors(t *testing.T) {
