@@ -239,3 +239,41 @@ func TestClusterFrontUpstreamBounded(t *testing.T) {
 		t.Fatalf("the front holds %d descriptors of 1024:\n%s", len(fds), tail(fr.log.String(), 1500))
 	}
 }
+
+// TestClusterFrontClientBuckets: behind a front, a node holds keyless
+// requests to the bucket of the client the front signed, not the front's
+// one address. Before, one client past its bucket (here 130 requests with
+// a wrong key from 127.0.0.2) had the node answer 429 to every other
+// keyless request through the front: a sign-in, a signed download URL.
+func TestClusterFrontClientBuckets(t *testing.T) {
+	n1, fr := startSignedCluster(t)
+	from := func(ip string) *http.Client {
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+		return &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
+	}
+	get := func(c *http.Client) int {
+		req, _ := http.NewRequest("GET", fr.url+"/sandboxes", nil)
+		req.Header.Set("X-API-Key", "e2b_not-a-key")
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	flooder, limited := from("127.0.0.2"), 0
+	for range 130 {
+		if get(flooder) == http.StatusTooManyRequests {
+			limited++
+		}
+	}
+	if limited == 0 {
+		t.Fatal("130 requests with a wrong key from one client: none refused 429")
+	}
+	if code := get(from("127.0.0.3")); code != http.StatusUnauthorized {
+		t.Fatalf("another client's request with a wrong key, after the first's flood: %d, want 401", code)
+	}
+	if !strings.Contains(n1.log.String(), "remote=127.0.0.3") {
+		t.Errorf("the node's log does not name the client 127.0.0.3:\n%s", n1.log)
+	}
+}

@@ -6,7 +6,9 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -16,6 +18,12 @@ import (
 // AuthHeader carries the API front's signature on a request it forwards
 // to a node.
 const AuthHeader = "Sbx-Cluster-Auth"
+
+// ClientHeader carries, on a request the front signed, the address of the
+// client the front took it from, covered by the signature: a node's
+// per-address rate limits and its logs then see the client, not the front
+// (whose one address every keyless client would otherwise share).
+const ClientHeader = "Sbx-Cluster-Client"
 
 // maxSkew bounds how old (or early) a signature may be.
 const maxSkew = 30 * time.Second
@@ -57,16 +65,27 @@ func LoadSigner(path string) (*Signer, error) {
 func (s *Signer) mac(ts, node string, r *http.Request) string {
 	m := hmac.New(sha256.New, s.key)
 	fmt.Fprintf(m, "v1\n%s\n%s\n%s\n%s", ts, node, r.Method, r.URL.RequestURI())
+	if c := r.Header.Values(ClientHeader); len(c) > 0 {
+		fmt.Fprintf(m, "\n%s", strings.Join(c, ","))
+	}
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
-// Sign sets r's AuthHeader for node (replacing whatever a client sent).
+// Sign sets r's AuthHeader for node and its ClientHeader to the host of
+// r.RemoteAddr (none when r has no remote address: a node's requests to
+// itself), replacing whatever a client sent. A node that verifies it needs
+// this version or later: update nodes before fronts.
 func (s *Signer) Sign(r *http.Request, node string) {
+	r.Header.Del(ClientHeader)
+	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		r.Header.Set(ClientHeader, h)
+	}
 	ts := strconv.FormatInt(s.now().Unix(), 10)
 	r.Header.Set(AuthHeader, "v1."+ts+"."+s.mac(ts, node, r))
 }
 
-// Verify checks that r carries a signature for node made within maxSkew.
+// Verify checks that r carries a signature for node made within maxSkew
+// (its ClientHeader included).
 func (s *Signer) Verify(r *http.Request, node string) error {
 	v, ts, sig, ok := cut3(r.Header.Get(AuthHeader))
 	if !ok || v != "v1" {
@@ -89,4 +108,15 @@ func cut3(s string) (a, b, c string, ok bool) {
 	a, rest, ok1 := strings.Cut(s, ".")
 	b, c, ok2 := strings.Cut(rest, ".")
 	return a, b, c, ok1 && ok2
+}
+
+// Client returns the client address a verified request's ClientHeader
+// names; ok is false when it names none or not one address.
+func Client(r *http.Request) (addr netip.Addr, ok bool) {
+	c := r.Header.Values(ClientHeader)
+	if len(c) != 1 {
+		return netip.Addr{}, false
+	}
+	a, err := netip.ParseAddr(c[0])
+	return a.Unmap(), err == nil
 }

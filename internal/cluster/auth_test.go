@@ -21,20 +21,22 @@ func TestSigner(t *testing.T) {
 		verifyNode   string
 		skew         time.Duration
 		header       string // if set, replaces the header
+		client       string // if set, replaces the client address header
 		wantUnsigned bool
 	}{
-		{"good", s, "n1", "GET", "/sandboxes/x?y=1", "n1", 0, "", false},
-		{"other node", s, "n1", "GET", "/sandboxes/x?y=1", "n2", 0, "", true},
-		{"other method", s, "n1", "DELETE", "/sandboxes/x?y=1", "n1", 0, "", true},
-		{"other path", s, "n1", "GET", "/sandboxes/z?y=1", "n1", 0, "", true},
-		{"other query", s, "n1", "GET", "/sandboxes/x?y=2", "n1", 0, "", true},
-		{"other key", other, "n1", "GET", "/sandboxes/x?y=1", "n1", 0, "", true},
-		{"too old", s, "n1", "GET", "/sandboxes/x?y=1", "n1", 31 * time.Second, "", true},
-		{"from the future", s, "n1", "GET", "/sandboxes/x?y=1", "n1", -31 * time.Second, "", true},
-		{"within skew", s, "n1", "GET", "/sandboxes/x?y=1", "n1", 29 * time.Second, "", false},
-		{"unsigned", nil, "", "GET", "/sandboxes/x?y=1", "n1", 0, "", true},
-		{"garbage", nil, "", "GET", "/sandboxes/x?y=1", "n1", 0, "v1.x.y", true},
-		{"other version", nil, "", "GET", "/sandboxes/x?y=1", "n1", 0, "v2.1800000000.abc", true},
+		{"good", s, "n1", "GET", "/sandboxes/x?y=1", "n1", 0, "", "", false},
+		{"other node", s, "n1", "GET", "/sandboxes/x?y=1", "n2", 0, "", "", true},
+		{"other method", s, "n1", "DELETE", "/sandboxes/x?y=1", "n1", 0, "", "", true},
+		{"other path", s, "n1", "GET", "/sandboxes/z?y=1", "n1", 0, "", "", true},
+		{"other query", s, "n1", "GET", "/sandboxes/x?y=2", "n1", 0, "", "", true},
+		{"other key", other, "n1", "GET", "/sandboxes/x?y=1", "n1", 0, "", "", true},
+		{"too old", s, "n1", "GET", "/sandboxes/x?y=1", "n1", 31 * time.Second, "", "", true},
+		{"from the future", s, "n1", "GET", "/sandboxes/x?y=1", "n1", -31 * time.Second, "", "", true},
+		{"within skew", s, "n1", "GET", "/sandboxes/x?y=1", "n1", 29 * time.Second, "", "", false},
+		{"unsigned", nil, "", "GET", "/sandboxes/x?y=1", "n1", 0, "", "", true},
+		{"garbage", nil, "", "GET", "/sandboxes/x?y=1", "n1", 0, "v1.x.y", "", true},
+		{"other version", nil, "", "GET", "/sandboxes/x?y=1", "n1", 0, "v2.1800000000.abc", "", true},
+		{"other client", s, "n1", "GET", "/sandboxes/x?y=1", "n1", 0, "", "198.51.100.7", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := httptest.NewRequest("GET", "/sandboxes/x?y=1", nil)
@@ -43,6 +45,10 @@ func TestSigner(t *testing.T) {
 			}
 			in := httptest.NewRequest(c.method, c.uri, nil)
 			in.Header.Set(AuthHeader, out.Header.Get(AuthHeader))
+			in.Header.Set(ClientHeader, out.Header.Get(ClientHeader))
+			if c.client != "" {
+				in.Header.Set(ClientHeader, c.client)
+			}
 			if c.header != "" {
 				in.Header.Set(AuthHeader, c.header)
 			}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -77,7 +78,9 @@ func (c *clusterFlags) resolve(listen string) error {
 // sandbox traffic goes on to a server in a sandbox, whose tenant would
 // otherwise read a signature of the method and URI it chose, good for 30 s
 // straight to the node. The connection of a signed request is the front's:
-// it is no longer counted under the front's address (exemptFromAddr).
+// it is no longer counted under the front's address (exemptFromAddr), and
+// the request takes the client address the front signed as its RemoteAddr
+// (rate limits, audit records and logs are per client, not per front).
 func (c *clusterFlags) guard(h http.Handler) http.Handler {
 	if c.signer == nil {
 		return h
@@ -88,7 +91,11 @@ func (c *clusterFlags) guard(h http.Handler) http.Handler {
 				api.WriteError(w, http.StatusUnauthorized, err.Error())
 				return
 			}
+			if a, ok := cluster.Client(r); ok {
+				r.RemoteAddr = netip.AddrPortFrom(a, 0).String()
+			}
 			r.Header.Del(cluster.AuthHeader)
+			r.Header.Del(cluster.ClientHeader)
 			exemptFromAddr(r.Context())
 		}
 		h.ServeHTTP(w, r)

@@ -241,17 +241,23 @@ func TestGuardTakesSignatureOff(t *testing.T) {
 	}
 	var seen []string
 	h := (&clusterFlags{signer: signer, nodeID: "n1"}).guard(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-		seen = append(seen, r.Header.Get(cluster.AuthHeader))
+		seen = append(seen, r.Header.Get(cluster.AuthHeader)+r.Header.Get(cluster.ClientHeader), r.RemoteAddr)
 	}))
 	req := httptest.NewRequest("GET", "/sandboxes/x", nil)
+	req.RemoteAddr = "198.51.100.7:4242" // the client, as the front received it
 	signer.Sign(req, "n1")
+	req.RemoteAddr = "192.0.2.1:5555" // the front, as the node receives it
 	h.ServeHTTP(httptest.NewRecorder(), req)
-	if len(seen) != 1 || seen[0] != "" {
-		t.Fatalf("the handler behind the guard saw the signature %q", seen)
+	if len(seen) != 2 || seen[0] != "" {
+		t.Fatalf("the handler behind the guard saw the signature or client header %q", seen)
 	}
+	if seen[1] != "198.51.100.7:0" {
+		t.Fatalf("the handler saw remote address %q, want the client's the front signed", seen[1])
+	}
+	seen = nil
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, httptest.NewRequest("GET", "/sandboxes/x", nil))
-	if w.Code != http.StatusUnauthorized || len(seen) != 1 {
+	if w.Code != http.StatusUnauthorized || len(seen) != 0 {
 		t.Fatalf("unsigned: %d, handler calls %d", w.Code, len(seen))
 	}
 }

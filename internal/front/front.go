@@ -283,8 +283,8 @@ func (f *Front) forward(w http.ResponseWriter, r *http.Request, n *store.Node) {
 	rp.ServeHTTP(w, out)
 }
 
-// sign signs r for node n (with a signer), replacing any such header a
-// client sent.
+// sign signs r for node n (with a signer), with the client address
+// r.RemoteAddr holds, replacing any such headers a client sent.
 func (f *Front) sign(r *http.Request, n *store.Node) {
 	if f.Sign != nil {
 		f.Sign.Sign(r, n.ID)

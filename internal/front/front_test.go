@@ -222,12 +222,15 @@ func TestFrontSigns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var clients []string // the client address of each verified request
 	verifying := func(id string) *httptest.Server {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if err := s.Verify(r, id); err != nil {
 				http.Error(w, err.Error(), http.StatusUnauthorized)
 				return
 			}
+			c, _ := cluster.Client(r)
+			clients = append(clients, c.String())
 			fmt.Fprint(w, id)
 		}))
 		t.Cleanup(srv.Close)
@@ -240,9 +243,13 @@ func TestFrontSigns(t *testing.T) {
 	for _, c := range []struct{ method, path string }{
 		{"POST", "/sandboxes"}, {"GET", "/sandboxes/" + idA}, {"GET", "/templates"},
 	} {
-		if code, body := do(t, f, c.method, c.path, "{}", cluster.AuthHeader, "v1.1.forged"); code != 200 || body != "a" {
+		if code, body := do(t, f, c.method, c.path, "{}", cluster.AuthHeader, "v1.1.forged", cluster.ClientHeader, "10.9.9.9"); code != 200 || body != "a" {
 			t.Errorf("%s %s through a signing front = %d %q", c.method, c.path, code, body)
 		}
+	}
+	do(t, f, "GET", "/sandboxes", "") // the listing: the front's own requests to each node
+	if want := strings.Repeat("192.0.2.1 ", 4); strings.Join(clients, " ")+" " != want {
+		t.Errorf("client addresses the node verified: %q, want the client's (httptest's 192.0.2.1) on each of 4", clients)
 	}
 	f.Sign = nil
 	if code, _ := do(t, f, "GET", "/templates", ""); code != http.StatusUnauthorized {

@@ -201,6 +201,7 @@ func (f *Front) send(tr http.RoundTripper, r *http.Request, n *store.Node, body 
 	}
 	out.Header = r.Header.Clone()
 	out.Host = r.Host
+	out.RemoteAddr = r.RemoteAddr // the client's, which sign passes on
 	f.sign(out, n)
 	return tr.RoundTrip(out)
 }
