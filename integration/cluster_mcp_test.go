@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sbx-dev/sbx/internal/store"
 	"github.com/sbx-dev/sbx/internal/store/pgtest"
 )
 
@@ -39,40 +40,63 @@ func TestClusterMCP(t *testing.T) {
 			waitNodes(t, admin, map[string]string{"node1": "live", "node2": "live"})
 			time.Sleep(clusterTTL / 2) // a heartbeat: reports with runtimes
 			fr := startFront(t, url, mode.extra...)
-			clusterMCPSession(t, fr)
+			sbs := spread(t, fr, admin)
+			clusterMCPSession(t, fr, sbs)
 			s := dashSignIn(t, fr, apiKey)
 			for i := range 8 {
 				if code, _ := s.do("GET", "/dashboard/sandboxes", false, nil); code != 200 {
 					t.Fatalf("dashboard page %d through the front: %d, want 200 (signed in)", i, code)
 				}
 			}
-			dashboardFiles(t, fr, s)
+			dashboardFiles(t, fr, sbs, s)
 		})
 	}
 }
 
 // dashboardFiles reads a file of sandboxes on both nodes through the
-// dashboard (a client of its node's own listener): the dashboard's node
-// serves its own sandboxes' files (with the secret its requests to itself
-// are signed) and answers 404 for the other node's (docs/CLUSTER.md).
-func dashboardFiles(t *testing.T, fr *daemon, s *dashSession) {
-	codes := map[int]int{}
-	for range 6 {
-		sb := fr.create(map[string]any{"timeout": 120})
+// dashboard, which reaches every node's sandboxes through its node's
+// loopback front, and lists them all. Before, the dashboard's node served
+// only its own sandboxes' files (404 for the other node's) and listed only
+// its own.
+func dashboardFiles(t *testing.T, fr *daemon, sbs []*sandbox, s *dashSession) {
+	for _, sb := range sbs {
 		code, body := s.do("GET", "/dashboard/files/"+sb.ID+"/download?path=/etc/hostname", false, nil)
-		if code != 200 && code != 404 {
+		if code != 200 {
 			t.Fatalf("dashboard file of %s through the front: %d %s", sb.ID, code, body)
 		}
-		codes[code]++
 	}
-	if codes[200] == 0 {
-		t.Fatalf("the dashboard read no sandbox's file through the front: %v", codes)
+	code, body := s.do("GET", "/dashboard/api/v2/sandboxes?limit=100", false, nil)
+	for _, sb := range sbs {
+		if code != 200 || !strings.Contains(string(body), sb.ID) {
+			t.Fatalf("the dashboard's listing lacks %s: %d %s", sb.ID, code, body)
+		}
 	}
 }
 
+// spread creates sandboxes through the front until both nodes hold some.
+func spread(t *testing.T, fr *daemon, admin *store.Store) []*sandbox {
+	var sbs []*sandbox
+	nodes := map[string]bool{}
+	for i := 0; i < 12 && (len(nodes) < 2 || len(sbs) < 4); i++ {
+		sb := fr.create(map[string]any{"timeout": 120})
+		sbs = append(sbs, sb)
+		node, _, err := admin.SandboxOwner(context.Background(), sb.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes[node] = true
+	}
+	if len(nodes) < 2 {
+		t.Fatalf("12 creates through the front all landed on one node: %v", nodes)
+	}
+	return sbs
+}
+
 // clusterMCPSession makes an MCP session through the front and uses it
-// for several requests: list, create, commands, kill.
-func clusterMCPSession(t *testing.T, fr *daemon) {
+// for several requests: list, create, commands, kill; and runs a command
+// in each of sbs, which are on both nodes (before, only the session's
+// node's sandboxes were found).
+func clusterMCPSession(t *testing.T, fr *daemon, sbs []*sandbox) {
 	ctx := context.Background()
 	hc := &http.Client{Transport: headerRT{"X-API-Key", apiKey}}
 	c := mcp.NewClient(&mcp.Implementation{Name: "sbx-test", Version: "1"}, nil)
@@ -98,5 +122,10 @@ func clusterMCPSession(t *testing.T, fr *daemon) {
 	}
 	if r, out := callTool(t, ctx, cs, "kill_sandbox", map[string]any{"sandbox_id": id}); r.IsError {
 		t.Fatalf("kill_sandbox through the front: %q", out)
+	}
+	for _, sb := range sbs {
+		if r, out := callTool(t, ctx, cs, "run_command", map[string]any{"sandbox_id": sb.ID, "command": "echo on-" + sb.ID}); r.IsError || !strings.Contains(out, "on-"+sb.ID) {
+			t.Fatalf("run_command in %s through the front's MCP session: %q", sb.ID, out)
+		}
 	}
 }

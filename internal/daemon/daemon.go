@@ -270,7 +270,12 @@ func (d *Daemon) run(ctx context.Context) error {
 		return err
 	}
 	defer stopFront()
-	err = listenAndServe(ctx, f, mgr, bs, d.vols, d.keys, tenants, d.aud, d.tel, log)
+	self, err := d.startSelfAPI()
+	if err != nil {
+		return err
+	}
+	defer self.stop()
+	err = listenAndServe(ctx, f, self, mgr, bs, d.vols, d.keys, tenants, d.aud, d.tel, log)
 	cancel()
 	select { // pooled sandboxes hold no tenant: release them on a clean stop
 	case <-poolsDone:

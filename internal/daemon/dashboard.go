@@ -11,13 +11,12 @@ import (
 	"github.com/sbx-dev/sbx/internal/dashboard"
 )
 
-// dashboardHandler is the web dashboard (/dashboard) over the daemon's own
-// API handler and, for commands and files, a client of the daemon's own
-// origin through rt (as /mcp is: selfTransport), authenticated with the
-// session's key.
-func dashboardHandler(f *Config, apiH http.Handler, auth dashboard.Authenticator, rt http.RoundTripper, log *slog.Logger) http.Handler {
+// dashboardHandler is the web dashboard (/dashboard) over the API handler
+// apiH and, for commands and files, a client of self (as /mcp is),
+// authenticated with the session's key.
+func dashboardHandler(self *selfAPI, apiH http.Handler, auth dashboard.Authenticator, log *slog.Logger) http.Handler {
 	return dashboard.New(dashboard.Config{API: apiH, Auth: auth,
-		Sandboxes: selfConnector{base: "http://" + loopback(f.listen), rt: rt}, Log: log})
+		Sandboxes: selfConnector{base: self.base, rt: self.rt}, Log: log})
 }
 
 // selfConnector opens sandbox traffic through the daemon's own listener.

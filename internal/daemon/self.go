@@ -1,35 +1,40 @@
 package daemon
 
 import (
+	"errors"
 	"net/http"
-
-	"github.com/sbx-dev/sbx/internal/cluster"
 )
 
-// selfTransport is the transport of the daemon's own clients of its
-// listener (/mcp's tools, the dashboard's files and terminals). A node
-// given the cluster secret answers only signed requests (guard), so with a
-// secret each request is signed for this node, as the front signs what it
-// forwards; the signature never leaves the node (the guard takes it off
-// before anything reaches a sandbox). The caller's key is still checked
-// as for any request. Without a secret it is a plain pooled transport.
-func (c *clusterFlags) selfTransport() http.RoundTripper {
-	base := http.DefaultTransport.(*http.Transport).Clone()
-	if c.signer == nil {
-		return base
+// selfAPI is how the daemon's own clients of the API (/mcp's tools, the
+// dashboard's listings, files and terminals) reach it. A single node calls
+// its own listener. A cluster node calls an API front of its own on
+// loopback, over the cluster's store, so they see and reach every node's
+// sandboxes as a client of the cluster's front does (before, only this
+// node's: another node's sandbox was "not found"); that front signs what
+// it forwards when the node has the cluster secret, as any front.
+type selfAPI struct {
+	base string            // the URL its clients call
+	rt   http.RoundTripper // their transport
+	api  http.Handler      // the REST API in process for the dashboard; nil: the node's own
+	stop func()
+}
+
+// startSelfAPI returns the node's selfAPI, serving the loopback front of a
+// cluster node until stop.
+func (d *Daemon) startSelfAPI() (*selfAPI, error) {
+	rt := http.DefaultTransport.(*http.Transport).Clone()
+	if d.cfg.cluster.url == "" {
+		return &selfAPI{base: "http://" + loopback(d.cfg.listen), rt: rt, stop: func() {}}, nil
 	}
-	return &signingTransport{base: base, sign: c.signer, node: c.nodeID}
-}
-
-// signingTransport signs each request for node before base sends it.
-type signingTransport struct {
-	base http.RoundTripper
-	sign *cluster.Signer
-	node string
-}
-
-func (t *signingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context()) // a RoundTripper must not modify its request
-	t.sign.Sign(r, t.node)
-	return t.base.RoundTrip(r)
+	b, err := frontServer(d.st, d.cfg, "127.0.0.1:0", d.log.With("for", "/mcp and /dashboard"))
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		if err := b.srv.Serve(b.ln); !errors.Is(err, http.ErrServerClosed) {
+			d.log.Error("the loopback API front of /mcp and /dashboard stopped", "err", err)
+		}
+	}()
+	return &selfAPI{base: "http://" + b.ln.Addr().String(), rt: rt, api: b.srv.Handler,
+		stop: func() { _ = shutdown(b.srv) }}, nil
 }

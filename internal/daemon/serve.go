@@ -75,8 +75,8 @@ type Config struct {
 	sealer      *secrets.Sealer  // the secrets' sealer, also for egress proxy passwords in records (set by New)
 
 	// MCP, if set, serves /mcp: MCP over the daemon's own API at apiURL,
-	// reached through rt (cmd/sbx's client-backed tools; rt signs for this
-	// node when it has the cluster secret: selfTransport), for callers whose
+	// reached through rt (cmd/sbx's client-backed tools; on a cluster node
+	// apiURL is a front on loopback: selfAPI), for callers whose
 	// key auth accepts (the API's own authentication; it names the key's
 	// team). nil: no /mcp.
 	MCP func(apiURL string, rt http.RoundTripper, admit func(w http.ResponseWriter, r *http.Request, key string) (team string, ok bool)) http.Handler
@@ -203,7 +203,7 @@ func (l *stringList) Set(v string) error {
 
 // listenAndServe serves the API, sandbox traffic and /mcp on the listeners
 // until ctx ends or one fails, telling systemd when it is ready and when it stops.
-func listenAndServe(ctx context.Context, f *Config, mgr *sandbox.Manager, bs *builder.Service, vols *volume.Manager, keys *api.Keys, tenants *api.Tenants, aud *audit.Log, tel *telemetry.Store, log *slog.Logger) error {
+func listenAndServe(ctx context.Context, f *Config, self *selfAPI, mgr *sandbox.Manager, bs *builder.Service, vols *volume.Manager, keys *api.Keys, tenants *api.Tenants, aud *audit.Log, tel *telemetry.Store, log *slog.Logger) error {
 	apiSrv := api.New(mgr, keys, aud, log)
 	apiSrv.SetTenants(tenants)
 	apiSrv.SetTeamRate(f.teamAPIRate, 5*f.teamAPIRate)
@@ -217,12 +217,15 @@ func listenAndServe(ctx context.Context, f *Config, mgr *sandbox.Manager, bs *bu
 	f.metrics.CountFunc("proxy_agent_unresponsive_total", "Requests to sandbox agents failed because the agent answered neither them nor /health (stopped or wedged; internal/proxy stall.go).",
 		func() float64 { return float64(px.Unresponsive()) })
 	px.SetLimits(proxy.DefaultLimits())
-	self := f.cluster.selfTransport()
 	var mcpH http.Handler
 	if f.MCP != nil {
-		mcpH = f.MCP("http://"+loopback(f.listen), self, apiSrv.Admit) // the address the dashboard calls too
+		mcpH = f.MCP(self.base, self.rt, apiSrv.Admit) // the address the dashboard calls too
 	}
-	dashH := dashboardHandler(f, apiSrv, apiSrv, self, log)
+	var dashAPI http.Handler = apiSrv
+	if self.api != nil {
+		dashAPI = self.api
+	}
+	dashH := dashboardHandler(self, dashAPI, apiSrv, log)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case px.Match(r):
