@@ -6,11 +6,12 @@ import (
 	"net/http"
 
 	"github.com/sbx-dev/sbx/internal/sandbox"
+	"github.com/sbx-dev/sbx/internal/store"
 )
 
 // A team's disk quota (store.Quota.DiskMB) bounds what it keeps on disk:
-// its volumes (their sizes), snapshots (their images) and templates (the
-// layers of its builds, builder.Service.LayerBytes). Past it a request
+// its volumes (their sizes), snapshots and paused sandboxes (their images)
+// and templates (the layers of its builds, builder.Service.LayerBytes). Past it a request
 // fails with sandbox.ErrBusy (429 with Retry-After), as the other quotas.
 
 // diskQuota refuses a request that would store addMB more for the team
@@ -59,7 +60,7 @@ func (s *Server) buildDisk(ctx context.Context, templateID string, building []st
 }
 
 func diskErr(limit, used int64) error {
-	return fmt.Errorf("%w: team quota: %d MiB of disk (volumes, snapshots, templates and their uploads hold %d MiB); delete some to free space", sandbox.ErrBusy, limit, used)
+	return fmt.Errorf("%w: team quota: %d MiB of disk (volumes, snapshots, paused sandboxes, templates and their uploads hold %d MiB); delete some to free space", sandbox.ErrBusy, limit, used)
 }
 
 // diskLimit is team's disk quota in MiB (0 or less: none; the default
@@ -71,9 +72,9 @@ func (s *Server) diskLimit(team string) int64 {
 	return s.tenants.effective(team).DiskMB
 }
 
-// diskUsed is the MiB team holds: volumes, snapshots, template layers
-// (plus building, the layers of a build in progress) and the files its
-// templates' COPY steps uploaded.
+// diskUsed is the MiB team holds: volumes, snapshots, paused sandboxes'
+// images, template layers (plus building, the layers of a build in
+// progress) and the files its templates' COPY steps uploaded.
 func (s *Server) diskUsed(ctx context.Context, team string, building []string) (int64, error) {
 	var used int64
 	if s.vols != nil {
@@ -95,6 +96,7 @@ func (s *Server) diskUsed(ctx context.Context, team string, building []string) (
 			used += mib(sn.Bytes)
 		}
 	}
+	used += mib(s.pausedBytes(team))
 	if s.builds != nil {
 		owned := func(id string) (bool, error) {
 			t, err := s.tenants.st.TemplateOwner(ctx, id)
@@ -114,3 +116,14 @@ func (s *Server) diskUsed(ctx context.Context, team string, building []string) (
 
 // mib rounds n bytes up to MiB.
 func mib(n int64) int64 { return (n + 1<<20 - 1) >> 20 }
+
+// pausedBytes is the size of team's paused sandboxes' images on this node.
+func (s *Server) pausedBytes(team string) int64 {
+	var n int64
+	for _, in := range s.mgr.List() {
+		if in.Team == team && in.State == store.StatePaused {
+			n += in.Persist.ImageBytes
+		}
+	}
+	return n
+}
