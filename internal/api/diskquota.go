@@ -60,7 +60,7 @@ func (s *Server) buildDisk(ctx context.Context, templateID string, building []st
 }
 
 func diskErr(limit, used int64) error {
-	return fmt.Errorf("%w: team quota: %d MiB of disk (volumes, snapshots, paused sandboxes, templates and their uploads hold %d MiB); delete some to free space", sandbox.ErrBusy, limit, used)
+	return fmt.Errorf("%w: team quota: %d MiB of disk (volumes, snapshots, paused sandboxes, templates, their uploads and build logs hold %d MiB); delete some to free space", sandbox.ErrBusy, limit, used)
 }
 
 // diskLimit is team's disk quota in MiB (0 or less: none; the default
@@ -74,7 +74,8 @@ func (s *Server) diskLimit(team string) int64 {
 
 // diskUsed is the MiB team holds: volumes, snapshots, paused sandboxes'
 // images, template layers (plus building, the layers of a build in
-// progress) and the files its templates' COPY steps uploaded.
+// progress), the files its templates' COPY steps uploaded and its builds'
+// logs.
 func (s *Server) diskUsed(ctx context.Context, team string, building []string) (int64, error) {
 	var used int64
 	if s.vols != nil {
@@ -109,7 +110,11 @@ func (s *Server) diskUsed(ctx context.Context, team string, building []string) (
 		if err != nil {
 			return 0, err
 		}
-		bytes += up
+		logs, err := s.builds.LogBytes(ctx, owned)
+		if err != nil {
+			return 0, err
+		}
+		bytes += up + logs
 	}
 	return used + mib(bytes), nil
 }
