@@ -72,7 +72,8 @@ func (s *Server) diskLimit(team string) int64 {
 	return s.tenants.effective(team).DiskMB
 }
 
-// diskUsed is the MiB team holds: volumes, snapshots, paused sandboxes'
+// diskUsed is the MiB team holds: volumes, snapshots (its templates' start
+// command snapshots too), paused sandboxes'
 // images, template layers (plus building, the layers of a build in
 // progress), the files its templates' COPY steps uploaded and its builds'
 // logs.
@@ -87,22 +88,17 @@ func (s *Server) diskUsed(ctx context.Context, team string, building []string) (
 			used += v.SizeMB
 		}
 	}
-	snaps, err := s.mgr.Snapshots(ctx, "")
+	owned := func(id string) (bool, error) {
+		t, err := s.tenants.st.TemplateOwner(ctx, id)
+		return t == team, err
+	}
+	snaps, err := s.snapshotBytes(ctx, team, owned)
 	if err != nil {
 		return 0, err
 	}
+	used += mib(snaps) + mib(s.pausedBytes(team))
 	var bytes int64
-	for _, sn := range snaps {
-		if sn.Team == team {
-			used += mib(sn.Bytes)
-		}
-	}
-	used += mib(s.pausedBytes(team))
 	if s.builds != nil {
-		owned := func(id string) (bool, error) {
-			t, err := s.tenants.st.TemplateOwner(ctx, id)
-			return t == team, err
-		}
 		if bytes, err = s.builds.LayerBytes(ctx, owned, building); err != nil {
 			return 0, err
 		}
@@ -131,4 +127,27 @@ func (s *Server) pausedBytes(team string) int64 {
 		}
 	}
 	return n
+}
+
+// snapshotBytes is the size of team's snapshots: those it took and the
+// memory snapshots its templates' start commands left (a build's, recorded
+// under no team: charged to the template's owner).
+func (s *Server) snapshotBytes(ctx context.Context, team string, owned func(templateID string) (bool, error)) (int64, error) {
+	snaps, err := s.tenants.st.ListSnapshots(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, sn := range snaps {
+		mine := !sn.ForBuild && sn.Team == team
+		if sn.ForBuild {
+			if mine, err = owned(sn.TemplateID); err != nil {
+				return 0, err
+			}
+		}
+		if mine {
+			n += sn.Bytes
+		}
+	}
+	return n, nil
 }
