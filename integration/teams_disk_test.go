@@ -62,9 +62,10 @@ func TestTeamsTemplateDisk(t *testing.T) {
 	if c := d.as(small.Key, "POST", "/v2/sandboxes", map[string]any{"templateID": "disk-small-1"}, nil); c != 404 {
 		t.Errorf("create from the failed build's template: %d, want 404", c)
 	}
-	// At the quota (a volume holds all of it): the build start is refused.
+	// At the quota (a volume holds all the failed build's log, under 1 MiB,
+	// leaves of it): the build start is refused.
 	var vol volumeRef
-	if c := d.as(small.Key, "POST", "/volumes", map[string]any{"name": "full", "sizeMB": 10}, &vol); c != 201 {
+	if c := d.as(small.Key, "POST", "/volumes", map[string]any{"name": "full", "sizeMB": 9}, &vol); c != 201 {
 		t.Fatalf("volume of the whole quota: %d", c)
 	}
 	if _, _, code, retry := d.buildAs(t, small.Key, "disk-small-2", spec); code != 429 || retry == "" {

@@ -15,6 +15,9 @@ import (
 // team; /sbx/teams for admin keys).
 func (s *Server) SetTenants(t *Tenants) {
 	s.tenants = t
+	if s.mgr != nil {
+		s.mgr.SetDiskAdmission(s.reserveDisk) // a pause takes the team's disk as a snapshot does
+	}
 	h := s.handle
 	h("GET /api-keys", s.listKeys)
 	h("POST /api-keys", s.createKey)

@@ -6,11 +6,12 @@ import (
 	"net/http"
 
 	"github.com/sbx-dev/sbx/internal/sandbox"
+	"github.com/sbx-dev/sbx/internal/store"
 )
 
 // A team's disk quota (store.Quota.DiskMB) bounds what it keeps on disk:
-// its volumes (their sizes), snapshots (their images) and templates (the
-// layers of its builds, builder.Service.LayerBytes). Past it a request
+// its volumes (their sizes), snapshots and paused sandboxes (their images)
+// and templates (the layers of its builds, builder.Service.LayerBytes). Past it a request
 // fails with sandbox.ErrBusy (429 with Retry-After), as the other quotas.
 
 // diskQuota refuses a request that would store addMB more for the team
@@ -59,7 +60,7 @@ func (s *Server) buildDisk(ctx context.Context, templateID string, building []st
 }
 
 func diskErr(limit, used int64) error {
-	return fmt.Errorf("%w: team quota: %d MiB of disk (volumes, snapshots, templates and their uploads hold %d MiB); delete some to free space", sandbox.ErrBusy, limit, used)
+	return fmt.Errorf("%w: team quota: %d MiB of disk (volumes, snapshots, paused sandboxes, templates, their uploads and build logs hold %d MiB); delete some to free space", sandbox.ErrBusy, limit, used)
 }
 
 // diskLimit is team's disk quota in MiB (0 or less: none; the default
@@ -71,9 +72,11 @@ func (s *Server) diskLimit(team string) int64 {
 	return s.tenants.effective(team).DiskMB
 }
 
-// diskUsed is the MiB team holds: volumes, snapshots, template layers
-// (plus building, the layers of a build in progress) and the files its
-// templates' COPY steps uploaded.
+// diskUsed is the MiB team holds: volumes, snapshots (its templates' start
+// command snapshots too), paused sandboxes'
+// images, template layers (plus building, the layers of a build in
+// progress), the files its templates' COPY steps uploaded and its builds'
+// logs.
 func (s *Server) diskUsed(ctx context.Context, team string, building []string) (int64, error) {
 	var used int64
 	if s.vols != nil {
@@ -85,21 +88,17 @@ func (s *Server) diskUsed(ctx context.Context, team string, building []string) (
 			used += v.SizeMB
 		}
 	}
-	snaps, err := s.mgr.Snapshots(ctx, "")
+	owned := func(id string) (bool, error) {
+		t, err := s.tenants.st.TemplateOwner(ctx, id)
+		return t == team, err
+	}
+	snaps, err := s.snapshotBytes(ctx, team, owned)
 	if err != nil {
 		return 0, err
 	}
+	used += mib(snaps) + mib(s.pausedBytes(team))
 	var bytes int64
-	for _, sn := range snaps {
-		if sn.Team == team {
-			used += mib(sn.Bytes)
-		}
-	}
 	if s.builds != nil {
-		owned := func(id string) (bool, error) {
-			t, err := s.tenants.st.TemplateOwner(ctx, id)
-			return t == team, err
-		}
 		if bytes, err = s.builds.LayerBytes(ctx, owned, building); err != nil {
 			return 0, err
 		}
@@ -107,10 +106,48 @@ func (s *Server) diskUsed(ctx context.Context, team string, building []string) (
 		if err != nil {
 			return 0, err
 		}
-		bytes += up
+		logs, err := s.builds.LogBytes(ctx, owned)
+		if err != nil {
+			return 0, err
+		}
+		bytes += up + logs
 	}
 	return used + mib(bytes), nil
 }
 
 // mib rounds n bytes up to MiB.
 func mib(n int64) int64 { return (n + 1<<20 - 1) >> 20 }
+
+// pausedBytes is the size of team's paused sandboxes' images on this node.
+func (s *Server) pausedBytes(team string) int64 {
+	var n int64
+	for _, in := range s.mgr.List() {
+		if in.Team == team && in.State == store.StatePaused {
+			n += in.Persist.ImageBytes
+		}
+	}
+	return n
+}
+
+// snapshotBytes is the size of team's snapshots: those it took and the
+// memory snapshots its templates' start commands left (a build's, recorded
+// under no team: charged to the template's owner).
+func (s *Server) snapshotBytes(ctx context.Context, team string, owned func(templateID string) (bool, error)) (int64, error) {
+	snaps, err := s.tenants.st.ListSnapshots(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, sn := range snaps {
+		mine := !sn.ForBuild && sn.Team == team
+		if sn.ForBuild {
+			if mine, err = owned(sn.TemplateID); err != nil {
+				return 0, err
+			}
+		}
+		if mine {
+			n += sn.Bytes
+		}
+	}
+	return n, nil
+}

@@ -17,7 +17,8 @@ const DefaultGCGrace = time.Hour
 
 // GC removes orphan builds (of deleted templates) that no sandbox or
 // snapshot runs on, then every layer no build references, older than
-// GCGrace, and uploads of deleted templates. It returns the bytes freed.
+// GCGrace, uploads of deleted templates and the logs of builds whose
+// records are gone. It returns the bytes freed.
 func (s *Service) GC(ctx context.Context) (int64, error) {
 	s.names.Lock() // no template appears or disappears meanwhile
 	defer s.names.Unlock()
@@ -48,7 +49,7 @@ func (s *Service) GC(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	keep := map[string]bool{}
+	keep, builds := map[string]bool{}, map[string]bool{}
 	for _, b := range bs {
 		if own[b.ID] && b.Orphan && !inUse[b.ID] && b.Status != "building" && b.Status != "waiting" {
 			if sn := b.Config.Snapshot; sn != "" {
@@ -61,6 +62,7 @@ func (s *Service) GC(ctx context.Context) (int64, error) {
 			}
 			continue
 		}
+		builds[b.ID] = true
 		for _, l := range b.Layers {
 			keep[l] = true
 		}
@@ -69,7 +71,7 @@ func (s *Service) GC(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	freed, err := s.removeLayers(keep)
-	return freed, errors.Join(err, s.removeUploads())
+	return freed, errors.Join(err, s.removeUploads(), s.removeLogs(ctx, builds))
 }
 
 // removeLayers releases this daemon's use of every layer no build keeps

@@ -127,7 +127,8 @@ type Manager struct {
 	network   Network
 	layers    Layers
 	templates Templates
-	volumes   Volumes // nil: no volumes on this node
+	volumes   Volumes   // nil: no volumes on this node
+	diskAdmit DiskAdmit // nil: pauses are bounded by the image quota only
 	log       *slog.Logger
 
 	mu         sync.Mutex

@@ -17,7 +17,8 @@ import (
 // continues where it was on resume; without, only the files are kept and
 // resume starts the sandbox afresh (same id, token and env). It fails with
 // ErrConflict if the sandbox is already paused, ErrNotImpl if its runtime
-// cannot checkpoint memory, ErrQuota past the image quota.
+// cannot checkpoint memory, ErrQuota past the image quota, the DiskAdmit's
+// error past its team's disk quota.
 func (m *Manager) Pause(ctx context.Context, id string, memory bool) error {
 	sb, unlock, err := m.lockOp(id)
 	if err != nil {
@@ -34,6 +35,12 @@ func (m *Manager) pauseLocked(ctx context.Context, sb *Sandbox, memory bool, rea
 	if err := errors.Join(m.pausable(sb, memory), m.checkQuota(0)); err != nil {
 		return err
 	}
+	release, err := m.admitPause(ctx, sb, memory)
+	if err != nil {
+		return err
+	}
+	// Released once the paused record is in place: it counts from then on.
+	defer release()
 	m.drainEvents(ctx, sb) // a files-only pause restarts the agent: read what it logged
 	m.setState(sb, store.StatePausing)
 	storage := m.imageStorage(&sb.rec)

@@ -26,7 +26,7 @@ type Quota struct {
 	MemoryMB      int     `json:"memoryMB,omitempty"`      // summed over live sandboxes
 	CreatesPerSec float64 `json:"createsPerSec,omitempty"` // token bucket, burst = max(1, rate)
 	Builds        int     `json:"builds,omitempty"`        // template builds in flight
-	DiskMB        int64   `json:"diskMB,omitempty"`        // volumes + snapshots + templates
+	DiskMB        int64   `json:"diskMB,omitempty"`        // volumes + snapshots + paused sandboxes + templates
 }
 
 // APIKey is the record of one team API key: its SHA-256, never the key.

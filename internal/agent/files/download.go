@@ -60,16 +60,12 @@ func (h *handler) serveFile(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// openRegular opens p (following symlinks) and refuses directories.
+// openRegular opens p (following symlinks) and refuses directories, FIFOs
+// and sockets (see openFile).
 func openRegular(p string) (*os.File, os.FileInfo, error) {
-	f, err := os.Open(p)
+	f, fi, err := openFile(p, os.O_RDONLY)
 	if err != nil {
 		return nil, nil, fsutil.Classify(fmt.Errorf("path '%s': %w", p, err))
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, fsutil.Classify(err)
 	}
 	if fi.IsDir() {
 		f.Close()

@@ -48,9 +48,9 @@ func writeAs(dst string, src io.Reader, u identity.User, md map[string]string) e
 	}
 	_, lerr := os.Lstat(dst) // a dangling symlink's target is created too, but not removed on failure
 	created := errors.Is(lerr, fs.ErrNotExist)
-	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_CLOEXEC, fsutil.FileMode)
+	f, _, err := openFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_CLOEXEC)
 	if err != nil {
-		return fsutil.Classify(err) // a *PathError: "open <dst>: <why>"
+		return fsutil.Classify(err) // "open <dst>: <why>"
 	}
 	err = fill(f, src, u, md, created)
 	if cerr := f.Close(); err == nil && cerr != nil {

@@ -1,0 +1,74 @@
+package builder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/sbx-dev/sbx/internal/store"
+)
+
+// A build's log (<data-dir>/builds/<build>.log, up to about 6 MiB: 4 MiB
+// of text in up to 20,000 JSON lines) is the team's disk: LogBytes counts
+// it against the team's disk quota while its template lasts, and GC (run
+// after every template delete, too) removes the logs of builds whose records
+// are gone (their template deleted and collected). Before, no log was ever removed or counted: a
+// team's failing builds that each printed a few MiB left that much on the
+// host's disk for good, whatever its quota, its templates deleted or not.
+
+// LogBytes is the size of the build logs of the templates owned says are
+// a team's.
+func (s *Service) LogBytes(ctx context.Context, owned func(templateID string) (bool, error)) (int64, error) {
+	bs, err := s.st.Builds(ctx, "")
+	if err != nil {
+		return 0, fmt.Errorf("build logs: %w", err)
+	}
+	mine := map[string]bool{}
+	var n int64
+	for _, b := range bs {
+		own, ok := mine[b.TemplateID]
+		if !ok {
+			if own, err = owned(b.TemplateID); err != nil {
+				return 0, fmt.Errorf("build logs: %w", err)
+			}
+			mine[b.TemplateID] = own
+		}
+		if fi, err := os.Stat(s.logPath(b.ID)); own && err == nil {
+			n += fi.Size()
+		}
+	}
+	return n, nil
+}
+
+// logPath is where build id's log lives.
+func (s *Service) logPath(id string) string { return filepath.Join(s.logDir(), id+".log") }
+
+// removeLogs deletes every build log whose build is not in keep and has
+// no record now: a build's record is written before its log is opened, so a
+// build that began after GC listed the builds keeps its log.
+func (s *Service) removeLogs(ctx context.Context, keep map[string]bool) error {
+	ents, err := os.ReadDir(s.logDir())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range ents {
+		id, ok := strings.CutSuffix(e.Name(), ".log")
+		if !ok || keep[id] {
+			continue
+		}
+		if _, err := s.st.Build(ctx, id); !errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(s.logDir(), e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
