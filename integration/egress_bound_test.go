@@ -50,6 +50,12 @@ sleep 15`, 60*time.Second)
 	}
 	fds := openFDs(t, d.cmd.Process.Pid)
 	refused := strings.Count(d.log.String(), `reason="too many connections"`)
+	// on a loaded host the last curls may connect after the scripts'
+	// 15 s: the held ones stay held for 25 s, so wait a little for them
+	for deadline := time.Now().Add(8 * time.Second); refused < 158 && time.Now().Before(deadline); {
+		time.Sleep(250 * time.Millisecond)
+		refused = strings.Count(d.log.String(), `reason="too many connections"`)
+	}
 	t.Logf("daemon descriptors: %d before, %d while held; refused as too many: %d of 200", fds0, fds, refused)
 	if refused < 158 {
 		t.Errorf("%d of 200 connections refused as too many, want at least 158 (42 a team of 4,096 descriptors)", refused)
