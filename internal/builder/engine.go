@@ -117,7 +117,7 @@ func (st *state) runCfg() runConfig {
 
 // stepVersion is part of every step's cache key: bump it when the way steps
 // run changes, so no layer made the old way is reused.
-const stepVersion = "step/v7" // v7: the workdir is made as its step's user (v6 of two branches merged: both bumped); layers carry no interpreter drivers; ENV values are evaluated
+const stepVersion = "step/v8" // v8: a COPY without a user is owned by the current user, as E2B's; v7: the workdir is made as its step's user (v6 of two branches merged: both bumped); layers carry no interpreter drivers; ENV values are evaluated
 
 // The user and workdir a build's steps start with, as on E2B.
 const (
@@ -432,7 +432,7 @@ func (s *Service) layerStep(ctx context.Context, b *store.BuildRec, lg *buildLog
 // finalize checks the result can serve sandboxes: a shell for commands,
 // the working directory, and the start command's readiness.
 func (s *Service) finalize(ctx context.Context, b *store.BuildRec, spec Spec, st *state, lg *buildLog) error {
-	st.cfg.StartCmd, st.cfg.ReadyCmd = spec.StartCmd, spec.ReadyCmd
+	inheritStart(st, spec, lg)
 	if st.cfg.User != "" { // sandboxes' default user by name (USER 1000, USER app:app)
 		u, err := s.userName(ctx, st.layers, st.cfg.User)
 		if err != nil {
@@ -462,10 +462,24 @@ func (s *Service) finalize(ctx context.Context, b *store.BuildRec, spec Spec, st
 			return err
 		}
 	}
-	if spec.StartCmd != "" {
+	if st.cfg.StartCmd != "" || st.cfg.ReadyCmd != "" {
 		return s.checkStart(ctx, b, st, lg)
 	}
 	return nil
+}
+
+// inheritStart sets the template's start and ready commands: spec's, or,
+// when spec sets neither and builds on a template, that template's (st
+// holds the parent's configuration), as E2B's finalize phase takes the
+// start metadata of the template it builds from.
+func inheritStart(st *state, spec Spec, lg *buildLog) {
+	if spec.StartCmd == "" && spec.ReadyCmd == "" && spec.FromTemplate != "" {
+		if st.cfg.StartCmd != "" || st.cfg.ReadyCmd != "" {
+			lg.add("info", "finalize", "start command of the base template %s kept", orDefault(spec.BaseName, spec.FromTemplate))
+		}
+		return
+	}
+	st.cfg.StartCmd, st.cfg.ReadyCmd = spec.StartCmd, spec.ReadyCmd
 }
 
 // checkStart starts a sandbox of the finished stack (with the resources
@@ -474,7 +488,11 @@ func (s *Service) finalize(ctx context.Context, b *store.BuildRec, spec Spec, st
 // memory checkpoints, snapshots it: sandboxes of the template restore that
 // snapshot with the server already running.
 func (s *Service) checkStart(ctx context.Context, b *store.BuildRec, st *state, lg *buildLog) error {
-	lg.add("info", "finalize", "start command: %s; waiting for: %s", st.cfg.StartCmd, orDefault(st.cfg.ReadyCmd, "(none)"))
+	if st.cfg.StartCmd == "" {
+		lg.add("info", "finalize", "no start command; waiting for: %s", st.cfg.ReadyCmd)
+	} else {
+		lg.add("info", "finalize", "start command: %s; waiting for: %s", st.cfg.StartCmd, orDefault(st.cfg.ReadyCmd, "(none)"))
+	}
 	key := "sbx-build-" + b.ID + "-start"
 	t := s.reg.stackTemplate(key, "", st.layers, st.cfg)
 	t.CPUCount, t.MemoryMB = b.CPUCount, b.MemoryMB // the snapshot must fit its sandboxes

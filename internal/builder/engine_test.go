@@ -75,3 +75,27 @@ func TestStepsStartAsE2B(t *testing.T) {
 		t.Fatalf("the sandbox defaults %q %q changed: they come from USER and WORKDIR steps only", got.cfg.User, got.cfg.Workdir)
 	}
 }
+
+// TestInheritStart: a build on a template that sets neither a start nor a
+// ready command keeps the parent's, as E2B's finalize phase does; one that
+// sets either (or builds on an image) has its own only. Before, every child
+// lost its parent's start command.
+func TestInheritStart(t *testing.T) {
+	parent := store.BuildConfig{StartCmd: "serve", ReadyCmd: "ready?"}
+	for _, c := range []struct {
+		name        string
+		spec        Spec
+		start, read string
+	}{
+		{"child sets nothing", Spec{FromTemplate: "t1"}, "serve", "ready?"},
+		{"child sets its start", Spec{FromTemplate: "t1", StartCmd: "mine"}, "mine", ""},
+		{"child sets a ready command alone", Spec{FromTemplate: "t1", ReadyCmd: "check"}, "", "check"},
+		{"an image has no parent", Spec{FromImage: "x"}, "", ""},
+	} {
+		st := &state{cfg: cloneCfg(parent)}
+		inheritStart(st, c.spec, &buildLog{})
+		if st.cfg.StartCmd != c.start || st.cfg.ReadyCmd != c.read {
+			t.Errorf("%s: start %q ready %q, want %q %q", c.name, st.cfg.StartCmd, st.cfg.ReadyCmd, c.start, c.read)
+		}
+	}
+}

@@ -61,7 +61,8 @@ type Template struct {
 	Workdir string
 	User    string
 	// StartCmd, if set, is started (as User, in Workdir) when a sandbox is
-	// created, and the create answers once ReadyCmd exits 0.
+	// created, and the create answers once ReadyCmd exits 0 (a ReadyCmd
+	// alone is waited for too).
 	StartCmd, ReadyCmd string
 	// CPUCount and MemoryMB, if set, are the resources its sandboxes get
 	// when the create asks for none (E2B's template cpuCount/memoryMB).

@@ -19,10 +19,11 @@ const StartCmdTimeout = 2 * time.Minute
 // startCmd starts the template's start command in the background (as its
 // user, in its workdir) and waits until its ready command exits 0. A start
 // command that exits before the sandbox is ready fails the create with its
-// output. Templates without a start command return at once.
+// output. A ready command alone (E2B's setReadyCmd) is waited for as well.
+// Templates with neither return at once.
 func (m *Manager) startCmd(ctx context.Context, sb *Sandbox) error {
 	t := sb.tmpl
-	if t.StartCmd == "" {
+	if t.StartCmd == "" && t.ReadyCmd == "" {
 		return nil
 	}
 	conn := AgentConn(sb.info.SandboxIP.String(), m.cfg.AgentPort, sb.rec.ID, sb.rec.EnvdToken)
@@ -33,7 +34,9 @@ func (m *Manager) startCmd(ctx context.Context, sb *Sandbox) error {
 	// it is closed and the process goes on (the agent detaches it).
 	sctx, stopWatching := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWatching()
-	go func() { exited <- runStart(sctx, conn, t) }()
+	if t.StartCmd != "" {
+		go func() { exited <- runStart(sctx, conn, t) }()
+	}
 	ready := t.ReadyCmd
 	if ready == "" {
 		ready = "sleep 0" // no ready check: started is ready (E2B waits 20 s; we do not)

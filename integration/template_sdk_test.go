@@ -1,0 +1,92 @@
+package integration
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"testing"
+	"time"
+)
+
+// buildReady starts a build of name with spec and waits for it to end
+// ready; its status otherwise fails t.
+func (d *daemon) buildReady(t *testing.T, name string, spec map[string]any) (tid string, st buildStatus) {
+	t.Helper()
+	tid, bid := d.startBuild(t, name, spec)
+	st = d.waitStatus(t, tid, bid, 3*time.Minute, func(st buildStatus) bool { return st.Status == "ready" || st.Status == "error" })
+	if st.Status != "ready" {
+		t.Fatalf("build of %s: %+v", name, st)
+	}
+	return tid, st
+}
+
+// A COPY step without a user (the SDK's copy() with no options sends "")
+// is owned by the user steps run as then, as E2B's COPY defaults its owner
+// to the build's current user: `user` by default, root after setUser('root').
+// Before, every such copy was root's, and a team's app dir was not its user's.
+func TestTemplateCopyOwner(t *testing.T) {
+	requirements(t, "crun")
+	d := startDaemon(t, "crun", "")
+	var req struct{ TemplateID, BuildID string }
+	if code := d.api("POST", "/v3/templates", map[string]any{"name": "it-copy-owner"}, &req); code != 202 {
+		t.Fatalf("request build: %d", code)
+	}
+	content := "conf " + time.Now().String() // never cached
+	sum := sha256.Sum256([]byte(content))
+	hash := hex.EncodeToString(sum[:])
+	d.uploadAs(t, apiKey, req.TemplateID, hash, tarOf(t, "app.conf", content))
+	spec := map[string]any{"fromTemplate": "base", "steps": []map[string]any{
+		{"type": "COPY", "args": []string{"app.conf", "/home/user/app.conf", "", ""}, "filesHash": hash},
+		{"type": "COPY", "args": []string{"app.conf", "/opt/given.conf", "root", "0600"}, "filesHash": hash},
+		{"type": "USER", "args": []string{"root"}},
+		{"type": "COPY", "args": []string{"app.conf", "/opt/root.conf", "", ""}, "filesHash": hash},
+	}}
+	if code := d.api("POST", "/v2/templates/"+req.TemplateID+"/builds/"+req.BuildID, spec, nil); code != 202 {
+		t.Fatalf("start build: %d", code)
+	}
+	st := d.waitStatus(t, req.TemplateID, req.BuildID, 3*time.Minute, func(st buildStatus) bool { return st.Status == "ready" || st.Status == "error" })
+	if st.Status != "ready" {
+		t.Fatalf("build: %+v", st)
+	}
+	sb := d.create(map[string]any{"templateID": "it-copy-owner"})
+	out, _ := sb.run("root", "stat -c '%U:%G %a' /home/user/app.conf /opt/given.conf /opt/root.conf", 20*time.Second)
+	if want := "user:user 644\nroot:root 600\nroot:root 644\n"; out != want {
+		t.Fatalf("owners: %q, want %q", out, want)
+	}
+}
+
+// A template built on a template with a start command, setting none of its
+// own, keeps the parent's start and ready commands, as E2B (its finalize
+// phase takes the base template's start metadata): its sandboxes serve at
+// create, on runsc from the child's own snapshot and on crun started at
+// create. A grandchild that sets a ready command alone has that one (E2B's
+// setReadyCmd): the build waits for it and the parent's server is not
+// started. Before, a child lost the start command and a ready command alone
+// was ignored.
+func TestTemplateStartInherited(t *testing.T) {
+	requirements(t, "runsc", "crun")
+	d := startDaemon(t, "runsc", "")
+	d.buildReady(t, "it-start-parent", map[string]any{"fromTemplate": "base",
+		"steps":    []map[string]any{{"type": "RUN", "args": []string{"mkdir -p /srv && echo parent > /srv/index.html", "root"}}},
+		"startCmd": "python3 -m http.server 8000 --directory /srv", "readyCmd": "curl -sf http://localhost:8000/ >/dev/null"})
+	_, st := d.buildReady(t, "it-start-child", map[string]any{"fromTemplate": "it-start-parent",
+		"steps": []map[string]any{{"type": "RUN", "args": []string{"echo child > /srv/child.html", "root"}}}})
+	if !logHas(st, "start command of the base template it-start-parent kept") {
+		t.Fatalf("the child's build does not say it keeps the start command: %+v", st)
+	}
+	for _, rt := range []string{"runsc", "crun"} {
+		sb := d.create(map[string]any{"templateID": "it-start-child", "runtime": rt})
+		if out, _ := sb.run("", "curl -s http://localhost:8000/child.html", 20*time.Second); out != "child\n" {
+			t.Fatalf("%s: the child's sandbox does not serve the parent's start command: %q", rt, out)
+		}
+	}
+	_, st = d.buildReady(t, "it-start-ready", map[string]any{"fromTemplate": "it-start-child",
+		"readyCmd": "test -f /srv/child.html"})
+	if !logHas(st, "no start command; waiting for: test -f /srv/child.html") {
+		t.Fatalf("the ready command alone was not waited for: %+v", st)
+	}
+	sb := d.create(map[string]any{"templateID": "it-start-ready", "runtime": "crun"})
+	if out, code := sb.run("", "curl -s http://localhost:8000/ || echo no server", 20*time.Second); code != 0 || !strings.Contains(out, "no server") {
+		t.Fatalf("a ready command alone started the parent's server: %q (%d)", out, code)
+	}
+}
