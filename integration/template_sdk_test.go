@@ -90,3 +90,22 @@ func TestTemplateStartInherited(t *testing.T) {
 		t.Fatalf("a ready command alone started the parent's server: %q (%d)", out, code)
 	}
 }
+
+// A ready command that takes longer than 10 s to pass (the SDK's
+// waitForTimeout(20_000), which its fromDockerfile gives every CMD, is
+// `sleep 20`) passes, at build and at create, as on E2B. Before, each run
+// of it was cut at 10 s and such a template never built.
+func TestTemplateSlowReadyCommand(t *testing.T) {
+	requirements(t, "crun")
+	d := startDaemon(t, "crun", "")
+	d.buildReady(t, "it-slow-ready", map[string]any{"fromTemplate": "base",
+		"startCmd": "echo started > /tmp/started; sleep infinity", "readyCmd": "sleep 11"})
+	t0 := time.Now()
+	sb := d.create(map[string]any{"templateID": "it-slow-ready"})
+	if took := time.Since(t0); took < 11*time.Second {
+		t.Fatalf("the create answered after %s, before its ready command could pass", took)
+	}
+	if out, _ := sb.run("", "cat /tmp/started", 20*time.Second); out != "started\n" {
+		t.Fatalf("start command: %q", out)
+	}
+}

@@ -59,12 +59,12 @@ func runStart(ctx context.Context, conn *client.SandboxConn, t Template) string 
 }
 
 // waitReady runs ready every 200 ms until it exits 0, the start command
-// exits, or ctx ends.
+// exits, or ctx ends. A run of ready is bounded by ctx only, as E2B's (the
+// SDK's waitForTimeout(20_000), which its fromDockerfile gives a CMD, is
+// `sleep 20`: a shorter bound on each run would never let it pass).
 func waitReady(ctx context.Context, conn *client.SandboxConn, t Template, ready string, exited <-chan string) error {
 	for {
-		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		code, err := conn.Run(rctx, client.RunRequest{Cmd: ready, Cwd: t.Workdir, User: t.User, Envs: t.Env}, nil, nil)
-		cancel()
+		code, err := conn.Run(ctx, client.RunRequest{Cmd: ready, Cwd: t.Workdir, User: t.User, Envs: t.Env}, nil, nil)
 		if err == nil && code == 0 {
 			return nil
 		}
