@@ -261,7 +261,7 @@ func (s *Service) fromImage(ctx context.Context, spec Spec, scope string, lg *bu
 	img, err := p.Pull(ctx, spec.FromImage, auth, s.reg.Layers)
 	progress.flush()
 	if err != nil {
-		return nil, err
+		return nil, baseImageHint(spec.FromImage, err)
 	}
 	st := &state{key: "image:" + img.Digest, cfg: imageConfig(img.Config)}
 	st.startRun("", "") // not the image's USER and WORKDIR: E2B's defaults
