@@ -67,17 +67,20 @@ func TestTemplateStartInherited(t *testing.T) {
 	requirements(t, "runsc", "crun")
 	d := startDaemon(t, "runsc", "")
 	d.buildReady(t, "it-start-parent", map[string]any{"fromTemplate": "base",
-		"steps":    []map[string]any{{"type": "RUN", "args": []string{"mkdir -p /srv && echo parent > /srv/index.html", "root"}}},
-		"startCmd": "python3 -m http.server 8000 --directory /srv", "readyCmd": "curl -sf http://localhost:8000/ >/dev/null"})
+		"steps": []map[string]any{{"type": "RUN", "args": []string{"mkdir -p /srv && echo parent > /srv/index.html && chown user /srv", "root"}},
+			{"type": "WORKDIR", "args": []string{"/srv"}}},
+		"startCmd": "echo $(id -un) $(pwd) > ctx.txt; exec python3 -m http.server 8000", "readyCmd": "curl -sf http://localhost:8000/ >/dev/null"})
+	// the child's own USER and WORKDIR are not the inherited start command's
 	_, st := d.buildReady(t, "it-start-child", map[string]any{"fromTemplate": "it-start-parent",
-		"steps": []map[string]any{{"type": "RUN", "args": []string{"echo child > /srv/child.html", "root"}}}})
+		"steps": []map[string]any{{"type": "RUN", "args": []string{"echo child > /srv/child.html", "root"}},
+			{"type": "USER", "args": []string{"root"}}, {"type": "WORKDIR", "args": []string{"/tmp"}}}})
 	if !logHas(st, "start command of the base template it-start-parent kept") {
 		t.Fatalf("the child's build does not say it keeps the start command: %+v", st)
 	}
 	for _, rt := range []string{"runsc", "crun"} {
 		sb := d.create(map[string]any{"templateID": "it-start-child", "runtime": rt})
-		if out, _ := sb.run("", "curl -s http://localhost:8000/child.html", 20*time.Second); out != "child\n" {
-			t.Fatalf("%s: the child's sandbox does not serve the parent's start command: %q", rt, out)
+		if out, _ := sb.run("", "curl -s http://localhost:8000/child.html; cat /srv/ctx.txt; whoami; pwd", 20*time.Second); out != "child\nuser /srv\nroot\n/tmp\n" {
+			t.Fatalf("%s: the child's sandbox does not serve the parent's start command as the parent's user in its workdir: %q", rt, out)
 		}
 	}
 	_, st = d.buildReady(t, "it-start-ready", map[string]any{"fromTemplate": "it-start-child",

@@ -92,6 +92,9 @@ type state struct {
 		workdirStep   string // the WORKDIR step that set it ("" the parent or none)
 		workdirUser   string // the user then, who makes it ("": the step's user)
 	}
+	// parentStart is the context a start command inherited from the
+	// parent template runs in (nil: built on an image or a built-in).
+	parentStart *store.StartContext
 	// scope is the building template's team ("" for the default team):
 	// part of every step's cache key, so that no team's RUN or COPY layer
 	// is another team's cache (a layer a team made while a package it
@@ -224,6 +227,7 @@ func (s *Service) fromTemplate(ref, name string, lg *buildLog) (*state, error) {
 		lg.add("info", "base", "FROM template %s (%s, build %s)", name, t.ID, b.ID)
 		st := &state{layers: append([]string(nil), b.Layers...), key: "build:" + b.ID, cfg: cloneCfg(b.Config)}
 		st.cfg.Snapshot = "" // the parent's ready sandbox is not this template's
+		st.parentStart = startContextOf(b.Config)
 		st.startRun(b.Config.User, b.Config.Workdir)
 		return st, nil
 	}
@@ -299,7 +303,22 @@ func imageConfig(c oci.Config) store.BuildConfig {
 
 func cloneCfg(c store.BuildConfig) store.BuildConfig {
 	c.Env = maps.Clone(c.Env)
+	if c.StartAs != nil {
+		sa := *c.StartAs
+		c.StartAs = &sa
+	}
 	return c
+}
+
+// startContextOf is the context c's start command runs in, spelled out: a
+// child's sandboxes default to the child's user and workdir, so the
+// parent's defaults are written as E2B's, `user` in its home ("~").
+func startContextOf(c store.BuildConfig) *store.StartContext {
+	if c.StartAs != nil {
+		sa := *c.StartAs
+		return &sa
+	}
+	return &store.StartContext{User: orDefault(c.User, stepUser), Workdir: orDefault(c.Workdir, "~")}
 }
 
 // provisionLayer adds the layer every sandbox needs (user, hosts, /.sbx).
@@ -468,18 +487,21 @@ func (s *Service) finalize(ctx context.Context, b *store.BuildRec, spec Spec, st
 	return nil
 }
 
-// inheritStart sets the template's start and ready commands: spec's, or,
-// when spec sets neither and builds on a template, that template's (st
-// holds the parent's configuration), as E2B's finalize phase takes the
-// start metadata of the template it builds from.
+// inheritStart sets the template's start and ready commands: spec's, run
+// as the template's user in its workdir, or, when spec sets neither and
+// builds on a template, that template's (st holds the parent's
+// configuration), run as its user in its workdir (st.parentStart), as E2B's
+// finalize phase takes the start metadata, context included, of the
+// template it builds from.
 func inheritStart(st *state, spec Spec, lg *buildLog) {
 	if spec.StartCmd == "" && spec.ReadyCmd == "" && spec.FromTemplate != "" {
 		if st.cfg.StartCmd != "" || st.cfg.ReadyCmd != "" {
+			st.cfg.StartAs = st.parentStart
 			lg.add("info", "finalize", "start command of the base template %s kept", orDefault(spec.BaseName, spec.FromTemplate))
 		}
 		return
 	}
-	st.cfg.StartCmd, st.cfg.ReadyCmd = spec.StartCmd, spec.ReadyCmd
+	st.cfg.StartCmd, st.cfg.ReadyCmd, st.cfg.StartAs = spec.StartCmd, spec.ReadyCmd, nil
 }
 
 // checkStart starts a sandbox of the finished stack (with the resources

@@ -51,7 +51,8 @@ func (m *Manager) startCmd(ctx context.Context, sb *Sandbox) error {
 func runStart(ctx context.Context, conn *client.SandboxConn, t Template) string {
 	var out strings.Builder
 	w := &capped{w: &out, n: 4096}
-	code, err := conn.Run(ctx, client.RunRequest{Cmd: t.StartCmd, Cwd: t.Workdir, User: t.User, Envs: t.Env, Detach: true}, w, w)
+	user, cwd := startIdentity(t)
+	code, err := conn.Run(ctx, client.RunRequest{Cmd: t.StartCmd, Cwd: cwd, User: user, Envs: t.Env, Detach: true}, w, w)
 	if err != nil {
 		return fmt.Sprintf("start command failed: %v", err)
 	}
@@ -63,8 +64,9 @@ func runStart(ctx context.Context, conn *client.SandboxConn, t Template) string 
 // SDK's waitForTimeout(20_000), which its fromDockerfile gives a CMD, is
 // `sleep 20`: a shorter bound on each run would never let it pass).
 func waitReady(ctx context.Context, conn *client.SandboxConn, t Template, ready string, exited <-chan string) error {
+	user, cwd := startIdentity(t)
 	for {
-		code, err := conn.Run(ctx, client.RunRequest{Cmd: ready, Cwd: t.Workdir, User: t.User, Envs: t.Env}, nil, nil)
+		code, err := conn.Run(ctx, client.RunRequest{Cmd: ready, Cwd: cwd, User: user, Envs: t.Env}, nil, nil)
 		if err == nil && code == 0 {
 			return nil
 		}
@@ -76,6 +78,15 @@ func waitReady(ctx context.Context, conn *client.SandboxConn, t Template, ready 
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// startIdentity is the user and working directory t's start and ready
+// commands run as and in: StartAs's if set, else the template's defaults.
+func startIdentity(t Template) (user, cwd string) {
+	if t.StartAs != nil {
+		return t.StartAs.User, t.StartAs.Workdir
+	}
+	return t.User, t.Workdir
 }
 
 // AgentConn is a connection straight to a sandbox's agent (not through the
