@@ -6,11 +6,15 @@
 // waitForPort, cpuCount/memoryMB), a child of it built with fromTemplate that
 // sets no start command (it inherits the parent's, as on E2B), a child that
 // sets its own (waitForTimeout), a worker whose start command is waited for
-// with waitForProcess and waitForFile, and a ready command alone. Then
+// with waitForProcess and waitForFile, a ready command alone (setReadyCmd),
+// waitForURL, tags with skipCache, fromDockerfile and fromImage. Then
 // Sandbox.create(alias) and what a team checks: env, user, workdir, files,
 // the start command running. Run through
 //   test/e2e/daemon/run.sh runsc test/e2e/template-team.test.mjs
-// SBX_E2E_VERBOSE=1 prints every build log entry.
+// It starts test/e2e/registry (SBX_E2E_REGISTRY_BIN: a prebuilt binary of
+// it, else `go run`). aptInstall/npmInstall need egress: SBX_E2E_EGRESS=1 with
+// SBX_E2E_SERVE_FLAGS='--uplink auto'. SBX_E2E_VERBOSE=1 prints every build
+// log entry.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs'
@@ -158,7 +162,7 @@ test(`${runtime}: a child built fromTemplate(app) with no start command inherits
   assert.doesNotMatch(await sh(sbx2, 'ps -eo args'), /server\.py/)
 })
 
-test(`${runtime}: a worker: start command as root waited for with waitForProcess; waitForFile; a ready command alone`, { timeout: BUILD_MS }, async () => {
+test(`${runtime}: a worker: a start command waited for with waitForProcess (sudo inside), waitForFile`, { timeout: BUILD_MS }, async () => {
   const worker = `${prefix}-worker`
   const t = Template().fromTemplate('base')
     .setUser('root')
