@@ -112,3 +112,30 @@ func TestTemplateSlowReadyCommand(t *testing.T) {
 		t.Fatalf("start command: %q", out)
 	}
 }
+
+// A start command that fails fails the build at once, whatever its ready
+// command (E2B's finalize cancels the ready command and reports the start
+// command's error): `./missing` with waitForTimeout(10_000), `sleep 10`,
+// which passes, failed nothing before. One that exits 0 (a daemon that
+// forks) leaves the ready command to decide, as on E2B; before, its exit
+// failed the build.
+func TestTemplateStartEnds(t *testing.T) {
+	requirements(t, "crun")
+	d := startDaemon(t, "crun", "")
+	t0 := time.Now()
+	tid, bid := d.startBuild(t, "it-start-fails", map[string]any{"fromTemplate": "base",
+		"startCmd": "./missing", "readyCmd": "sleep 10"})
+	st := d.waitStatus(t, tid, bid, 3*time.Minute, func(st buildStatus) bool { return st.Status == "ready" || st.Status == "error" })
+	if st.Status != "error" || st.Reason == nil || !strings.Contains(st.Reason.Message, "exited with code 127") || st.Reason.Step != "finalize" {
+		t.Fatalf("a start command that fails: %+v", st)
+	}
+	if took := time.Since(t0); took > 9*time.Second {
+		t.Fatalf("the failure took %s: the ready command was waited for", took)
+	}
+	d.buildReady(t, "it-start-forks", map[string]any{"fromTemplate": "base",
+		"startCmd": "nohup sh -c 'sleep 1; touch /tmp/up; exec sleep infinity' >/dev/null 2>&1 & exit 0", "readyCmd": "test -f /tmp/up"})
+	sb := d.create(map[string]any{"templateID": "it-start-forks"})
+	if out, _ := sb.run("", "test -f /tmp/up && echo up", 20*time.Second); out != "up\n" {
+		t.Fatalf("a forking start command: %q", out)
+	}
+}
