@@ -112,6 +112,8 @@ log "templates end-to-end on runsc (official e2b SDK Template builder, loopback 
 # a short step bound, so the test of a step that never ends is quick
 SBX_E2E_SERVE_FLAGS="${SBX_E2E_SERVE_FLAGS:-} --build-step-timeout 45s" \
   test/e2e/daemon/run.sh runsc test/e2e/template.test.mjs
+log "bring your own environment on runsc: a team's layered templates with the SDK's Template builder (start/ready commands, inheritance, Dockerfile conversion)"
+test/e2e/daemon/run.sh runsc test/e2e/template-team.test.mjs
 
 case " $RUNTIMES " in *" runsc "*)
   log "pause, resume, fork, snapshots, auto-pause, restart end-to-end on runsc (official e2b SDK)"

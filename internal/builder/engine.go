@@ -92,6 +92,9 @@ type state struct {
 		workdirStep   string // the WORKDIR step that set it ("" the parent or none)
 		workdirUser   string // the user then, who makes it ("": the step's user)
 	}
+	// parentStart is the context a start command inherited from the
+	// parent template runs in (nil: built on an image or a built-in).
+	parentStart *store.StartContext
 	// scope is the building template's team ("" for the default team):
 	// part of every step's cache key, so that no team's RUN or COPY layer
 	// is another team's cache (a layer a team made while a package it
@@ -117,7 +120,7 @@ func (st *state) runCfg() runConfig {
 
 // stepVersion is part of every step's cache key: bump it when the way steps
 // run changes, so no layer made the old way is reused.
-const stepVersion = "step/v7" // v7: the workdir is made as its step's user (v6 of two branches merged: both bumped); layers carry no interpreter drivers; ENV values are evaluated
+const stepVersion = "step/v8" // v8: a COPY without a user is owned by the current user, as E2B's; v7: the workdir is made as its step's user (v6 of two branches merged: both bumped); layers carry no interpreter drivers; ENV values are evaluated
 
 // The user and workdir a build's steps start with, as on E2B.
 const (
@@ -224,6 +227,7 @@ func (s *Service) fromTemplate(ref, name string, lg *buildLog) (*state, error) {
 		lg.add("info", "base", "FROM template %s (%s, build %s)", name, t.ID, b.ID)
 		st := &state{layers: append([]string(nil), b.Layers...), key: "build:" + b.ID, cfg: cloneCfg(b.Config)}
 		st.cfg.Snapshot = "" // the parent's ready sandbox is not this template's
+		st.parentStart = startContextOf(b.Config)
 		st.startRun(b.Config.User, b.Config.Workdir)
 		return st, nil
 	}
@@ -261,7 +265,7 @@ func (s *Service) fromImage(ctx context.Context, spec Spec, scope string, lg *bu
 	img, err := p.Pull(ctx, spec.FromImage, auth, s.reg.Layers)
 	progress.flush()
 	if err != nil {
-		return nil, err
+		return nil, baseImageHint(spec.FromImage, err)
 	}
 	st := &state{key: "image:" + img.Digest, cfg: imageConfig(img.Config)}
 	st.startRun("", "") // not the image's USER and WORKDIR: E2B's defaults
@@ -299,7 +303,22 @@ func imageConfig(c oci.Config) store.BuildConfig {
 
 func cloneCfg(c store.BuildConfig) store.BuildConfig {
 	c.Env = maps.Clone(c.Env)
+	if c.StartAs != nil {
+		sa := *c.StartAs
+		c.StartAs = &sa
+	}
 	return c
+}
+
+// startContextOf is the context c's start command runs in, spelled out: a
+// child's sandboxes default to the child's user and workdir, so the
+// parent's defaults are written as E2B's, `user` in its home ("~").
+func startContextOf(c store.BuildConfig) *store.StartContext {
+	if c.StartAs != nil {
+		sa := *c.StartAs
+		return &sa
+	}
+	return &store.StartContext{User: orDefault(c.User, stepUser), Workdir: orDefault(c.Workdir, "~")}
 }
 
 // provisionLayer adds the layer every sandbox needs (user, hosts, /.sbx).
@@ -432,7 +451,7 @@ func (s *Service) layerStep(ctx context.Context, b *store.BuildRec, lg *buildLog
 // finalize checks the result can serve sandboxes: a shell for commands,
 // the working directory, and the start command's readiness.
 func (s *Service) finalize(ctx context.Context, b *store.BuildRec, spec Spec, st *state, lg *buildLog) error {
-	st.cfg.StartCmd, st.cfg.ReadyCmd = spec.StartCmd, spec.ReadyCmd
+	inheritStart(st, spec, lg)
 	if st.cfg.User != "" { // sandboxes' default user by name (USER 1000, USER app:app)
 		u, err := s.userName(ctx, st.layers, st.cfg.User)
 		if err != nil {
@@ -462,10 +481,27 @@ func (s *Service) finalize(ctx context.Context, b *store.BuildRec, spec Spec, st
 			return err
 		}
 	}
-	if spec.StartCmd != "" {
+	if st.cfg.StartCmd != "" || st.cfg.ReadyCmd != "" {
 		return s.checkStart(ctx, b, st, lg)
 	}
 	return nil
+}
+
+// inheritStart sets the template's start and ready commands: spec's, run
+// as the template's user in its workdir, or, when spec sets neither and
+// builds on a template, that template's (st holds the parent's
+// configuration), run as its user in its workdir (st.parentStart), as E2B's
+// finalize phase takes the start metadata, context included, of the
+// template it builds from.
+func inheritStart(st *state, spec Spec, lg *buildLog) {
+	if spec.StartCmd == "" && spec.ReadyCmd == "" && spec.FromTemplate != "" {
+		if st.cfg.StartCmd != "" || st.cfg.ReadyCmd != "" {
+			st.cfg.StartAs = st.parentStart
+			lg.add("info", "finalize", "start command of the base template %s kept", orDefault(spec.BaseName, spec.FromTemplate))
+		}
+		return
+	}
+	st.cfg.StartCmd, st.cfg.ReadyCmd, st.cfg.StartAs = spec.StartCmd, spec.ReadyCmd, nil
 }
 
 // checkStart starts a sandbox of the finished stack (with the resources
@@ -474,7 +510,11 @@ func (s *Service) finalize(ctx context.Context, b *store.BuildRec, spec Spec, st
 // memory checkpoints, snapshots it: sandboxes of the template restore that
 // snapshot with the server already running.
 func (s *Service) checkStart(ctx context.Context, b *store.BuildRec, st *state, lg *buildLog) error {
-	lg.add("info", "finalize", "start command: %s; waiting for: %s", st.cfg.StartCmd, orDefault(st.cfg.ReadyCmd, "(none)"))
+	if st.cfg.StartCmd == "" {
+		lg.add("info", "finalize", "no start command; waiting for: %s", st.cfg.ReadyCmd)
+	} else {
+		lg.add("info", "finalize", "start command: %s; waiting for: %s", st.cfg.StartCmd, orDefault(st.cfg.ReadyCmd, "(none)"))
+	}
 	key := "sbx-build-" + b.ID + "-start"
 	t := s.reg.stackTemplate(key, "", st.layers, st.cfg)
 	t.CPUCount, t.MemoryMB = b.CPUCount, b.MemoryMB // the snapshot must fit its sandboxes

@@ -75,3 +75,41 @@ func TestStepsStartAsE2B(t *testing.T) {
 		t.Fatalf("the sandbox defaults %q %q changed: they come from USER and WORKDIR steps only", got.cfg.User, got.cfg.Workdir)
 	}
 }
+
+// TestInheritStart: a build on a template that sets neither a start nor a
+// ready command keeps the parent's, as E2B's finalize phase does; one that
+// sets either (or builds on an image) has its own only. Before, every child
+// lost its parent's start command.
+func TestInheritStart(t *testing.T) {
+	parent := store.BuildConfig{StartCmd: "serve", ReadyCmd: "ready?", User: "app", Workdir: "/app"}
+	for _, c := range []struct {
+		name        string
+		spec        Spec
+		start, read string
+		as          *store.StartContext
+	}{
+		{"child sets nothing", Spec{FromTemplate: "t1"}, "serve", "ready?", &store.StartContext{User: "app", Workdir: "/app"}},
+		{"child sets its start", Spec{FromTemplate: "t1", StartCmd: "mine"}, "mine", "", nil},
+		{"child sets a ready command alone", Spec{FromTemplate: "t1", ReadyCmd: "check"}, "", "check", nil},
+		{"an image has no parent", Spec{FromImage: "x"}, "", "", nil},
+	} {
+		st := &state{cfg: cloneCfg(parent), parentStart: startContextOf(parent)}
+		st.cfg.User, st.cfg.Workdir = "root", "/tmp" // the child's own USER and WORKDIR steps
+		inheritStart(st, c.spec, &buildLog{})
+		if st.cfg.StartCmd != c.start || st.cfg.ReadyCmd != c.read {
+			t.Errorf("%s: start %q ready %q, want %q %q", c.name, st.cfg.StartCmd, st.cfg.ReadyCmd, c.start, c.read)
+		}
+		if (st.cfg.StartAs == nil) != (c.as == nil) || (c.as != nil && *st.cfg.StartAs != *c.as) {
+			t.Errorf("%s: start as %+v, want %+v", c.name, st.cfg.StartAs, c.as)
+		}
+	}
+	// a parent with no USER or WORKDIR: E2B's defaults, spelled out
+	if got := startContextOf(store.BuildConfig{StartCmd: "serve"}); *got != (store.StartContext{User: "user", Workdir: "~"}) {
+		t.Errorf("defaults: %+v", got)
+	}
+	// a grandchild inherits what the child inherited: the grandparent's context
+	child := store.BuildConfig{StartCmd: "serve", User: "root", StartAs: &store.StartContext{User: "app", Workdir: "/app"}}
+	if got := startContextOf(child); *got != *child.StartAs || got == child.StartAs {
+		t.Errorf("grandchild: %+v", got)
+	}
+}

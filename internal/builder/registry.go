@@ -254,7 +254,7 @@ func (r *Registry) stackTemplate(name, build string, ls []string, cfg store.Buil
 	ls = append([]string(nil), ls...)
 	return sandbox.Template{
 		Name: name, Build: build, Env: cfg.Env, Workdir: cfg.Workdir, User: cfg.User,
-		StartCmd: cfg.StartCmd, ReadyCmd: cfg.ReadyCmd, Snapshot: cfg.Snapshot,
+		StartCmd: cfg.StartCmd, ReadyCmd: cfg.ReadyCmd, StartAs: cfg.StartAs, Snapshot: cfg.Snapshot,
 		Lower: func(ctx context.Context, userns bool) (string, error) {
 			if err := r.fetch(ctx, name, build, ls); err != nil {
 				return "", err

@@ -244,13 +244,15 @@ const dropResidue = `rm -f /run/e2b/.E2B_SANDBOX /run/e2b/.E2B_SANDBOX_ID /run/e
 for d in /tmp/sbx-interpreter-*; do if [ -d "$d" ]; then rm -rf "$d"; fi; done`
 
 // copyStep unpacks the step's uploaded files at their destination inside the
-// build sandbox, owned by the step's user with the step's mode.
+// build sandbox, owned by the step's user (its third argument; none: the
+// user steps run as then, cfg.User, as E2B's COPY defaults its owner to the
+// build's current user) with the step's mode.
 func (s *Service) copyStep(ctx context.Context, conn *client.SandboxConn, lg *buildLog, stepName, templateID string, cfg store.BuildConfig, st Step) error {
 	if len(st.Args) < 2 {
 		return fmt.Errorf("COPY needs a source and a destination")
 	}
 	src, dest := st.Args[0], st.Args[1]
-	owner, mode := argAt(st.Args, 2), argAt(st.Args, 3)
+	owner, mode := orDefault(argAt(st.Args, 2), cfg.User), argAt(st.Args, 3)
 	f, err := s.openUpload(templateID, st.FilesHash)
 	if err != nil {
 		return err

@@ -100,7 +100,7 @@ func ParseFlags(args []string) (*Config, error) {
 	fs.StringVar(&f.subnet, "subnet", "10.200.0.0/16", "IPv4 pool for sandbox links")
 	fs.StringVar(&f.netPrefix, "net-prefix", "sbx", "name prefix (1-3 chars of [a-z0-9], a letter first, not an nft keyword such as le) of sandbox links and of the nftables table; distinct per daemon on one host, and none a prefix of another's (rules match links by prefix)")
 	fs.BoolVar(&f.reapAll, "reap-all-and-exit", false, "do not serve: stop every sandbox on this data dir (running, paused, pooled) and release its host resources, then exit (to empty a node; a plain stop leaves sandboxes running for the next start to re-adopt)")
-	fs.StringVar(&f.pools, "pool", "", "warm pools: TEMPLATE[:RUNTIME]=N,... (e.g. base=2); off when empty")
+	fs.StringVar(&f.pools, "pool", "", "warm pools: "+poolSyntax+",... (e.g. base=2,my-app@v2:crun=1; a tag after @, since : names the runtime); off when empty")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.UintVar(&f.uidBase, "uid-base", 100000, "first host uid of the range sandbox root maps to (crun, runc)")
 	fs.DurationVar(&f.defaultTimeout, "default-timeout", 300*time.Second, "sandbox timeout when the request sets none")

@@ -45,11 +45,16 @@ func (c *converter) addCmd(line int, x *instructions.AddCommand) error {
 	return c.copies(x.SourcePaths, x.DestPath, x.Chown, x.Chmod)
 }
 
-// copies appends one COPY step [src, dest, user, mode] per source.
+// copies appends one COPY step [src, dest, user, mode] per source. Without
+// --chown the files are root's, as in Docker whatever USER says (a COPY step
+// with no user is owned by the build's current user, as on E2B).
 func (c *converter) copies(srcs []string, dest, chown, chmod string) error {
 	mode, err := octalMode(chmod)
 	if err != nil {
 		return err
+	}
+	if chown == "" {
+		chown = "root"
 	}
 	for _, src := range srcs {
 		if err := checkSource(src); err != nil {

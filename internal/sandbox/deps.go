@@ -6,6 +6,7 @@ import (
 
 	"github.com/sbx-dev/sbx/internal/egress"
 	"github.com/sbx-dev/sbx/internal/runtime"
+	"github.com/sbx-dev/sbx/internal/store"
 )
 
 // Network gives each sandbox its own network namespace and routed link.
@@ -61,8 +62,11 @@ type Template struct {
 	Workdir string
 	User    string
 	// StartCmd, if set, is started (as User, in Workdir) when a sandbox is
-	// created, and the create answers once ReadyCmd exits 0.
+	// created, and the create answers once ReadyCmd exits 0 (a ReadyCmd
+	// alone is waited for too); as and in StartAs's user and workdir
+	// instead, if set (a start command inherited from a base template).
 	StartCmd, ReadyCmd string
+	StartAs            *store.StartContext
 	// CPUCount and MemoryMB, if set, are the resources its sandboxes get
 	// when the create asks for none (E2B's template cpuCount/memoryMB).
 	CPUCount, MemoryMB int

@@ -54,10 +54,22 @@ type BuildConfig struct {
 	User     string            `json:"user,omitempty"`
 	StartCmd string            `json:"startCmd,omitempty"`
 	ReadyCmd string            `json:"readyCmd,omitempty"`
+	// StartAs, if set, is the user and workdir the start and ready
+	// commands run as and in instead of User and Workdir: those of the
+	// template they were inherited from (E2B runs an inherited start
+	// command with its base template's context).
+	StartAs *StartContext `json:"startAs,omitempty"`
 	// Snapshot is a snapshot (memory included) of a sandbox of this build
 	// whose start command is ready: creates on its runtime with its
 	// resources restore it instead of starting cold.
 	Snapshot string `json:"snapshot,omitempty"`
+}
+
+// StartContext is the user and workdir ("~": that user's home) a start
+// command runs as and in.
+type StartContext struct {
+	User    string `json:"user,omitempty"`
+	Workdir string `json:"workdir,omitempty"`
 }
 
 // TagRec names one build of a template ("latest" is the default tag).
