@@ -18,7 +18,8 @@ import (
 // later create (500 until a restart) nor leaves the running sandboxes
 // unfenced: the next create rebuilds the table and succeeds, a running
 // sandbox is closed to the host again, and the periodic check rebuilds it
-// without a create. Nothing of the sandboxes is left in the table after
+// without a create, and so does a table flushed (nft flush table: its
+// rules gone, the table kept). Nothing of the sandboxes is left in the table after
 // their delete.
 func TestTableRemovedHeals(t *testing.T) {
 	d := startDaemon(t, "crun", "")
@@ -59,6 +60,19 @@ func TestTableRemovedHeals(t *testing.T) {
 	if n := strings.Count(d.log.String(), "rebuilt it from memory"); n != 2 {
 		t.Errorf("rebuilds logged %d times, want 2", n)
 	}
+
+	// nft flush table keeps the table and removes its rules: as unfenced.
+	if out, err := exec.Command("nft", "flush", "table", "inet", d.netPrefix).CombinedOutput(); err != nil {
+		t.Fatalf("nft flush table: %v: %s", err, out)
+	}
+	deadline = time.Now().Add(15 * time.Second)
+	for strings.Count(d.log.String(), "rebuilt it from memory") < 3 {
+		if time.Now().After(deadline) {
+			t.Fatal("the flushed table was not rebuilt within 15 s")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	closed("after the flushed table's rebuild")
 
 	for _, sb := range []*sandbox{a, b} {
 		if code := d.api("DELETE", "/sandboxes/"+sb.ID, nil, nil); code != 204 {

@@ -22,8 +22,11 @@ import (
 // processes, cgroups, mounts, runtime state, their netns files or links.
 // Only d's data dir and sandbox ids are looked at: other tests' daemons
 // share the net prefix.
-func (d *daemon) reapAndCheck() {
-	ids := d.stateIDs()
+func (d *daemon) reapAndCheck() { d.reapAndCheckIDs(d.stateIDs()) }
+
+// reapAndCheckIDs is reapAndCheck for the sandboxes ids (the test knows
+// ones the data dir no longer names).
+func (d *daemon) reapAndCheckIDs(ids map[string]bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, d.cmd.Path, append(append([]string{}, d.args...), "--reap-all-and-exit")...)

@@ -346,7 +346,7 @@ func streamCopy(ctx context.Context, conn *client.SandboxConn, upload io.Reader,
 	var tops []string
 	done := make(chan error, 1)
 	go func() {
-		t, err := retarget(upload, pw, src, dest, limit)
+		t, err := retarget(ctx, upload, pw, src, dest, limit)
 		tops = t
 		pw.CloseWithError(err)
 		done <- err
@@ -426,8 +426,10 @@ func sameFiles(f *os.File, digest string) error {
 // them to w as a tar to extract at "/": a file src lands at dest (or inside
 // dest when dest ends with '/'); a directory src's contents land in dest.
 // It returns the top-level paths it wrote.
-func retarget(r io.Reader, w io.Writer, src, dest string, limit int64) ([]string, error) {
-	br, err := maybeGunzip(r)
+// A gzip-compressed upload inflates to at most inflateSlack × limit bytes
+// and stops with ctx (inflate.go).
+func retarget(ctx context.Context, r io.Reader, w io.Writer, src, dest string, limit int64) ([]string, error) {
+	br, err := maybeGunzip(ctx, r, inflateSlack*limit)
 	if err != nil {
 		return nil, err
 	}
@@ -519,14 +521,20 @@ func copyEntry(tw *tar.Writer, tr io.Reader, h *tar.Header, target string) error
 	return nil
 }
 
-func maybeGunzip(r io.Reader) (io.Reader, error) {
+// maybeGunzip is r, inflated if it is gzip-compressed: then at most limit
+// bytes come out of it, and none once ctx ended.
+func maybeGunzip(ctx context.Context, r io.Reader, limit int64) (io.Reader, error) {
 	br := &peekReader{r: r}
 	head, err := br.peek(2)
 	if err != nil && err != io.EOF {
 		return nil, err
 	}
 	if len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
-		return gzip.NewReader(br)
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, err
+		}
+		return &boundedReader{ctx: ctx, r: zr, limit: limit}, nil
 	}
 	return br, nil
 }

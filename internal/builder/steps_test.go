@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"io"
 	"sort"
 	"strings"
@@ -69,7 +70,7 @@ func TestRetarget(t *testing.T) {
 	for _, gz := range []bool{true, false} {
 		in := tarOf(t, gz, map[string]string{"ctx/": "", "ctx/a": "A", "ctx/sub/b": "B", "../evil": "E", "/abs": "X"})
 		var out bytes.Buffer
-		tops, err := retarget(bytes.NewReader(in), &out, "ctx", "/app", 1<<20)
+		tops, err := retarget(context.Background(), bytes.NewReader(in), &out, "ctx", "/app", 1<<20)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,10 +92,10 @@ func TestRetarget(t *testing.T) {
 			t.Errorf("gzip=%v: entries %v", gz, got)
 		}
 	}
-	if _, err := retarget(bytes.NewReader(tarOf(t, false, map[string]string{"a": "x"})), io.Discard, "missing", "/app", 1<<20); err == nil {
+	if _, err := retarget(context.Background(), bytes.NewReader(tarOf(t, false, map[string]string{"a": "x"})), io.Discard, "missing", "/app", 1<<20); err == nil {
 		t.Error("a source with no files in the upload: no error")
 	}
-	if _, err := retarget(bytes.NewReader(tarOf(t, false, map[string]string{"a": "0123456789"})), io.Discard, "a", "/app", 5); err == nil {
+	if _, err := retarget(context.Background(), bytes.NewReader(tarOf(t, false, map[string]string{"a": "0123456789"})), io.Discard, "a", "/app", 5); err == nil {
 		t.Error("an upload past the limit: no error")
 	}
 }

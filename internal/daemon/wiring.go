@@ -175,7 +175,7 @@ func runtimes(f *Config, runDir string, log *slog.Logger) (sandbox.Runtimes, map
 		if kind == "runsc" {
 			bin = f.runsc
 		}
-		rt, err := oci.New(kind, oci.Config{Binary: bin, StateDir: filepath.Join(runDir, "runtime"), Timeout: f.runtimeTimeout, OnCommand: f.metrics.RuntimeCommand, Log: log})
+		rt, err := oci.New(kind, oci.Config{Binary: bin, StateDir: filepath.Join(runDir, "runtime"), OwnerDir: runDir, Timeout: f.runtimeTimeout, OnCommand: f.metrics.RuntimeCommand, Log: log})
 		if err != nil {
 			log.Warn("runtime unavailable", "runtime", kind, "err", err)
 			unavailable[kind] = err.Error()

@@ -41,6 +41,7 @@ func (m *Manager) SetPolicy(ctx context.Context, id string, p egress.Policy) err
 	m.mu.Lock()
 	m.policies[id] = p
 	delete(m.fresh, id)
+	delete(m.resolved, id) // batchPolicy flushed the resolved set
 	m.mu.Unlock()
 	return nil
 }
@@ -94,10 +95,12 @@ func (m *Manager) AddResolved(id string, addrs []netip.Addr, ttl time.Duration) 
 	}
 	ttl = min(max(ttl, m.cfg.Egress.MinTTL), m.cfg.Egress.MaxTTL)
 	var els []nftables.SetElement
+	var v4 []netip.Addr
 	for _, a := range addrs {
 		if a = a.Unmap(); a.Is4() {
 			k := a.As4()
 			els = append(els, nftables.SetElement{Key: k[:], Timeout: ttl})
+			v4 = append(v4, a)
 		}
 	}
 	if len(els) == 0 {
@@ -115,6 +118,7 @@ func (m *Manager) AddResolved(id string, addrs []netip.Addr, ttl time.Duration) 
 	if err := c.Flush(); err != nil {
 		return fmt.Errorf("resolved addresses of %s: nftables: %w", id, err)
 	}
+	m.rememberResolved(id, v4, ttl)
 	return nil
 }
 

@@ -29,26 +29,34 @@ import (
 //     unfenced would pass as established past the rebuilt rules. The
 //     host's flows to the agents are kept.
 //
-// Addresses the DNS filter had resolved for domain allow-lists are not
-// restored: a sandbox reaches them again once it resolves them again.
+// Addresses the DNS filter had resolved for domain allow-lists are
+// restored with the rest of their lifetimes (the manager remembers what
+// AddResolved opened, up to maxRemembered per sandbox; past that a sandbox
+// reaches an address again once it resolves it again).
 
 // ErrRulesLost is returned (wrapped) by Setup when the table was gone and
 // could not be rebuilt: the node cannot fence a new sandbox now.
 var ErrRulesLost = errors.New("network: the nftables table was removed and could not be rebuilt")
 
-// Heal rebuilds the table if it is gone (see above) and reports whether it
-// did. It is cheap when the table is there (one netlink request) and safe
-// to call periodically and concurrently: rebuilds are serialised.
+// Heal rebuilds the table if it is gone or flushed (its rules removed,
+// `nft flush table`: the table's marker rule is missing; the kernel's table
+// is then replaced in the first batch) and reports whether it did. It is
+// cheap when the table is intact (two netlink requests) and safe to call
+// periodically and concurrently: rebuilds are serialised.
 func (m *Manager) Heal(ctx context.Context) (bool, error) {
 	m.heal.Lock()
 	defer m.heal.Unlock()
-	ok, err := m.tableExists()
-	if err != nil || ok {
+	exists, intact, err := m.tableState()
+	if err != nil || intact {
 		return false, err
 	}
 	m.rebuilds.Add(1)
-	restored, failed, err := m.rebuild(ctx)
-	m.log().Error("nftables table was removed under the daemon (nft flush ruleset, a firewall reload?): rebuilt it from memory",
+	restored, failed, err := m.rebuild(ctx, exists)
+	what := "removed"
+	if exists {
+		what = "flushed"
+	}
+	m.log().Error("nftables table was "+what+" under the daemon (nft flush ruleset or flush table, a firewall reload?): rebuilt it from memory",
 		"table", m.cfg.Table, "sandboxes_restored", restored, "sandboxes_fenced", failed, "err", err)
 	return true, err
 }
@@ -79,6 +87,26 @@ func (m *Manager) tableExists() (bool, error) {
 	return true, nil
 }
 
+// tableState reports whether the table is in the kernel and whether it is
+// intact: its marker rule (chainMark) is there.
+func (m *Manager) tableState() (exists, intact bool, err error) {
+	if exists, err = m.tableExists(); err != nil || !exists {
+		return exists, false, err
+	}
+	c, err := nftables.New()
+	if err != nil {
+		return true, false, fmt.Errorf("nftables: %w", err)
+	}
+	rules, err := c.GetRules(m.table(), markChain(m.table()))
+	if errors.Is(err, unix.ENOENT) {
+		return true, false, nil
+	}
+	if err != nil {
+		return true, false, fmt.Errorf("nftables list chain %s: %w", chainMark, err)
+	}
+	return true, len(rules) > 0, nil
+}
+
 // unlessTableGone is err, or nil when the table is gone: with it went
 // every object a teardown failed to remove (the next Heal restores only
 // the networks still live).
@@ -92,9 +120,10 @@ func (m *Manager) unlessTableGone(err error) error {
 	return err
 }
 
-// rebuild runs steps 1 to 3; failed counts the networks left at step 1.
-func (m *Manager) rebuild(ctx context.Context) (restored, failed int, err error) {
-	if err := m.ensureTable(); err != nil {
+// rebuild runs steps 1 to 3, replacing the kernel's table if it still
+// exists; failed counts the networks left at step 1.
+func (m *Manager) rebuild(ctx context.Context, replace bool) (restored, failed int, err error) {
+	if err := m.installTable(replace); err != nil {
 		return 0, 0, fmt.Errorf("%w: %w", ErrRulesLost, err)
 	}
 	var errs []error
@@ -130,6 +159,12 @@ func (m *Manager) restore(ctx context.Context, id string) error {
 	if p, ok := m.policy(id); ok {
 		if err := m.batchPolicy(c, l.HostIf, p, false); err != nil {
 			return fmt.Errorf("restore policy of %s: %w", id, err)
+		}
+		if els := m.resolvedElements(id); p.DenyAll && len(els) > 0 {
+			_, _, resolved := m.sandboxSets(l.HostIf)
+			if err := c.SetAddElements(resolved, els); err != nil {
+				return fmt.Errorf("restore resolved addresses of %s: %w", id, err)
+			}
 		}
 	}
 	if err := c.Flush(); err != nil {

@@ -80,6 +80,10 @@ type Manager struct {
 	// fresh holds networks set up by this manager that never had a policy:
 	// their egress sets are known empty (SetPolicy then only adds).
 	fresh map[string]bool
+	// resolved holds, per network, the addresses its DNS filter opened
+	// (AddResolved) that its current policy still has: a rebuild restores
+	// them (resolved.go).
+	resolved map[string]resolvedMemo
 	// heal is held by Heal for a rebuild, and shared by a Setup from its
 	// rules until its link is in links (a rebuild restores it or sees it).
 	heal     sync.RWMutex
@@ -98,7 +102,7 @@ func New(cfg Config) (*Manager, error) {
 		return nil, err
 	}
 	m := &Manager{cfg: cfg, links: map[string]*Link{}, stray: map[string]bool{}, pool: newPool(cfg.Subnet),
-		policies: map[string]egress.Policy{}, fresh: map[string]bool{}}
+		policies: map[string]egress.Policy{}, fresh: map[string]bool{}, resolved: map[string]resolvedMemo{}}
 	if err := os.MkdirAll(cfg.NetNSDir, 0o755); err != nil {
 		return nil, fmt.Errorf("network: %w", err)
 	}

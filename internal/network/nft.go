@@ -91,10 +91,18 @@ const (
 // ensureTable creates the table, its sets and base chains if missing and
 // rewrites the base rules, in one atomic batch. Per-sandbox objects of live
 // sandboxes are kept (New may run while sandboxes run).
-func (m *Manager) ensureTable() error {
+func (m *Manager) ensureTable() error { return m.installTable(false) }
+
+// installTable is ensureTable; with replace, the table the kernel holds is
+// deleted in the same batch (atomically: the links are never without the
+// base chains' fence), and every per-sandbox object with it.
+func (m *Manager) installTable(replace bool) error {
 	c, err := nftables.New()
 	if err != nil {
 		return fmt.Errorf("nftables: %w", err)
+	}
+	if replace {
+		c.DelTable(m.table())
 	}
 	t := c.AddTable(m.table())
 	addrs, vmap := m.sets()

@@ -43,7 +43,19 @@ func (m *Manager) baseChains(t *nftables.Table, addrs, vmap, redir, guard *nftab
 		{nat("nat-post", nftables.ChainHookPostrouting, nftables.ChainPriorityNATSource), [][]expr.Any{
 			cat(fromSubnet(m.cfg.Subnet), notPrefix(expr.MetaKeyOIFNAME, m.cfg.IfPrefix), []expr.Any{&expr.Masq{}}),
 		}},
+		{markChain(t), [][]expr.Any{verdict(expr.VerdictReturn)}},
 	}
+}
+
+// chainMark names a regular chain nothing jumps to, holding one rule that
+// does nothing: its only use is that `nft flush table` (which keeps the
+// table, its chains and sets, and removes every rule) removes it too, so
+// Heal tells a flushed table from an intact one with one request.
+const chainMark = "heal-mark"
+
+// markChain is the chain chainMark of t.
+func markChain(t *nftables.Table) *nftables.Chain {
+	return &nftables.Chain{Name: chainMark, Table: t}
 }
 
 // catRules concatenates lists of rules.

@@ -93,4 +93,5 @@ func (m *Manager) forget(id string) {
 	delete(m.stray, id)
 	delete(m.policies, id)
 	delete(m.fresh, id)
+	delete(m.resolved, id)
 }

@@ -118,6 +118,18 @@ type Runtime interface {
 	List(ctx context.Context) ([]string, error)
 }
 
+// StrayReaper is implemented by backends that can end a sandbox whose
+// runtime state is gone (a data dir deleted by hand) from what the host
+// still holds of it: its cgroups.
+type StrayReaper interface {
+	// Strays lists the ids of sandboxes that hold host cgroups this daemon
+	// can prove are its own, whatever state the backend has for them.
+	Strays(ctx context.Context) ([]string, error)
+	// ReapStray kills every process in id's cgroups and removes them. It is
+	// idempotent: an id with no cgroup is nothing to do.
+	ReapStray(ctx context.Context, id string) error
+}
+
 // Sandbox is one sandbox of a backend.
 type Sandbox interface {
 	ID() string

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/sbx-dev/sbx/internal/runtime"
@@ -127,8 +129,10 @@ func (m *Manager) reapOrphans(ctx context.Context, known map[string]bool) {
 	}
 }
 
-// orphans maps each id a runtime, the layer store or the network lists and
-// known does not hold to the runtimes that list it ("" if none does).
+// orphans maps each id a runtime, the layer store, the network or the
+// runtimes' stray cgroups (runtime.StrayReaper) list and known does not
+// hold to the runtimes that list it ("" if none does: releaseHost then
+// kills what its cgroups hold).
 func (m *Manager) orphans(ctx context.Context, known map[string]bool) map[string][]string {
 	out := map[string][]string{}
 	for name, rt := range m.runtimes {
@@ -146,10 +150,24 @@ func (m *Manager) orphans(ctx context.Context, known map[string]bool) map[string
 	if err != nil {
 		m.log.Warn("list layers", "err", err)
 	}
-	for _, id := range append(ids, m.network.List()...) {
+	for _, id := range append(append(ids, m.network.List()...), m.strays(ctx)...) {
 		if !known[id] && out[id] == nil {
 			out[id] = []string{""}
 		}
 	}
 	return out
+}
+
+// strays is what the first runtime.StrayReaper lists (reapStray's).
+func (m *Manager) strays(ctx context.Context) []string {
+	for _, name := range slices.Sorted(maps.Keys(m.runtimes)) {
+		if s, ok := m.runtimes[name].(runtime.StrayReaper); ok {
+			ids, err := s.Strays(ctx)
+			if err != nil {
+				m.log.Warn("list stray cgroups", "runtime", name, "err", err)
+			}
+			return ids
+		}
+	}
+	return nil
 }

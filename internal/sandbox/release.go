@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/sbx-dev/sbx/internal/failpoint"
 	"github.com/sbx-dev/sbx/internal/runtime"
@@ -13,7 +15,10 @@ import (
 // releaseHost frees every host resource sandbox id may hold, in reverse
 // order of creation: its runtime sandbox (processes, cgroups, runtime state,
 // bundle) through rsb if the caller has the handle, else whatever runtime
-// rtName's Load finds ("" or an unconfigured runtime: this step is skipped);
+// rtName's Load finds; when no runtime has state for id ("" or an
+// unconfigured runtime, or Load finds nothing: a data dir deleted by hand)
+// every process left in id's cgroups is killed and they are removed
+// (reapStray);
 // then its writable layer (overlay mount, disk quota, directories); then its
 // network (netns, link, address, nftables rules, egress resolutions). Every
 // kill, reap, failed create or restore, pause, Recover and ReapAll releases
@@ -39,22 +44,38 @@ func (m *Manager) releaseHost(ctx context.Context, id, rtName string, rsb runtim
 		errs = append(errs, rsb.Delete(ctx)) // forced: kills whatever still runs
 	} else if rt, ok := m.runtimes[rtName]; ok {
 		errs = append(errs, m.deleteRuntime(ctx, rt, id))
+	} else {
+		errs = append(errs, m.reapStray(ctx, id))
 	}
 	errs = append(errs, failpoint.Hit("delete/before-layer"), m.layers.Remove(id))
 	errs = append(errs, failpoint.Hit("delete/before-network"), m.network.Teardown(ctx, id))
 	return errors.Join(errs...)
 }
 
-// deleteRuntime deletes what rt's Load finds for id (nothing: no error).
+// deleteRuntime deletes what rt's Load finds for id; with nothing found it
+// reaps what id's cgroups still hold (reapStray).
 func (m *Manager) deleteRuntime(ctx context.Context, rt runtime.Runtime, id string) error {
 	rsb, err := rt.Load(ctx, id)
 	if errors.Is(err, runtime.ErrNotFound) {
-		return nil
+		return m.reapStray(ctx, id)
 	}
 	if err != nil {
 		return err
 	}
 	return rsb.Delete(ctx) // forced: kills whatever still runs
+}
+
+// reapStray kills whatever still runs in id's cgroups and removes them,
+// through the first configured runtime that is a runtime.StrayReaper (they
+// share the cgroup parent); with none, it does nothing. For an id that has
+// no runtime state: the runtime cannot kill what it does not know.
+func (m *Manager) reapStray(ctx context.Context, id string) error {
+	for _, name := range slices.Sorted(maps.Keys(m.runtimes)) {
+		if s, ok := m.runtimes[name].(runtime.StrayReaper); ok {
+			return s.ReapStray(ctx, id)
+		}
+	}
+	return nil
 }
 
 // reap ends sandbox id for good: its host resources (releaseHost, through

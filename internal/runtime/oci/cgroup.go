@@ -7,8 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -46,23 +45,45 @@ func (r *Runtime) cgroupPaths(id string) map[string]string {
 }
 
 // allCgroups lists every existing cgroup directory of id, in any hierarchy,
-// children (the runsc guest cgroup) before their parents.
+// with every directory below it (the runsc guest cgroup, or whatever a
+// runtime nested there), children before their parents.
 func (r *Runtime) allCgroups(id string) []string {
-	pats := []string{filepath.Join(cgroupRoot, "sbx", id)}
-	if !r.v2 {
-		pats = append([]string{filepath.Join(cgroupRoot, "memory", "sbx", id, guestDir)},
-			append(pats, filepath.Join(cgroupRoot, "*", "sbx", id))...)
-	}
 	var out []string
-	for _, p := range pats {
+	for _, p := range r.idPatterns(id) {
 		m, _ := glob(p)
-		out = append(out, m...)
+		for _, dir := range m {
+			out = append(out, subtreeOf(dir)...)
+		}
 	}
 	return out
 }
 
-// glob is filepath.Glob (a variable for the tests that count the listings).
-var glob = filepath.Glob
+// idPatterns are the glob patterns of id's cgroup directories: the unified
+// one on pure v2, one per controller otherwise.
+func (r *Runtime) idPatterns(id string) []string {
+	if r.v2 {
+		return []string{filepath.Join(cgroupRoot, "sbx", id)}
+	}
+	return []string{filepath.Join(cgroupRoot, "*", "sbx", id)}
+}
+
+// subtree is dir and every directory below it, deepest first (the order
+// rmdir needs). Symbolic links are not followed (cgroupfs has none).
+func subtree(dir string) []string {
+	var out []string
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			out = append(out, p)
+		}
+		return nil
+	})
+	slices.Reverse(out) // WalkDir is lexical pre-order: reversed, children precede parents
+	return out
+}
+
+// glob is filepath.Glob and subtreeOf subtree (variables for the tests that
+// count the listings).
+var glob, subtreeOf = filepath.Glob, subtree
 
 // reapCgroups SIGKILLs whatever still runs in id's cgroups (a runtime that
 // lost its state must not leave processes behind) and removes the
@@ -94,14 +115,16 @@ func (r *Runtime) reapCgroups(ctx context.Context, id string) error {
 	}
 }
 
-// killProcs SIGKILLs every process listed in dir/cgroup.procs.
+// killProcs kills every process in the cgroup dir: at once by cgroup.kill
+// where the kernel has it (cgroup v2, Linux 5.14+: the whole subtree, forks
+// included), else by SIGKILL to each pid listed in cgroup.procs (the caller
+// retries until the directory is empty and removed).
 func killProcs(dir string) {
-	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
-	if err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0); err == nil {
 		return
 	}
-	for _, f := range strings.Fields(string(b)) {
-		if pid, err := strconv.Atoi(f); err == nil && pid > 1 {
+	for _, pid := range cgroupProcs(dir) {
+		if pid > 1 {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}

@@ -11,7 +11,8 @@ import (
 
 // TestReapCgroupsListsOnce: a reap that must wait for a busy cgroup lists
 // the hierarchies once, not on every 10 ms retry (in a burst of kills the
-// retries are many), and still removes every directory.
+// retries are many), and still removes every directory, nested ones
+// included.
 func TestReapCgroupsListsOnce(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root")
@@ -23,18 +24,31 @@ func TestReapCgroupsListsOnce(t *testing.T) {
 	if !v2 {
 		base = filepath.Join(cgroupRoot, "cpuacct", "sbx", id)
 	}
-	child := filepath.Join(base, "child") // keeps base busy until it goes
-	if err := os.MkdirAll(child, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(base, "nested", "deeper"), 0o755); err != nil {
 		t.Skipf("no cgroup to make: %v", err)
 	}
-	t.Cleanup(func() { _ = os.Remove(child); _ = os.Remove(base) })
+	// child keeps base busy until it goes: made once the reap has listed
+	// base's subtree, so the reap does not remove it as it does "nested".
+	child := filepath.Join(base, "child")
+	t.Cleanup(func() { _ = os.Remove(child); _ = os.RemoveAll(base) })
 	var lists atomic.Int32
-	orig := glob
+	var armed, made atomic.Bool
+	orig, origWalk := glob, subtreeOf
 	glob = func(p string) ([]string, error) { lists.Add(1); return orig(p) }
-	t.Cleanup(func() { glob = orig })
-	r.allCgroups(id)
+	subtreeOf = func(dir string) []string {
+		out := origWalk(dir)
+		if armed.Load() && !made.Swap(true) {
+			_ = os.Mkdir(child, 0o755)
+		}
+		return out
+	}
+	t.Cleanup(func() { glob, subtreeOf = orig, origWalk })
+	if got := r.allCgroups(id); len(got) != 3 || got[len(got)-1] != base {
+		t.Fatalf("allCgroups = %v, want base's subtree, children first", got)
+	}
 	perListing := lists.Swap(0)
 	done := make(chan error, 1)
+	armed.Store(true)
 	go func() { done <- r.reapCgroups(context.Background(), id) }()
 	time.Sleep(100 * time.Millisecond) // ≈ 10 retries
 	if err := os.Remove(child); err != nil {

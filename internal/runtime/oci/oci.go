@@ -21,8 +21,12 @@ import (
 
 // Config configures a backend.
 type Config struct {
-	Binary   string        // runtime binary; default: /opt/sbx/bin/runsc or PATH lookup
-	StateDir string        // runtime --root and bundles live under it
+	Binary   string // runtime binary; default: /opt/sbx/bin/runsc or PATH lookup
+	StateDir string // runtime --root and bundles live under it
+	// OwnerDir marks the daemon's sandboxes on the host: a process naming a
+	// path under it makes a cgroup with no runtime state one of this
+	// daemon's strays (Strays). Default StateDir.
+	OwnerDir string
 	Timeout  time.Duration // bound on each runtime command (default 30 s)
 	Debug    bool          // runsc: write debug logs into the bundle dir
 	// OnCommand observes every runtime command (metrics); nil: none. err
@@ -69,6 +73,12 @@ func New(kind string, cfg Config) (*Runtime, error) {
 	}
 	// Commands may start with "/" as their working directory (mntns.go).
 	if cfg.StateDir, err = filepath.Abs(cfg.StateDir); err != nil {
+		return nil, err
+	}
+	if cfg.OwnerDir == "" {
+		cfg.OwnerDir = cfg.StateDir
+	}
+	if cfg.OwnerDir, err = filepath.Abs(cfg.OwnerDir); err != nil {
 		return nil, err
 	}
 	if cfg.Timeout == 0 {
