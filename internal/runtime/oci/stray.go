@@ -2,10 +2,10 @@ package oci
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -38,12 +38,7 @@ func (r *Runtime) Strays(context.Context) ([]string, error) {
 			seen[id] = true
 		}
 	}
-	out := make([]string, 0, len(seen))
-	for id := range seen {
-		out = append(out, id)
-	}
-	sort.Strings(out)
-	return out, nil
+	return slices.Sorted(maps.Keys(seen)), nil
 }
 
 // ReapStray implements runtime.StrayReaper: it kills every process in id's
