@@ -2,28 +2,24 @@
 // against a real `sbx serve`, from images on a loopback registry. Run through
 //   test/e2e/daemon/run.sh <runtime> test/e2e/template.test.mjs
 // which starts the daemon and sets E2B_API_URL, E2B_SANDBOX_URL, E2B_API_KEY.
-// This file starts the test registry (test/e2e/registry, images made from the
-// base template's rootfs): SBX_E2E_REGISTRY_BIN is a prebuilt binary of it
-// (else `go run`), SBX_E2E_REGISTRY_ADDR its address (a free loopback port),
-// SBX_E2E_REGISTRY_ROOTFS the rootfs (<SBX_DATA_DIR>/templates/base/rootfs).
+// This file starts the test registry (test/e2e/registry/spawn.mjs: images
+// made from the base template's rootfs; SBX_E2E_REGISTRY_BIN,
+// SBX_E2E_REGISTRY_ADDR and SBX_E2E_REGISTRY_ROOTFS as it says).
 // SBX_E2E_VERBOSE=1 prints every build log entry; SBX_E2E_ONLY=<regexp> runs
 // only the tests whose name matches.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { Template, Sandbox, BuildError, waitForPort } from 'e2b'
+import { startRegistry } from './registry/spawn.mjs'
 
 const runtime = process.env.SBX_E2E_RUNTIME || 'runsc'
 const prefix = `e2e-${runtime}-${Date.now()}`
-const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
-// the registry's host:port; by default a free port (concurrent runs on one host)
-let REG = process.env.SBX_E2E_REGISTRY_ADDR || '127.0.0.1:0'
-const ROOTFS = process.env.SBX_E2E_REGISTRY_ROOTFS ||
-  `${process.env.SBX_DATA_DIR || '/var/lib/sbx'}/templates/base/rootfs`
+// the registry's host:port (startRegistry: by default a free port, for
+// concurrent runs on one host)
+let REG
 const API = process.env.E2B_API_URL
 const KEY = process.env.E2B_API_KEY
 const verbose = !!process.env.SBX_E2E_VERBOSE
@@ -34,8 +30,7 @@ const FAIL_MS = 120_000 // a failing build must fail at least this quickly
 
 const sandboxes = []
 const names = new Set()
-let registry
-let registryErr = ''
+let registry // startRegistry's { addr, stop, stderr() }
 let ctx // the build context: fixtures/hello.txt, hello.txt
 
 // ---- helpers ------------------------------------------------------------------
@@ -156,35 +151,8 @@ before(async () => {
   mkdirSync(path.join(ctx, 'fixtures'))
   writeFileSync(path.join(ctx, 'fixtures/hello.txt'), HELLO)
   writeFileSync(path.join(ctx, 'hello.txt'), HELLO)
-
-  const args = ['--addr', REG, '--rootfs', ROOTFS, '--exit-on-eof']
-  const bin = process.env.SBX_E2E_REGISTRY_BIN
-  // its own process group: `go run` does not pass a SIGTERM on to the program
-  registry = bin
-    ? spawn(bin, args, { cwd: repo, detached: true })
-    : spawn('go', ['run', './test/e2e/registry', ...args], { cwd: repo, detached: true })
-  registry.stderr.on('data', (d) => {
-    registryErr += d
-    if (verbose) process.stderr.write(d)
-  })
-  await new Promise((resolve, reject) => {
-    let out = ''
-    const timer = setTimeout(() => reject(new Error(`registry not ready after 10 min:\n${registryErr}`)), 600_000)
-    registry.stdout.on('data', (d) => {
-      out += d
-      const lines = out.split('\n')
-      const addr = lines.find((l) => l.startsWith('addr '))
-      if (addr) REG = addr.slice(5).trim()
-      if (lines.includes('ready')) {
-        clearTimeout(timer)
-        resolve()
-      }
-    })
-    registry.on('exit', (code) => {
-      clearTimeout(timer)
-      reject(new Error(`registry exited (${code}):\n${registryErr}`))
-    })
-  })
+  registry = await startRegistry({ verbose })
+  REG = registry.addr
 }, { timeout: 660_000 })
 
 after(async () => {
@@ -193,13 +161,7 @@ after(async () => {
     const id = await templateID(n).catch(() => null)
     if (id) await api(`/templates/${id}`, { method: 'DELETE' }).catch(() => {})
   }
-  if (registry && registry.exitCode === null) {
-    const gone = new Promise((r) => registry.once('exit', r))
-    try { process.kill(-registry.pid, 'SIGTERM') } catch {}
-    const t = setTimeout(() => { try { process.kill(-registry.pid, 'SIGKILL') } catch {} }, 5000)
-    await gone
-    clearTimeout(t)
-  }
+  if (registry) await registry.stop()
   if (ctx) rmSync(ctx, { recursive: true, force: true })
 })
 
@@ -294,7 +256,7 @@ tst(`${runtime}: fromImage without a user: the build adds user (uid 1000, /home/
 
 tst(`${runtime}: busybox (no bash, no python, no user): a working sandbox or a clear BuildError`, { timeout: BUILD_MS }, async () => {
   const name = `${prefix}-d`
-  assert.ok(!registryErr.includes('no sbx-test/busybox:1'), `the registry has no busybox image (apt-get install -y busybox-static):\n${registryErr}`)
+  assert.ok(!registry.stderr().includes('no sbx-test/busybox:1'), `the registry has no busybox image (apt-get install -y busybox-static):\n${registry.stderr()}`)
   const t = Template().fromImage(`${REG}/sbx-test/busybox:1`).runCmd('echo built > /built', { user: 'root' })
   let r
   try {
