@@ -9,7 +9,10 @@ import (
 	"syscall"
 )
 
-// ProcessAlive reports whether host pid exists and is not a zombie. Backends
+// ProcessAlive reports whether host pid exists and has not exited (a zombie,
+// or a task its parent has reaped but the kernel not yet released, whose
+// state reads 'X': a pidfd's exit wakes the watchdog before either ends, and
+// a waiting parent can reap it in between). Backends
 // use it where a runtime's own state is stale (runsc after an OOM-killed
 // Sentry); the manager's watchdog uses it to find sandboxes whose init died.
 // Only the pid's absence is death: a read that fails otherwise (the daemon
@@ -21,9 +24,15 @@ func ProcessAlive(pid int) bool {
 	if err != nil {
 		return !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ESRCH)
 	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] != 'Z'
+	return !exitedState(string(b))
+}
+
+// exitedState reports whether a /proc/PID/stat line names a task that has
+// exited: zombie (Z) or dead (X; x before Linux 4.14).
+func exitedState(stat string) bool {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 || i+2 >= len(stat) {
+		return false
 	}
-	return true
+	return strings.IndexByte("ZXx", stat[i+2]) >= 0
 }

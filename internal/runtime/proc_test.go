@@ -56,3 +56,29 @@ func TestProcessAliveWithoutDescriptors(t *testing.T) {
 		t.Fatal("this process reported dead while its descriptors are exhausted (EMFILE)")
 	}
 }
+
+// TestExitedState: a task its parent has reaped reads 'X' in /proc until
+// the kernel releases it; it is dead, as a zombie is (the watchdog, woken
+// by the pidfd, looked in that window and took a dead init for alive).
+func TestExitedState(t *testing.T) {
+	for _, tc := range []struct {
+		stat string
+		want bool
+	}{
+		{"42 (sleep) S 1 42 42 0", false},
+		{"42 (sleep) R 1 42 42 0", false},
+		{"42 (sleep) D 1 42 42 0", false},
+		{"42 (sleep) t 1 42 42 0", false},
+		{"42 (sleep) Z 1 42 42 0", true},
+		{"42 (sleep) X 1 42 42 0", true},
+		{"42 (sleep) x 1 42 42 0", true},
+		{"42 (a) Z) S 1 42", false}, // the name may hold ") Z"
+		{"42 (a) S) Z 1 42", true},
+		{"42 (sleep)", false},
+		{"", false},
+	} {
+		if got := exitedState(tc.stat); got != tc.want {
+			t.Errorf("exitedState(%q) = %v, want %v", tc.stat, got, tc.want)
+		}
+	}
+}
