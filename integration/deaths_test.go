@@ -222,7 +222,8 @@ func TestPooledSandboxDies(t *testing.T) {
 	}
 }
 
-// waitPool waits up to 60 s for the daemon's base pool to hold n.
+// waitPool waits up to 60 s for one of the daemon's pools to hold n ready
+// sandboxes (GET /health), so the next create is a claim.
 func (d *daemon) waitPool(t *testing.T, n int) {
 	t.Helper()
 	for end := time.Now().Add(60 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
@@ -236,7 +237,7 @@ func (d *daemon) waitPool(t *testing.T, n int) {
 			}
 		}
 	}
-	t.Fatalf("pool never held %d", n)
+	t.Fatalf("no pool held %d within 60 s\n%s", n, tail(d.log.String(), 2000))
 }
 
 // onlyBundle is the id of the one runtime bundle of the daemon (its pooled

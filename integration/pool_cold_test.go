@@ -59,11 +59,11 @@ func pooledLikeCold(t *testing.T, rt, tmpl, want string, build func(*testing.T, 
 	if build != nil {
 		build(t, d)
 	}
-	waitPool(t, d)
+	d.waitPool(t, 1)
 	prev := d.create(req) // a previous tenant leaves traces, then goes
 	prev.run("", "echo x > /tmp/prev; echo x > ~/prev; echo 'export LEAK=1' >> ~/.bashrc; (sleep 600 &)", 20*time.Second)
 	d.api("DELETE", "/sandboxes/"+prev.ID, nil, nil)
-	waitPool(t, d)
+	d.waitPool(t, 1)
 	pooled, _ := d.create(req).run("", fingerprintCmd, 20*time.Second)
 	if hits := poolHits(t, d); hits != 2 {
 		t.Fatalf("%d of 2 creates of %s were served by its warm pool\n%s", hits, tmpl, tail(d.log.String(), 2000))
@@ -93,31 +93,4 @@ func poolHits(t *testing.T, d *daemon) int {
 		}
 	}
 	return int(n)
-}
-
-// waitPool waits until the daemon's pool holds a ready sandbox (the metric
-// the daemon exports), so the next create is a claim.
-func waitPool(t *testing.T, d *daemon) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		if poolReady(d) > 0 {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("pool did not fill within 60 s\n%s", tail(d.log.String(), 2000))
-}
-
-// poolReady sums the ready sandboxes of the daemon's pools (GET /health).
-func poolReady(d *daemon) int {
-	var h struct {
-		Pools map[string]int `json:"pools"`
-	}
-	d.api("GET", "/health", nil, &h)
-	n := 0
-	for _, v := range h.Pools {
-		n += v
-	}
-	return n
 }

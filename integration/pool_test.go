@@ -11,7 +11,7 @@ import (
 // that creates beyond the pool fall back to the cold path.
 func TestWarmPool(t *testing.T) {
 	d := startDaemon(t, "crun", "", "--pool", "base=2")
-	time.Sleep(2 * time.Second) // let the pool fill
+	d.waitPool(t, 2)
 	var seen []*sandbox
 	for i := 0; i < 4; i++ { // 2 from the pool, then cold ones
 		sb := d.create(map[string]any{"envVars": map[string]string{"TENANT": string(rune('a' + i))}})
@@ -31,7 +31,7 @@ func TestWarmPool(t *testing.T) {
 		}
 	}
 	// The pool refills after being drained.
-	time.Sleep(3 * time.Second)
+	d.waitPool(t, 2)
 	start := time.Now()
 	sb := d.create(nil)
 	if took := time.Since(start); took > 2*time.Second {

@@ -10,7 +10,7 @@ import (
 func TestTeamsWarmPool(t *testing.T) {
 	d := startDaemon(t, "crun", "", "--pool", "base:crun=1")
 	a := d.newTeam("pool-a", nil)
-	time.Sleep(2 * time.Second) // the pool fills
+	d.waitPool(t, 1)
 	sb := d.createAs(a.Key, map[string]any{"templateID": "base"})
 	var mine, admin []map[string]any
 	d.as(a.Key, "GET", "/v2/sandboxes", nil, &mine)
