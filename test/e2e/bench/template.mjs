@@ -22,12 +22,11 @@
 // daemon's default runtime in the report (run.sh sets it).
 // Prints human lines, then one JSON line (the last line of stdout). Exits 1
 // on any error; every sandbox it made is killed and the templates deleted.
-import { spawn } from 'node:child_process'
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { Template, Sandbox } from 'e2b'
+import { startRegistry } from '../registry/spawn.mjs'
 
 const argv = process.argv.slice(2)
 const flag = (f) => argv.includes(f)
@@ -38,9 +37,7 @@ const opt = (f, d) => {
 const quick = flag('--quick')
 const N = opt('--n', quick ? 3 : 20)
 const R = opt('--rebuilds', quick ? 2 : 10)
-const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..')
 let REG = process.env.SBX_BENCH_REGISTRY || '127.0.0.1:5077'
-const ROOTFS = process.env.SBX_E2E_REGISTRY_ROOTFS || `${process.env.SBX_DATA_DIR || '/var/lib/sbx'}/templates/base/rootfs`
 const API = process.env.E2B_API_URL
 const KEY = process.env.E2B_API_KEY
 const runtime = process.env.SBX_E2E_RUNTIME || 'unknown (the daemon default; SBX_E2E_RUNTIME unset)'
@@ -60,39 +57,19 @@ const q = (a, p) => {
 }
 const ms = (x) => (x === null ? 'n/a' : `${x.toFixed(1)} ms`)
 
-async function startRegistry() {
-  const bin = process.env.SBX_E2E_REGISTRY_BIN
-  if (!bin) {
-    const r = await fetch(`http://${REG}/v2/`).catch((e) => e)
-    if (r instanceof Error || r.status >= 500) {
-      throw new Error(`no registry at ${REG} (${r.message || r.status}): start bin/sbx-test-registry --addr ${REG}, or set SBX_E2E_REGISTRY_BIN`)
-    }
+// attachRegistry starts SBX_E2E_REGISTRY_BIN on REG (registry/spawn.mjs), or
+// checks that a registry already serves there.
+async function attachRegistry() {
+  if (process.env.SBX_E2E_REGISTRY_BIN) {
+    process.env.SBX_E2E_REGISTRY_ADDR = REG
+    registry = await startRegistry()
+    REG = registry.addr
     return
   }
-  let err = ''
-  registry = spawn(bin, ['--addr', REG, '--rootfs', ROOTFS, '--exit-on-eof'], { cwd: repo, detached: true })
-  registry.stderr.on('data', (d) => { err += d })
-  await new Promise((resolve, reject) => {
-    let out = ''
-    const timer = setTimeout(() => reject(new Error(`registry not ready after 10 min:\n${err}`)), 600_000)
-    registry.stdout.on('data', (d) => {
-      out += d
-      const lines = out.split('\n')
-      const addr = lines.find((l) => l.startsWith('addr '))
-      if (addr) REG = addr.slice(5).trim()
-      if (lines.includes('ready')) { clearTimeout(timer); resolve() }
-    })
-    registry.on('exit', (code) => { clearTimeout(timer); reject(new Error(`registry exited (${code}):\n${err}`)) })
-  })
-}
-
-async function stopRegistry() {
-  if (!registry || registry.exitCode !== null) return
-  const gone = new Promise((r) => registry.once('exit', r))
-  try { process.kill(-registry.pid, 'SIGTERM') } catch {}
-  const t = setTimeout(() => { try { process.kill(-registry.pid, 'SIGKILL') } catch {} }, 5000)
-  await gone
-  clearTimeout(t)
+  const r = await fetch(`http://${REG}/v2/`).catch((e) => e)
+  if (r instanceof Error || r.status >= 500) {
+    throw new Error(`no registry at ${REG} (${r.message || r.status}): start bin/sbx-test-registry --addr ${REG}, or set SBX_E2E_REGISTRY_BIN`)
+  }
 }
 
 function api(p, init = {}) {
@@ -148,7 +125,8 @@ try {
   ctx = mkdtempSync(path.join(tmpdir(), 'sbx-bench-template-ctx-'))
   writeFileSync(path.join(ctx, 'small-a.txt'), `a ${nonce}\n`)
   writeFileSync(path.join(ctx, 'small-b.txt'), `b ${nonce}\n`)
-  await startRegistry()
+  await attachRegistry()
+  out.registry = REG
   const image = `${REG}/sbx-test/debian:bookworm`
   say(`runtime ${runtime}, registry ${REG}, N=${N}, rebuilds=${R}, nonce ${nonce}`)
 
@@ -213,7 +191,7 @@ try {
       if (id) await api(`/templates/${id}`, { method: 'DELETE' })
     } catch {}
   }
-  await stopRegistry()
+  await registry?.stop()
   if (ctx) rmSync(ctx, { recursive: true, force: true })
 }
 console.log(JSON.stringify(out))
