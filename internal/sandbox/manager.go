@@ -175,6 +175,11 @@ type Sandbox struct {
 	// pauseTries counts the deadline's pauses refused in a row (the
 	// retry's backoff; pauseretry.go); guarded by op.
 	pauseTries int
+	// pauseTriedAt is when the last of them was refused; nudgeArmed: a
+	// try started by freed disk is scheduled (DiskFreed). Guarded by
+	// Manager.mu.
+	pauseTriedAt time.Time
+	nudgeArmed   bool
 }
 
 // Info is a snapshot of a sandbox for callers (API, proxy).

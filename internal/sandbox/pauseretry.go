@@ -80,7 +80,7 @@ func (m *Manager) deferPause(ctx context.Context, sb *Sandbox, err error) bool {
 		m.log.Error("record deferred pause", "sandbox", rec.ID, "err", perr)
 	}
 	m.mu.Lock()
-	sb.rec.EndAt, sb.rec.Persist.PauseDeferredSince = next, since
+	sb.rec.EndAt, sb.rec.Persist.PauseDeferredSince, sb.pauseTriedAt = next, since, time.Now()
 	m.armLocked(sb)
 	m.mu.Unlock()
 	until := since.Add(m.pauseRetryFor())
@@ -102,22 +102,40 @@ func (m *Manager) abandonPause(sb *Sandbox, since time.Time, cause string, err e
 		"deadline", since.Format(time.RFC3339), "retriedFor", limit.String())
 }
 
+// nudgeGap is the least time between two tries of one sandbox's deferred
+// pause when freed disk starts them: a try at the image quota captures the
+// sandbox (a freeze and a copy) before it finds the image too big, and
+// deletes are any team's to make.
+const nudgeGap = 5 * time.Second
+
 // DiskFreed tells the manager that disk was freed (a paused sandbox
 // killed, a snapshot, volume or template deleted): every sandbox whose
-// deadline's pause was refused for want of disk tries it again now, not
-// at its next retry. Cheap when there are none; it does not block.
+// deadline's pause was refused for want of disk tries it again now (at
+// most one try per nudgeGap each), not at its next retry. Cheap when there
+// are none; it does not block.
 func (m *Manager) DiskFreed() {
+	now := time.Now()
 	m.mu.Lock()
-	var ids []string
+	defer m.mu.Unlock()
 	for id, sb := range m.sandboxes {
-		if sb.rec.State == store.StateRunning && !sb.rec.Persist.PauseDeferredSince.IsZero() {
-			ids = append(ids, id)
+		if sb.rec.State != store.StateRunning || sb.rec.Persist.PauseDeferredSince.IsZero() || sb.nudgeArmed {
+			continue
 		}
+		wait := max(time.Until(sb.pauseTriedAt.Add(nudgeGap)), 0)
+		if !now.Add(wait).Before(sb.rec.EndAt) {
+			continue // its next retry comes first
+		}
+		sb.nudgeArmed = true
+		time.AfterFunc(wait, func() { m.nudge(id, sb) })
 	}
+}
+
+// nudge is the try of sb's deferred pause that DiskFreed scheduled.
+func (m *Manager) nudge(id string, sb *Sandbox) {
+	m.mu.Lock()
+	sb.nudgeArmed = false
 	m.mu.Unlock()
-	for _, id := range ids {
-		go m.expireSandbox(id, true)
-	}
+	m.expireSandbox(id, true)
 }
 
 func (m *Manager) pauseRetryFirst() time.Duration {

@@ -143,7 +143,7 @@ func TestAutoPauseDeferredAtTeamQuota(t *testing.T) {
 	if err := m.Kill(ctx, holder.ID); err != nil { // frees the team's disk
 		t.Fatal(err)
 	}
-	waitUntil(t, 5*time.Second, "paused once disk was freed", func() bool { return stateOf(m, in.ID) == "paused" })
+	waitUntil(t, 10*time.Second, "paused once disk was freed", func() bool { return stateOf(m, in.ID) == "paused" })
 	if rec, _ := st.Get(ctx, in.ID); !rec.Persist.PauseDeferredSince.IsZero() {
 		t.Fatalf("paused record still deferred: %v", rec.Persist.PauseDeferredSince)
 	}
@@ -233,7 +233,7 @@ func TestAutoPauseDeferredAtImageQuota(t *testing.T) {
 	if err := m.DeleteSnapshot(ctx, "snap1"); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, 5*time.Second, "paused once disk was freed", func() bool { return stateOf(m, in.ID) == "paused" })
+	waitUntil(t, 10*time.Second, "paused once disk was freed", func() bool { return stateOf(m, in.ID) == "paused" })
 }
 
 // TestAutoPauseOtherFailureKills: a pause failing for another reason than
@@ -254,4 +254,83 @@ func TestAutoPauseOtherFailureKills(t *testing.T) {
 	if !ev.has("killed:timeout") || ev.has("pause-deferred:") {
 		t.Fatalf("events %v", ev.evs)
 	}
+}
+
+// countingGate is a gate that counts the pauses it was asked to admit.
+type countingGate struct {
+	gate
+	asked atomic.Int32
+}
+
+func (g *countingGate) admit(ctx context.Context, team string, n int64) (func(), error) {
+	g.asked.Add(1)
+	return g.gate.admit(ctx, team, n)
+}
+
+// TestAutoPauseDeferralNudgesBounded: freed disk retries a deferred pause
+// at most once per nudge gap, however often disk is freed (any team may
+// delete things; a try at the image quota captures the sandbox).
+func TestAutoPauseDeferralNudgesBounded(t *testing.T) {
+	ctx := context.Background()
+	h := sandboxtest.NewHost()
+	ev := &sink{}
+	m := newTestManager(t, h, openStore(t, t.TempDir()), func(c *Config) {
+		c.ImagesDir, c.Events, c.PauseRetry = t.TempDir(), ev, time.Minute
+	})
+	g := &countingGate{}
+	g.full.Store(true)
+	m.SetDiskAdmission(g.admit)
+	if _, err := m.Create(ctx, CreateOpts{Template: "base", Timeout: 50 * time.Millisecond, AutoPause: true}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 5*time.Second, "deferred", func() bool { return ev.has("pause-deferred:team_disk_quota") })
+	for i := 0; i < 100; i++ {
+		m.DiskFreed()
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if n := g.asked.Load(); n != 1 {
+		t.Fatalf("%d tries after 100 nudges right after the first refusal, want 1 (none before the gap)", n)
+	}
+	waitUntil(t, 10*time.Second, "tried after the gap", func() bool { return g.asked.Load() == 2 })
+	time.Sleep(200 * time.Millisecond)
+	if n := g.asked.Load(); n != 2 {
+		t.Fatalf("%d tries after the gap, want 2", n)
+	}
+}
+
+// TestAutoPauseDeferralSurvivesRestart: a restarted daemon keeps a
+// deferred sandbox running, deferred (its window unchanged), and pauses it
+// once disk is freed.
+func TestAutoPauseDeferralSurvivesRestart(t *testing.T) {
+	ctx := context.Background()
+	h := sandboxtest.NewHost()
+	st := openStore(t, t.TempDir())
+	images := t.TempDir()
+	cfg := func(c *Config) { c.ImagesDir, c.PauseRetry = images, 100*time.Millisecond }
+	g := &gate{}
+	g.full.Store(true)
+	m1 := newTestManager(t, h, st, cfg)
+	m1.SetDiskAdmission(g.admit)
+	in, err := m1.Create(ctx, CreateOpts{Template: "base", Timeout: 50 * time.Millisecond, AutoPause: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 5*time.Second, "deferred", func() bool {
+		rec, _ := st.Get(ctx, in.ID)
+		return !rec.Persist.PauseDeferredSince.IsZero()
+	})
+	m1.Close()
+	m2 := newTestManager(t, h, st, cfg)
+	m2.SetDiskAdmission(g.admit)
+	if _, err := m2.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // tries made and refused
+	rec, _ := st.Get(ctx, in.ID)
+	if s := stateOf(m2, in.ID); s != "running" || !rec.Persist.PauseDeferredSince.Equal(in.EndAt) {
+		t.Fatalf("after a restart: %s, deferred since %v (want running, since %v)", s, rec.Persist.PauseDeferredSince, in.EndAt)
+	}
+	g.full.Store(false)
+	waitUntil(t, 5*time.Second, "paused", func() bool { return stateOf(m2, in.ID) == "paused" })
 }
