@@ -116,10 +116,11 @@ log "bring your own environment on runsc: a team's layered templates with the SD
 test/e2e/daemon/run.sh runsc test/e2e/template-team.test.mjs
 
 case " $RUNTIMES " in *" runsc "*)
-  log "pause, resume, fork, snapshots, auto-pause, restart end-to-end on runsc (official e2b SDK)"
+  log "pause, resume, fork, snapshots, auto-pause (and at a team's disk quota), restart end-to-end on runsc (official e2b SDK)"
   # runsc only: it is the backend with memory checkpoints (crun/runc answer
-  # 501, covered by integration/pause_test.go).
-  test/e2e/daemon/run.sh runsc test/e2e/pause.test.mjs ;;
+  # 501, covered by integration/pause_test.go; autoPause at a disk quota on
+  # crun by integration TestAutoPauseDeferredAtTeamQuota).
+  test/e2e/daemon/run.sh runsc test/e2e/pause.test.mjs test/e2e/autopause-quota.test.mjs ;;
 esac
 
 for rt in runsc crun; do

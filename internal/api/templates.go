@@ -288,6 +288,7 @@ func (s *Server) deleteTemplate(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
+	s.mgr.DiskFreed() // a deferred autoPause pause may fit now
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -38,6 +38,7 @@ type Config struct {
 	listen, dataDir, templatesDir, runtime, runsc, agent, domain, subnet, netPrefix, logLevel, pools string
 	uidBase                                                                                          uint
 	defaultTimeout, maxTimeout, runtimeTimeout                                                       time.Duration
+	pauseRetry, pauseRetryFor                                                                        time.Duration
 	cpu, memMB, diskMB, pids                                                                         int
 	maxSandboxes, maxCreating, maxQueued                                                             int
 	maxConnsPerAddr                                                                                  int
@@ -115,6 +116,8 @@ func ParseFlags(args []string) (*Config, error) {
 	fs.IntVar(&f.maxCreating, "max-creating", 8, "max creates in flight; more wait in a queue (up to 30 s)")
 	fs.IntVar(&f.maxQueued, "max-queued", 512, "max creates waiting for a slot; more get 429 with Retry-After")
 	fs.IntVar(&f.maxConnsPerAddr, "max-conns-per-addr", defaultConnLimit()/4, "client connections one remote address (an IPv6 address: its /64) may hold at once (of the daemon's bound, half its descriptor limit); past it new ones are closed at once. Loopback is not counted (a reverse proxy on the host); 0: no per-address bound")
+	fs.DurationVar(&f.pauseRetry, "pause-retry", 30*time.Second, "first wait before the deadline's pause of an autoPause sandbox, refused for want of disk (its team's disk quota, --image-quota-mb, a full disk), is tried again; the sandbox keeps running meanwhile, the wait doubles up to 8x, and freeing disk (a paused sandbox killed, a snapshot, volume or template deleted) retries at once")
+	fs.DurationVar(&f.pauseRetryFor, "pause-retry-for", 0, "how long past its deadline an autoPause sandbox whose pause is refused for want of disk keeps running, its pause retried, before it is killed (0: --max-timeout)")
 	fs.Int64Var(&f.imageQuotaMB, "image-quota-mb", 0, "disk bound in MiB for paused sandboxes and snapshots under <data-dir>/images (0: none); past it pause and snapshot get 507")
 	f.egress.register(fs)
 	f.tls.register(fs)

@@ -63,6 +63,7 @@ func buildManager(_ context.Context, f *Config, st *store.Store, aud sandbox.Aud
 	cfg := sandbox.Config{
 		DefaultRuntime: f.runtime, AgentBinary: agent, UIDBase: uint32(f.uidBase),
 		DefaultTimeout: f.defaultTimeout, MaxTimeout: f.maxTimeout,
+		PauseRetry: f.pauseRetry, PauseRetryFor: f.pauseRetryFor,
 		Defaults:     sandbox.Resources{CPUCount: f.cpu, MemoryMB: f.memMB, DiskSizeMB: f.diskMB, Pids: f.pids},
 		Max:          sandbox.Resources{CPUCount: 4 * f.cpu, MemoryMB: 8 * f.memMB, DiskSizeMB: 8 * f.diskMB},
 		MaxSandboxes: f.maxSandboxes, MaxCreating: f.maxCreating, MaxQueued: f.maxQueued, Domain: f.domain, Pools: pools, Audit: aud, Events: events,

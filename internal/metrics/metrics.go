@@ -38,6 +38,7 @@ type Metrics struct {
 	poolClaims   *prometheus.CounterVec   // template, runtime, result
 	poolRefills  *prometheus.CounterVec   // template, runtime, result
 	deaths       *prometheus.CounterVec   // runtime
+	pauseRefuse  *prometheus.CounterVec   // cause, outcome
 	api          *prometheus.HistogramVec // route, code
 	proxyReqs    prometheus.Counter
 	proxyBytes   *prometheus.CounterVec // direction
@@ -71,6 +72,7 @@ func New(reg *prometheus.Registry, runtimes []string) *Metrics {
 	m.poolClaims = f.counter("pool_claims_total", "Creates that looked in a warm pool (result: hit or miss).", "template", "runtime", "result")
 	m.poolRefills = f.counter("pool_refills_total", "Warm pool refills (result: ok or error).", "template", "runtime", "result")
 	m.deaths = f.counter("sandbox_deaths_total", "Sandboxes (running or pooled) reaped because their init ended unasked: agent exited, runtime killed.", "runtime")
+	m.pauseRefuse = f.counter("autopause_refusals_total", "Deadline pauses of autoPause sandboxes refused for want of disk (cause: team_disk_quota, image_quota, no_space; outcome: deferred, the sandbox runs on and the pause is retried; killed, its retries were over).", "cause", "outcome")
 	m.api = f.hist("api_request_seconds", "API requests by route pattern and status code.", apiBuckets, "route", "code")
 	m.proxyReqs = f.plain("proxy_requests_total", "Requests forwarded to sandboxes.")
 	m.proxyBytes = f.counter("proxy_bytes_total", "Bytes forwarded through the sandbox proxy (in: to sandboxes, out: from them).", "direction")

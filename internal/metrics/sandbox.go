@@ -48,6 +48,15 @@ func (m *Metrics) PoolRefill(tmpl, rt string, err error) {
 	m.poolRefills.WithLabelValues(m.templates.value(tmpl), rt, result(err)).Inc()
 }
 
+// PauseRefused implements sandbox.Observer.
+func (m *Metrics) PauseRefused(cause string, deferred bool) {
+	outcome := "killed"
+	if deferred {
+		outcome = "deferred"
+	}
+	m.pauseRefuse.WithLabelValues(cause, outcome).Inc()
+}
+
 // Died implements sandbox.Observer.
 func (m *Metrics) Died(rt string) { m.deaths.WithLabelValues(rt).Inc() }
 

@@ -19,32 +19,42 @@ func (m *Manager) armLocked(sb *Sandbox) {
 
 // expire ends a sandbox whose deadline passed (unless it was extended or
 // paused meanwhile): it is paused if it asked for that (lifecycle.onTimeout
-// "pause"), killed otherwise.
-func (m *Manager) expire(id string) {
+// "pause"), killed otherwise. A pause refused for want of disk is retried
+// (deferPause) rather than the sandbox killed, for at most PauseRetryFor.
+func (m *Manager) expire(id string) { m.expireSandbox(id, false) }
+
+// expireSandbox is expire; nudged (disk was freed: DiskFreed) makes a
+// sandbox whose deadline's pause was deferred due at once.
+func (m *Manager) expireSandbox(id string, nudged bool) {
 	sb, unlock, err := m.lockOp(id)
 	if err != nil {
 		return
 	}
 	defer unlock()
 	m.mu.Lock()
-	due := sb.rec.State == store.StateRunning && !time.Now().Before(sb.rec.EndAt) && !m.closed
+	deferred := !sb.rec.Persist.PauseDeferredSince.IsZero()
+	due := sb.rec.State == store.StateRunning && (!time.Now().Before(sb.rec.EndAt) || nudged && deferred) && !m.closed
 	autoPause := sb.rec.AutoPause
 	m.mu.Unlock()
 	if !due {
 		return
 	}
 	ctx := context.Background()
+	reason := "timeout"
 	if autoPause {
-		m.log.Info("sandbox timed out; pausing it", "sandbox", id)
+		m.log.Info("sandbox timed out; pausing it", "sandbox", id, "retry", deferred)
 		err := m.pauseLocked(ctx, sb, !sb.rec.Persist.NoMemory, "timeout")
-		if err == nil {
+		if err == nil || m.deferPause(ctx, sb, err) {
 			return
+		}
+		if diskCause(err) != "" {
+			reason = "pause-refused"
 		}
 		m.log.Error("auto-pause failed; killing the sandbox", "sandbox", id, "err", err)
 	} else {
 		m.log.Info("sandbox timed out", "sandbox", id)
 	}
-	_ = m.killLocked(ctx, sb, "timeout", nil)
+	_ = m.killLocked(ctx, sb, reason, nil)
 }
 
 // SetTimeout replaces the deadline with now+d. A d of 0 ends the sandbox's
@@ -102,13 +112,15 @@ func (m *Manager) setEndLocked(ctx context.Context, sb *Sandbox, end time.Time, 
 	if onlyLater && !end.After(rec.EndAt) {
 		return nil
 	}
-	rec.EndAt = end
+	// A deadline the caller sets ends a deferred pause's retries (the
+	// next deadline starts its own).
+	rec.EndAt, rec.Persist.PauseDeferredSince = end, time.Time{}
 	if err := m.store.Put(ctx, &rec); err != nil {
 		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	sb.rec.EndAt = end
+	sb.rec.EndAt, sb.rec.Persist.PauseDeferredSince, sb.pauseTries = end, time.Time{}, 0
 	m.armLocked(sb)
 	return nil
 }

@@ -13,3 +13,6 @@ func CountProcessAlive(t *testing.T) *atomic.Int32 {
 	t.Cleanup(func() { processAlive = orig })
 	return &n
 }
+
+// PauseRetryPlan exposes pauseRetryPlan to the tests.
+var PauseRetryPlan = pauseRetryPlan

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/sbx-dev/sbx/internal/store"
 )
 
 // Kill stops a sandbox (running or paused) and releases every host
@@ -31,6 +33,7 @@ func (m *Manager) killLocked(ctx context.Context, sb *Sandbox, reason string, co
 	id := sb.rec.ID
 	m.mu.Lock()
 	ok := m.sandboxes[id] == sb && (cond == nil || cond(sb))
+	paused := sb.rec.State == store.StatePaused
 	if ok {
 		delete(m.sandboxes, id)
 		m.stopLocked(sb)
@@ -42,7 +45,11 @@ func (m *Manager) killLocked(ctx context.Context, sb *Sandbox, reason string, co
 	m.log.Info("killing sandbox", "sandbox", id, "reason", reason)
 	m.drainEvents(ctx, sb)
 	m.eventCtx(ctx, id, "killed", "reason", reason)
-	return m.reap(context.WithoutCancel(ctx), id, sb.rec.Runtime, sb.rt)
+	err := m.reap(context.WithoutCancel(ctx), id, sb.rec.Runtime, sb.rt)
+	if paused {
+		m.DiskFreed() // its image is gone
+	}
+	return err
 }
 
 // stopLocked ends sb's streams and disarms its deadline. m.mu must be held.

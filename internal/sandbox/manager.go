@@ -56,6 +56,15 @@ type Config struct {
 	// ImageQuota bounds the disk used by paused images and snapshots in
 	// bytes; 0 means no bound. Past it, pause and snapshot get ErrQuota.
 	ImageQuota int64
+	// PauseRetry is the first wait before the deadline's pause of an
+	// autoPause sandbox, refused for want of disk (its team's quota, the
+	// image quota, a full disk), is tried again; it doubles up to 8 times
+	// that (0 = 30 s; pauseretry.go).
+	PauseRetry time.Duration
+	// PauseRetryFor bounds how long past its deadline such a sandbox runs
+	// on: then it is killed, as a sandbox whose pause fails otherwise is
+	// (0 = MaxTimeout, the longest a caller could have extended it by).
+	PauseRetryFor time.Duration
 	// Unavailable lists runtimes this node knows but could not open, with
 	// the reason: creates asking for them get ErrUnavailable (503), and
 	// Health reports them.
@@ -163,6 +172,14 @@ type Sandbox struct {
 	tmpl   Template     // what it was started from (defaults for /init); set before it is shared
 	epoch  int          // resumes so far; guarded by Manager.mu
 	agent  *http.Client // kept connection to the agent from pooling to the claim's /init (preinit.go); owner only
+	// pauseTries counts the deadline's pauses refused in a row (the
+	// retry's backoff; pauseretry.go); guarded by op.
+	pauseTries int
+	// pauseTriedAt is when the last of them was refused; nudgeArmed: a
+	// try started by freed disk is scheduled (DiskFreed). Guarded by
+	// Manager.mu.
+	pauseTriedAt time.Time
+	nudgeArmed   bool
 }
 
 // Info is a snapshot of a sandbox for callers (API, proxy).

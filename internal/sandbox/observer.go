@@ -26,6 +26,11 @@ type Observer interface {
 	PoolClaim(template, runtime string, hit bool)
 	// PoolRefill is a pool refill that finished.
 	PoolRefill(template, runtime string, err error)
+	// PauseRefused is an autoPause sandbox's deadline pause refused for
+	// want of disk (cause: team_disk_quota, image_quota, no_space):
+	// deferred (it runs on and the pause is retried), or not (its retries
+	// are over: it is killed).
+	PauseRefused(cause string, deferred bool)
 	// Died is a sandbox (running or pooled) reaped because its init ended
 	// without the daemon asking: the agent exited, the runtime was killed.
 	Died(runtime string)
@@ -77,4 +82,5 @@ func (nopObserver) Lifecycle(string, string, time.Duration, error) {}
 func (nopObserver) Refused(string)                                 {}
 func (nopObserver) PoolClaim(string, string, bool)                 {}
 func (nopObserver) PoolRefill(string, string, error)               {}
+func (nopObserver) PauseRefused(string, bool)                      {}
 func (nopObserver) Died(string)                                    {}

@@ -72,7 +72,7 @@ func (m *Manager) pauseLocked(ctx context.Context, sb *Sandbox, memory bool, rea
 	}
 	m.mu.Lock()
 	rt := sb.rt
-	sb.rec, sb.rt, sb.info = rec, nil, NetInfo{}
+	sb.rec, sb.rt, sb.info, sb.pauseTries = rec, nil, NetInfo{}, 0
 	m.stopLocked(sb)
 	m.mu.Unlock()
 	_ = failpoint.Hit("pause/before-release")
@@ -108,7 +108,7 @@ func (m *Manager) recordPaused(ctx context.Context, sb *Sandbox, size int64, mem
 	m.mu.Unlock()
 	rec.State, rec.SandboxIP = store.StatePaused, ""
 	rec.Persist.PausedAt, rec.Persist.ImageBytes, rec.Persist.SavedMemory = time.Now().UTC(), size, memory
-	rec.Persist.Storage = storage
+	rec.Persist.Storage, rec.Persist.PauseDeferredSince = storage, time.Time{}
 	if err := m.store.Put(ctx, &rec); err != nil {
 		return rec, fmt.Errorf("record paused sandbox %s: %w", rec.ID, err)
 	}

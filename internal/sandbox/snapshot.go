@@ -118,6 +118,7 @@ func (m *Manager) deleteSnapshot(ctx context.Context, snap *store.Snapshot) erro
 	if err := m.store.DeleteSnapshot(ctx, snap.ID); err != nil {
 		return err
 	}
+	defer m.DiskFreed()
 	return removeImage(m.snapshotDirOf(snap))
 }
 

@@ -75,6 +75,7 @@ func (d *deaths) Lifecycle(string, string, time.Duration, error) {}
 func (d *deaths) Refused(string)                                 {}
 func (d *deaths) PoolClaim(string, string, bool)                 {}
 func (d *deaths) PoolRefill(string, string, error)               {}
+func (d *deaths) PauseRefused(string, bool)                      {}
 func (d *deaths) Died(rt string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -20,6 +20,11 @@ type Persistence struct {
 	// on shared storage outlives its node (ExpireNodes keeps it) and may be
 	// taken over by another node with that storage (ClaimPaused).
 	Storage string `json:"storage,omitempty"`
+	// PauseDeferredSince is set while a running autoPause sandbox whose
+	// deadline's pause was refused for want of disk runs on: the deadline
+	// it first reached (its retries end PauseRetryFor after it). A new
+	// deadline set by the caller, or the pause, clears it.
+	PauseDeferredSince time.Time `json:"pauseDeferredSince,omitzero"`
 	// Set while paused: when, the image's size, and whether it holds memory
 	// (false: resume restarts the processes over the saved files).
 	PausedAt    time.Time `json:"pausedAt,omitempty"`

@@ -10,6 +10,10 @@ var lifecycleMessages = map[string]string{
 	"reaped":   "Sandbox could not be re-adopted and was removed",
 	"snapshot": "Snapshot taken",
 	"network":  "Network policy updated",
+	// A timed-out autoPause sandbox whose pause was refused for want of
+	// disk (sandbox.Manager's deferPause, abandonPause).
+	"pause-deferred":  "Sandbox timed out but its pause was refused for want of disk: it keeps running and the pause is retried",
+	"pause-abandoned": "Sandbox pause still refused for want of disk at the end of its retries: it is killed",
 }
 
 // LifecycleLogger is the logger name of lifecycle entries.
@@ -33,7 +37,7 @@ func (s *Store) Event(id, what string, fields map[string]string) {
 		if r := fields["reason"]; r != "" {
 			msg += ": " + r
 		}
-	case "reaped":
+	case "reaped", "pause-deferred", "pause-abandoned":
 		lvl = Warn
 	}
 	f := map[string]string{"event": what}
