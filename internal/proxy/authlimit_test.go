@@ -1,12 +1,19 @@
 package proxy
 
 import (
+	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/sbx-dev/sbx/internal/envdsig"
+	"github.com/sbx-dev/sbx/internal/ratelimit"
+	"github.com/sbx-dev/sbx/internal/sandbox"
+	"github.com/sbx-dev/sbx/internal/store"
 )
 
 // from is a client whose connections come from ip (a loopback address).
@@ -75,5 +82,36 @@ func TestFailedAuthLimited(t *testing.T) {
 	flood(from("127.0.0.5"), "routed", "/files?path=/x&signature=v1_forged")
 	if code := do(from("127.0.0.5"), "routed", good).StatusCode; code != 200 {
 		t.Fatalf("a routed signed URL from the flooding address: %d, want 200", code)
+	}
+}
+
+// TestWrongTrafficTokenLimited: a wrong e2b-traffic-access-token (403) on
+// a sandbox's port counts as a failed authentication; /init's 403 does
+// not.
+func TestWrongTrafficTokenLimited(t *testing.T) {
+	in := sandbox.Info{Sandbox: store.Sandbox{ID: sandbox.NewID(), State: "running", EnvdToken: "tok", TrafficTok: "traffic"}, AgentAddr: "127.0.0.1:1"}
+	p := New(fakeSandboxes{byID: map[string]sandbox.Info{in.ID: in}}, "", writeErr, slog.New(slog.DiscardHandler))
+	p.SetAuthLimiter(ratelimit.New(1, 3))
+	serve := func(port, path, hdr, val string) int {
+		r := httptest.NewRequest("GET", path, nil)
+		r.RemoteAddr = "192.0.2.1:1234"
+		r.Header.Set("E2b-Sandbox-Id", in.ID)
+		r.Header.Set("E2b-Sandbox-Port", port)
+		r.Header.Set(hdr, val)
+		w := httptest.NewRecorder()
+		p.ServeHTTP(w, r)
+		return w.Code
+	}
+	for range 5 {
+		if code := serve(strconv.Itoa(EnvdPort), "/init", "X-Access-Token", "tok"); code != 403 {
+			t.Fatalf("/init: %d, want 403 every time", code)
+		}
+	}
+	var codes []int
+	for range 5 {
+		codes = append(codes, serve("8080", "/", "E2b-Traffic-Access-Token", "wrong"))
+	}
+	if !slices.Equal(codes, []int{403, 403, 403, 429, 429}) {
+		t.Fatalf("wrong traffic tokens: %v, want 3 × 403 then 429", codes)
 	}
 }
