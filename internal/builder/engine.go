@@ -305,20 +305,28 @@ func cloneCfg(c store.BuildConfig) store.BuildConfig {
 	c.Env = maps.Clone(c.Env)
 	if c.StartAs != nil {
 		sa := *c.StartAs
+		sa.Env = maps.Clone(sa.Env)
 		c.StartAs = &sa
 	}
 	return c
 }
 
 // startContextOf is the context c's start command runs in, spelled out: a
-// child's sandboxes default to the child's user and workdir, so the
-// parent's defaults are written as E2B's, `user` in its home ("~").
+// child's sandboxes default to the child's user, workdir and env, so the
+// parent's defaults are written as E2B's, `user` in its home ("~"), with
+// the parent's env (never nil: nil is a record older than Env).
 func startContextOf(c store.BuildConfig) *store.StartContext {
-	if c.StartAs != nil {
-		sa := *c.StartAs
-		return &sa
+	if c.StartAs != nil && c.StartAs.Env != nil {
+		return &store.StartContext{User: c.StartAs.User, Workdir: c.StartAs.Workdir, Env: maps.Clone(c.StartAs.Env)}
 	}
-	return &store.StartContext{User: orDefault(c.User, stepUser), Workdir: orDefault(c.Workdir, "~")}
+	env := maps.Clone(c.Env)
+	if env == nil {
+		env = map[string]string{}
+	}
+	if c.StartAs != nil { // inherited before Env was kept: the template's env, as it ran
+		return &store.StartContext{User: c.StartAs.User, Workdir: c.StartAs.Workdir, Env: env}
+	}
+	return &store.StartContext{User: orDefault(c.User, stepUser), Workdir: orDefault(c.Workdir, "~"), Env: env}
 }
 
 // provisionLayer adds the layer every sandbox needs (user, hosts, /.sbx).
@@ -490,9 +498,10 @@ func (s *Service) finalize(ctx context.Context, b *store.BuildRec, spec Spec, st
 // inheritStart sets the template's start and ready commands: spec's, run
 // as the template's user in its workdir, or, when spec sets neither and
 // builds on a template, that template's (st holds the parent's
-// configuration), run as its user in its workdir (st.parentStart), as E2B's
-// finalize phase takes the start metadata, context included, of the
-// template it builds from.
+// configuration), run as its user in its workdir with its env
+// (st.parentStart), as E2B's finalize phase takes the start metadata,
+// context (user, workdir, env vars) included, of the template it builds
+// from.
 func inheritStart(st *state, spec Spec, lg *buildLog) {
 	if spec.StartCmd == "" && spec.ReadyCmd == "" && spec.FromTemplate != "" {
 		if st.cfg.StartCmd != "" || st.cfg.ReadyCmd != "" {

@@ -3,6 +3,7 @@ package builder
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -79,37 +80,47 @@ func TestStepsStartAsE2B(t *testing.T) {
 // TestInheritStart: a build on a template that sets neither a start nor a
 // ready command keeps the parent's, as E2B's finalize phase does; one that
 // sets either (or builds on an image) has its own only. Before, every child
-// lost its parent's start command.
+// lost its parent's start command. The inherited one runs with the parent's
+// env, as E2B's (its start metadata's context holds the parent's env vars):
+// before, with the child's.
 func TestInheritStart(t *testing.T) {
-	parent := store.BuildConfig{StartCmd: "serve", ReadyCmd: "ready?", User: "app", Workdir: "/app"}
+	parent := store.BuildConfig{StartCmd: "serve", ReadyCmd: "ready?", User: "app", Workdir: "/app", Env: map[string]string{"PORT": "8000"}}
 	for _, c := range []struct {
 		name        string
 		spec        Spec
 		start, read string
 		as          *store.StartContext
 	}{
-		{"child sets nothing", Spec{FromTemplate: "t1"}, "serve", "ready?", &store.StartContext{User: "app", Workdir: "/app"}},
+		{"child sets nothing", Spec{FromTemplate: "t1"}, "serve", "ready?", &store.StartContext{User: "app", Workdir: "/app", Env: map[string]string{"PORT": "8000"}}},
 		{"child sets its start", Spec{FromTemplate: "t1", StartCmd: "mine"}, "mine", "", nil},
 		{"child sets a ready command alone", Spec{FromTemplate: "t1", ReadyCmd: "check"}, "", "check", nil},
 		{"an image has no parent", Spec{FromImage: "x"}, "", "", nil},
 	} {
 		st := &state{cfg: cloneCfg(parent), parentStart: startContextOf(parent)}
-		st.cfg.User, st.cfg.Workdir = "root", "/tmp" // the child's own USER and WORKDIR steps
+		st.cfg.User, st.cfg.Workdir = "root", "/tmp" // the child's own USER, WORKDIR and ENV steps
+		st.cfg.Env["PORT"] = "9000"
 		inheritStart(st, c.spec, &buildLog{})
 		if st.cfg.StartCmd != c.start || st.cfg.ReadyCmd != c.read {
 			t.Errorf("%s: start %q ready %q, want %q %q", c.name, st.cfg.StartCmd, st.cfg.ReadyCmd, c.start, c.read)
 		}
-		if (st.cfg.StartAs == nil) != (c.as == nil) || (c.as != nil && *st.cfg.StartAs != *c.as) {
+		if !reflect.DeepEqual(st.cfg.StartAs, c.as) {
 			t.Errorf("%s: start as %+v, want %+v", c.name, st.cfg.StartAs, c.as)
 		}
 	}
 	// a parent with no USER or WORKDIR: E2B's defaults, spelled out
-	if got := startContextOf(store.BuildConfig{StartCmd: "serve"}); *got != (store.StartContext{User: "user", Workdir: "~"}) {
+	if got := startContextOf(store.BuildConfig{StartCmd: "serve"}); !reflect.DeepEqual(*got, store.StartContext{User: "user", Workdir: "~", Env: map[string]string{}}) {
 		t.Errorf("defaults: %+v", got)
 	}
 	// a grandchild inherits what the child inherited: the grandparent's context
-	child := store.BuildConfig{StartCmd: "serve", User: "root", StartAs: &store.StartContext{User: "app", Workdir: "/app"}}
-	if got := startContextOf(child); *got != *child.StartAs || got == child.StartAs {
+	child := store.BuildConfig{StartCmd: "serve", User: "root", Env: map[string]string{"PORT": "9000"},
+		StartAs: &store.StartContext{User: "app", Workdir: "/app", Env: map[string]string{"PORT": "8000"}}}
+	if got := startContextOf(child); !reflect.DeepEqual(got, child.StartAs) || got == child.StartAs {
 		t.Errorf("grandchild: %+v", got)
+	}
+	// a child recorded before StartAs kept the env ran its inherited start
+	// command with its own env: its own child keeps that
+	child.StartAs.Env = nil
+	if got := startContextOf(child); got.Env["PORT"] != "9000" {
+		t.Errorf("grandchild of an older build: %+v", got)
 	}
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/sbx-dev/sbx/internal/envdsig"
 	"github.com/sbx-dev/sbx/internal/fdlimit"
+	"github.com/sbx-dev/sbx/internal/ratelimit"
 	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/store"
 	"github.com/sbx-dev/sbx/internal/untrusted"
@@ -59,6 +60,9 @@ type Proxy struct {
 	log    *slog.Logger
 	obs    Observer         // SetObserver; nil: none
 	open   *fdlimit.Counter // requests in flight (limit.go); SetLimits, else unlimited
+	// authLim bounds failed authentications per remote address
+	// (authlimit.go).
+	authLim *ratelimit.Limiter
 
 	stall        Stall        // stall.go; SetStall, else DefaultStall
 	probes       probes       // probe.go
@@ -71,7 +75,8 @@ type Proxy struct {
 // New returns a proxy. domain is the sandbox domain for Host routing ("" =
 // any domain).
 func New(sbx Sandboxes, domain string, fail ErrorWriter, log *slog.Logger) *Proxy {
-	p := &Proxy{sbx: sbx, domain: domain, fail: fail, log: log, open: fdlimit.NewCounter(Limits{}), stall: DefaultStall}
+	p := &Proxy{sbx: sbx, domain: domain, fail: fail, log: log, open: fdlimit.NewCounter(Limits{}), stall: DefaultStall,
+		authLim: ratelimit.New(authFailRate, authFailBurst)}
 	p.tr = &http.Transport{
 		DialContext:         p.dial,
 		MaxIdleConnsPerHost: 16,
@@ -136,8 +141,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if err != nil && p.sbx.AdoptMovedTraffic(r.Context(), t.ID) == nil {
 			in, err = p.sbx.Get(t.ID)
 		}
+	} else if p.authSpent(w, r) {
+		return
 	} else if t, in, err = p.bySignature(r); err != nil {
-		p.fail(w, signatureStatus(err), err.Error())
+		p.refuse(w, r, signatureStatus(err), err.Error())
 		return
 	}
 	if err != nil {
@@ -145,7 +152,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if status, msg := authorize(r, t, in); status != 0 {
-		p.fail(w, status, msg)
+		p.refuse(w, r, status, msg)
 		return
 	}
 	if in.State == store.StatePaused {
@@ -253,7 +260,7 @@ func authorize(r *http.Request, t Target, in sandbox.Info) (int, string) {
 		case clean == "/health" && r.Method == http.MethodGet:
 			return 0, ""
 		case clean == "/files" && r.Header.Get("X-Access-Token") == "" && r.URL.Query().Get("signature") != "":
-			return 0, ""
+			return checkSigned(r, in.EnvdToken)
 		}
 		if !tokenOK(r.Header.Get("X-Access-Token"), in.EnvdToken) {
 			return http.StatusUnauthorized, "invalid or missing X-Access-Token for this sandbox"
@@ -261,10 +268,24 @@ func authorize(r *http.Request, t Target, in sandbox.Info) (int, string) {
 		return 0, ""
 	}
 	if in.TrafficTok != "" && !tokenOK(r.Header.Get("E2b-Traffic-Access-Token"), in.TrafficTok) {
-		return http.StatusForbidden, "invalid or missing e2b-traffic-access-token"
+		return http.StatusForbidden, errTrafficToken
 	}
 	return 0, ""
 }
+
+// refuse answers status with msg, a failed authentication (401, or 403
+// for a wrong traffic token: not for /init) within its address's bound
+// (refuseAuth).
+func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	if status == http.StatusUnauthorized || (status == http.StatusForbidden && msg == errTrafficToken) {
+		p.refuseAuth(w, r, status, msg)
+		return
+	}
+	p.fail(w, status, msg)
+}
+
+// errTrafficToken is the answer to a wrong e2b-traffic-access-token.
+const errTrafficToken = "invalid or missing e2b-traffic-access-token"
 
 func tokenOK(got, want string) bool {
 	return want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
@@ -290,23 +311,44 @@ func signatureStatus(err error) int {
 // bySignature finds the sandbox whose token produced a signed /files URL;
 // else errBadSignature (or errBadExpiry for an expiry that is no number).
 func (p *Proxy) bySignature(r *http.Request) (Target, sandbox.Info, error) {
-	q := r.URL.Query()
-	op := "read"
-	if r.Method == http.MethodPost || r.Method == http.MethodPut {
-		op = "write"
+	signer, sig, exp, err := signedParts(r)
+	if err != nil {
+		return Target{}, sandbox.Info{}, err
 	}
-	sig, fpath, user := q.Get("signature"), q.Get("path"), q.Get("username")
-	exp, ok := envdsig.ParseExpiry(q.Get("signature_expiration"))
-	if !ok {
-		return Target{}, sandbox.Info{}, errBadExpiry
-	}
-	signer := envdsig.NewSigner(fpath, op, user) // its part hashed once, not per sandbox
 	for _, in := range p.sbx.List() {
 		if envdsig.Equal(sig, signer.Sign(in.EnvdToken, exp)) {
 			return Target{ID: in.ID, Port: EnvdPort}, in, nil
 		}
 	}
 	return Target{}, sandbox.Info{}, errBadSignature
+}
+
+// checkSigned refuses (401, envd's words) a signed /files URL routed to a
+// sandbox whose token did not make it, as its agent would, so that the
+// failure counts against its address (authlimit.go); the agent checks
+// the rest (expiry; an expiry that is no number is its 400).
+func checkSigned(r *http.Request, token string) (int, string) {
+	signer, sig, exp, err := signedParts(r)
+	if err == nil && !envdsig.Equal(sig, signer.Sign(token, exp)) {
+		return http.StatusUnauthorized, errBadSignature.Error()
+	}
+	return 0, ""
+}
+
+// signedParts are a signed /files URL's signer (its path, operation and
+// user hashed once), signature and expiry; errBadExpiry for an expiry that
+// is no number.
+func signedParts(r *http.Request) (envdsig.Signer, string, int64, error) {
+	q := r.URL.Query()
+	op := "read"
+	if r.Method == http.MethodPost || r.Method == http.MethodPut {
+		op = "write"
+	}
+	exp, ok := envdsig.ParseExpiry(q.Get("signature_expiration"))
+	if !ok {
+		return envdsig.Signer{}, "", 0, errBadExpiry
+	}
+	return envdsig.NewSigner(q.Get("path"), op, q.Get("username")), q.Get("signature"), exp, nil
 }
 
 // smallBody is the largest declared request body DetachBody reads whole

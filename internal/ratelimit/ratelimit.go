@@ -89,6 +89,23 @@ func (l *Limiter) Allow(key string) (ok bool, report int) {
 	return false, report
 }
 
+// Spent reports whether key's bucket holds less than a token now, so
+// that its next Allow refuses: a caller checks it before work it spends a
+// token on only when the work fails (a search). It makes no bucket.
+func (l *Limiter) Spent(key string) bool {
+	if l == nil || l.rate <= 0 {
+		return false
+	}
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, ok := l.m[key]
+	if !ok && len(l.m) >= MaxKeys {
+		b, ok = l.m["\x00overflow"]
+	}
+	return ok && !b.fullAt(now, l.rate, 1)
+}
+
 // bucket returns key's bucket, making it (full) if new. l.mu is held.
 func (l *Limiter) bucket(key string, now time.Time) *limitBucket {
 	if b, ok := l.m[key]; ok {

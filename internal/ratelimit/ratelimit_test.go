@@ -108,3 +108,31 @@ func TestBucketTake(t *testing.T) {
 		}
 	}
 }
+
+// TestSpent: Spent tells whether the next Allow of a key refuses, without
+// spending or making a bucket.
+func TestSpent(t *testing.T) {
+	now := time.Unix(1000, 0)
+	l := New(1, 2)
+	l.now = func() time.Time { return now }
+	if l.Spent("a") {
+		t.Fatal("an unknown key is spent")
+	}
+	l.Allow("a")
+	if l.Spent("a") {
+		t.Fatal("spent with a token left")
+	}
+	l.Allow("a")
+	for range 2 { // the second: Spent spent nothing
+		if !l.Spent("a") {
+			t.Fatal("not spent after its burst")
+		}
+	}
+	now = now.Add(time.Second)
+	if l.Spent("a") {
+		t.Fatal("spent after a token came back")
+	}
+	if New(0, 1).Spent("a") || (*Limiter)(nil).Spent("a") {
+		t.Fatal("an unlimited Limiter is spent")
+	}
+}

@@ -19,10 +19,13 @@ type PoolKey struct{ Template, Runtime string }
 type pool struct {
 	key    PoolKey // as configured: metrics name the pool by it
 	target int
-	// name is the resolved Template.Name its sandboxes run: a built-in's
-	// name, a user template's id (learnt at each refill); creates find
-	// their pool by it (poolLocked), since they resolve names to ids.
+	// name and build are the resolved Template.Name and Build its
+	// sandboxes run: a built-in's name (no build), a user template's id
+	// and its tag's build (learnt at each refill). Creates find their pool
+	// by both (poolLocked): they resolve names to ids, and the pools of
+	// two tags of one template (my-app, my-app@v2) share the id.
 	name    string
+	build   string
 	ready   []*Sandbox
 	filling int
 	// failures counts refills in a row that failed; no refill of the pool
@@ -74,7 +77,7 @@ const maxFilling = 2
 // refilled); it also returns the pool (nil when key has none). A claim takes
 // no create slot. m.mu must be held.
 func (m *Manager) claimLocked(key PoolKey, build string, res Resources) (*Sandbox, *pool) {
-	p := m.poolLocked(key)
+	p := m.poolLocked(key, build)
 	if p == nil {
 		return nil, nil
 	}
@@ -98,18 +101,31 @@ func (m *Manager) claimLocked(key PoolKey, build string, res Resources) (*Sandbo
 	return sb, p
 }
 
-// poolLocked is the pool whose sandboxes run template key.Template (a
-// resolved Template.Name) on key.Runtime, nil if none. m.mu must be held.
-func (m *Manager) poolLocked(key PoolKey) *pool {
-	if p := m.pools[key]; p != nil && p.name == key.Template {
-		return p
-	}
+// poolLocked is the pool whose sandboxes run build of template
+// key.Template (a resolved Template.Name) on key.Runtime, nil if none;
+// of two such pools (my-app and my-app@latest), one with a sandbox ready.
+// A create whose build no pool of its template runs (one of them was
+// rebuilt) marks those pools for a check against their templates
+// (evictStale), which replaces the sandboxes of an older build. m.mu must
+// be held.
+func (m *Manager) poolLocked(key PoolKey, build string) *pool {
+	var found *pool
+	var others []*pool // of the template, of another build
 	for k, p := range m.pools {
-		if k.Runtime == key.Runtime && p.name == key.Template {
-			return p
+		switch {
+		case k.Runtime != key.Runtime || p.name != key.Template:
+		case p.build != build:
+			others = append(others, p)
+		case found == nil || len(found.ready) == 0:
+			found = p
 		}
 	}
-	return nil
+	if found == nil {
+		for _, p := range others {
+			p.stale = true
+		}
+	}
+	return found
 }
 
 // refillWait bounds how long a create waits for a refill in flight.
@@ -270,7 +286,7 @@ func (m *Manager) fill(ctx context.Context, k PoolKey) {
 	switch {
 	case err == nil:
 		p.ready = append(p.ready, sb)
-		p.name = sb.rec.TemplateID
+		p.name, p.build = sb.rec.TemplateID, sb.rec.Build
 		p.failures, p.snapNoted = 0, false
 		m.watchExit(sb)
 	case snapServes:

@@ -81,8 +81,8 @@ func (e *startEnd) failure() (string, bool) {
 func runStart(ctx context.Context, conn *client.SandboxConn, t Template) (string, bool) {
 	var out strings.Builder
 	w := &capped{w: &out, n: 4096}
-	user, cwd := startIdentity(t)
-	code, err := conn.Run(ctx, client.RunRequest{Cmd: t.StartCmd, Cwd: cwd, User: user, Envs: t.Env, Detach: true}, w, w)
+	user, cwd, env := startIdentity(t)
+	code, err := conn.Run(ctx, client.RunRequest{Cmd: t.StartCmd, Cwd: cwd, User: user, Envs: env, Detach: true}, w, w)
 	if err != nil {
 		return fmt.Sprintf("start command failed: %v", err), true
 	}
@@ -95,9 +95,9 @@ func runStart(ctx context.Context, conn *client.SandboxConn, t Template) (string
 // waitForTimeout(20_000), which its fromDockerfile gives a CMD, is
 // `sleep 20`: a shorter bound on each run would never let it pass).
 func waitReady(ctx, rctx context.Context, conn *client.SandboxConn, t Template, ready string, end *startEnd) error {
-	user, cwd := startIdentity(t)
+	user, cwd, env := startIdentity(t)
 	for {
-		code, err := conn.Run(rctx, client.RunRequest{Cmd: ready, Cwd: cwd, User: user, Envs: t.Env}, nil, nil)
+		code, err := conn.Run(rctx, client.RunRequest{Cmd: ready, Cwd: cwd, User: user, Envs: env}, nil, nil)
 		if msg, failed := end.failure(); failed {
 			return fmt.Errorf("%w: template start command ended before the sandbox was ready: %s", ErrUnavailable, msg)
 		}
@@ -114,13 +114,18 @@ func waitReady(ctx, rctx context.Context, conn *client.SandboxConn, t Template, 
 	}
 }
 
-// startIdentity is the user and working directory t's start and ready
-// commands run as and in: StartAs's if set, else the template's defaults.
-func startIdentity(t Template) (user, cwd string) {
+// startIdentity is the user, working directory and env t's start and
+// ready commands run as, in and with: StartAs's if set (its env when it
+// has one), else the template's defaults.
+func startIdentity(t Template) (user, cwd string, env map[string]string) {
 	if t.StartAs != nil {
-		return t.StartAs.User, t.StartAs.Workdir
+		env = t.StartAs.Env
+		if env == nil { // a build recorded before StartAs kept its env
+			env = t.Env
+		}
+		return t.StartAs.User, t.StartAs.Workdir, env
 	}
-	return t.User, t.Workdir
+	return t.User, t.Workdir, t.Env
 }
 
 // AgentConn is a connection straight to a sandbox's agent (not through the

@@ -54,10 +54,10 @@ type BuildConfig struct {
 	User     string            `json:"user,omitempty"`
 	StartCmd string            `json:"startCmd,omitempty"`
 	ReadyCmd string            `json:"readyCmd,omitempty"`
-	// StartAs, if set, is the user and workdir the start and ready
-	// commands run as and in instead of User and Workdir: those of the
-	// template they were inherited from (E2B runs an inherited start
-	// command with its base template's context).
+	// StartAs, if set, is the user, workdir and env the start and ready
+	// commands run as, in and with instead of User, Workdir and Env: those
+	// of the template they were inherited from (E2B runs an inherited start
+	// command with its base template's context, envs included).
 	StartAs *StartContext `json:"startAs,omitempty"`
 	// Snapshot is a snapshot (memory included) of a sandbox of this build
 	// whose start command is ready: creates on its runtime with its
@@ -65,11 +65,13 @@ type BuildConfig struct {
 	Snapshot string `json:"snapshot,omitempty"`
 }
 
-// StartContext is the user and workdir ("~": that user's home) a start
-// command runs as and in.
+// StartContext is the user, workdir ("~": that user's home) and env a
+// start command runs as, in and with. Env is nil in the records of builds
+// made before it was kept: their commands take the template's env.
 type StartContext struct {
-	User    string `json:"user,omitempty"`
-	Workdir string `json:"workdir,omitempty"`
+	User    string            `json:"user,omitempty"`
+	Workdir string            `json:"workdir,omitempty"`
+	Env     map[string]string `json:"env"`
 }
 
 // TagRec names one build of a template ("latest" is the default tag).

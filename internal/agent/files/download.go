@@ -52,12 +52,33 @@ func (h *handler) serveFile(w http.ResponseWriter, r *http.Request) error {
 	if enc == "gzip" && !conditional(r) {
 		w.Header().Set("Content-Encoding", "gzip")
 		gz := gzip.NewWriter(w)
-		_, _ = io.Copy(gz, f) // headers are out: a failure truncates the gzip stream
+		_, _ = io.Copy(gz, io.LimitReader(f, contentSize(f))) // headers are out: a failure truncates the gzip stream
 		_ = gz.Close()
 		return nil
 	}
 	http.ServeContent(w, r, "", fi.ModTime(), f)
 	return nil
+}
+
+// maxUnsized bounds the gzip-encoded body of a file whose size lseek does
+// not tell (procfs's: their content is made as they are read).
+const maxUnsized = 64 << 20
+
+// contentSize is what a download of f sends, in every encoding: its size
+// when opened, as lseek(SEEK_END) tells it and http.ServeContent reads it
+// (a regular or block device's size; 0 for a character device: /dev/zero
+// and /dev/urandom download empty, as /dev/null, as on envd, instead of
+// a gzip stream that never ended), so a file that grows meanwhile (a log)
+// is not sent past it; maxUnsized when lseek cannot tell. f is left at 0.
+func contentSize(f *os.File) int64 {
+	n, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return maxUnsized
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return 0
+	}
+	return n
 }
 
 // openRegular opens p (following symlinks) and refuses directories, FIFOs

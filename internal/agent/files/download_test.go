@@ -3,12 +3,15 @@ package files
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestDownload(t *testing.T) {
@@ -74,5 +77,45 @@ func TestDownload(t *testing.T) {
 	_, h, _ := do(t, "GET", e.url+"/files?path=empty", nil, nil)
 	if h.Get("Content-Length") != "0" {
 		t.Fatalf("empty file Content-Length %q", h.Get("Content-Length"))
+	}
+}
+
+// TestDownloadDevice: a character device downloads as what lseek says it
+// holds, nothing, as an empty file does (envd's http.ServeContent), in
+// every encoding and with a Range (200 and an empty body, Go's and envd's
+// answer to a Range on empty content), and the download ends. Before, a
+// gzip-encoded download of /dev/zero or /dev/urandom streamed forever.
+func TestDownloadDevice(t *testing.T) {
+	e := newEnv(t)
+	must(t, os.WriteFile(filepath.Join(e.home, "empty"), nil, 0o644))
+	for _, p := range []string{"empty", "/dev/null", "/dev/zero", "/dev/urandom"} {
+		for _, hdr := range []map[string]string{nil, {"Accept-Encoding": "gzip"}, {"Range": "bytes=0-10"}, {"Range": "bytes=5-"}} {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			req, err := http.NewRequestWithContext(ctx, "GET", e.url+"/files?path="+p, nil)
+			must(t, err)
+			for k, v := range hdr {
+				req.Header.Set(k, v)
+			}
+			res, err := (&http.Transport{DisableCompression: true}).RoundTrip(req)
+			if err != nil {
+				cancel()
+				t.Fatalf("%s %v: %v", p, hdr, err)
+			}
+			body, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+			res.Body.Close()
+			cancel()
+			if err != nil {
+				t.Fatalf("%s %v: the download did not end: %v", p, hdr, err)
+			}
+			if res.Header.Get("Content-Encoding") == "gzip" {
+				zr, err := gzip.NewReader(bytes.NewReader(body))
+				must(t, err)
+				body, err = io.ReadAll(zr)
+				must(t, err)
+			}
+			if res.StatusCode != 200 || len(body) != 0 {
+				t.Fatalf("%s %v: %d with %d bytes, want 200 and nothing, as an empty file", p, hdr, res.StatusCode, len(body))
+			}
+		}
 	}
 }
