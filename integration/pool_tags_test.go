@@ -31,14 +31,7 @@ func TestWarmPoolPerTag(t *testing.T) {
 	}
 	build([]string{"v2"}, "v2") // tagged latest too, until the next build
 	build(nil, "latest")
-	full := func() {
-		t.Helper()
-		for deadline := time.Now().Add(60 * time.Second); poolReady(d) < 2; time.Sleep(100 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("the pools did not fill within 60 s\n%s", tail(d.log.String(), 2000))
-			}
-		}
-	}
+	full := func() { t.Helper(); d.waitPool(t, 2) }
 	// the latest pool may hold a sandbox of the first build (latest then):
 	// RunPools replaces it within its 2 s check
 	full()
