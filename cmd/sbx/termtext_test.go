@@ -101,9 +101,12 @@ func TestHostileServerAsText(t *testing.T) {
 	mux.HandleFunc("GET /templates", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte(`[{"templateID":` + s + `,"names":[` + s + `],"buildStatus":` + s + `}]`))
 	})
+	mux.HandleFunc("GET /sbx/version", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`{"version":` + s + `,"commit":` + s + `,"goVersion":` + s + `,"platform":` + s + `}`))
+	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	for _, args := range [][]string{{"ls"}, {"logs", "aaaaaaaaaaaaaaaaaaaa"}, {"template", "ls"}} {
+	for _, args := range [][]string{{"ls"}, {"logs", "aaaaaaaaaaaaaaaaaaaa"}, {"template", "ls"}, {"version"}} {
 		code, out, stderr := runAt(t, srv.URL, testKey, args...)
 		if code != 0 || !strings.Contains(out, "52;c;") {
 			t.Fatalf("%v: exit %d, %q, stderr %q", args, code, out, stderr)
