@@ -101,18 +101,26 @@ func TestHostileServerAsText(t *testing.T) {
 	mux.HandleFunc("GET /templates", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte(`[{"templateID":` + s + `,"names":[` + s + `],"buildStatus":` + s + `}]`))
 	})
+	mux.HandleFunc("POST /api-keys", func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write([]byte(`{"id":` + s + `,"name":` + s + `,"key":` + s + `,"mask":{"prefix":` + s + `,"maskedValueSuffix":` + s + `},"createdAt":"2026-01-02T03:04:05Z"}`))
+	})
+	mux.HandleFunc("POST /sbx/teams", func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write([]byte(`{"teamID":` + s + `,"name":` + s + `,"apiKey":` + s + `,"createdAt":"2026-01-02T03:04:05Z"}`))
+	})
 	mux.HandleFunc("GET /sbx/version", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte(`{"version":` + s + `,"commit":` + s + `,"goVersion":` + s + `,"platform":` + s + `}`))
 	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	for _, args := range [][]string{{"ls"}, {"logs", "aaaaaaaaaaaaaaaaaaaa"}, {"template", "ls"}, {"version"}} {
+	for _, args := range [][]string{{"ls"}, {"logs", "aaaaaaaaaaaaaaaaaaaa"}, {"template", "ls"}, {"version"}, {"keys", "create", "k"}, {"teams", "create", "t"}} {
 		code, out, stderr := runAt(t, srv.URL, testKey, args...)
 		if code != 0 || !strings.Contains(out, "52;c;") {
 			t.Fatalf("%v: exit %d, %q, stderr %q", args, code, out, stderr)
 		}
-		if i := controlIn(out, true); i >= 0 {
-			t.Errorf("%v prints control character %q: %q", args, out[i], out)
+		if i := controlIn(out+stderr, true); i >= 0 {
+			t.Errorf("%v prints control character %q: %q %q", args, (out + stderr)[i], out, stderr)
 		}
 	}
 }
