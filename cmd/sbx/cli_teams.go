@@ -33,8 +33,8 @@ func (k *keysCreateCmd) run(e *env) int {
 		e.errorf("%v", err)
 		return 1
 	}
-	fmt.Fprintf(e.std.err, "API key %s (%s), shown once:\n", key.ID, key.Name)
-	fmt.Fprintln(e.std.out, key.Key)
+	fmt.Fprintf(e.std.err, "API key %s (%s), shown once:\n", cellText(key.ID), cellText(key.Name))
+	fmt.Fprintln(e.std.out, cellText(key.Key))
 	return 0
 }
 
@@ -66,7 +66,7 @@ func (k *keysLsCmd) run(e *env) int {
 		if k.LastUsed != nil {
 			used = k.LastUsed.Format(time.RFC3339)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s…%s\t%s\t%s\n", k.ID, cellText(k.Name), k.Mask.Prefix, k.Mask.MaskedValueSuffix, k.CreatedAt.Format(time.RFC3339), used)
+		fmt.Fprintf(tw, "%s\t%s\t%s…%s\t%s\t%s\n", cellText(k.ID), cellText(k.Name), cellText(k.Mask.Prefix), cellText(k.Mask.MaskedValueSuffix), k.CreatedAt.Format(time.RFC3339), used)
 	}
 	_ = tw.Flush()
 	return 0
@@ -105,8 +105,8 @@ func (t *teamsCreateCmd) run(e *env) int {
 		e.errorf("%v", err)
 		return 1
 	}
-	fmt.Fprintf(e.std.err, "team %s (%s); its API key, shown once:\n", tm.TeamID, tm.Name)
-	fmt.Fprintln(e.std.out, tm.APIKey)
+	fmt.Fprintf(e.std.err, "team %s (%s); its API key, shown once:\n", cellText(tm.TeamID), cellText(tm.Name))
+	fmt.Fprintln(e.std.out, cellText(tm.APIKey))
 	return 0
 }
 
@@ -130,7 +130,7 @@ func (l *teamsLsCmd) run(e *env) int {
 	tw := tabwriter.NewWriter(e.std.out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tKEYS\tOWNS\tCREATED")
 	for _, t := range teams {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", t.TeamID, cellText(t.Name), t.Keys, owns(t.Owns), t.CreatedAt.Format(time.RFC3339))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", cellText(t.TeamID), cellText(t.Name), t.Keys, owns(t.Owns), t.CreatedAt.Format(time.RFC3339))
 	}
 	_ = tw.Flush()
 	return 0

@@ -116,7 +116,7 @@ func (f *logFollower) print(le client.LogEntry) {
 		fmt.Fprintf(f.e.std.out, "%s\n", b)
 		return
 	}
-	fmt.Fprintf(f.e.std.out, "%s %-5s %s%s\n", le.Timestamp.Local().Format(time.RFC3339Nano), le.Level, le.Message, fieldsText(le.Fields))
+	fmt.Fprintf(f.e.std.out, "%s %-5s %s%s\n", le.Timestamp.Local().Format(time.RFC3339Nano), cellText(le.Level), cellText(le.Message), fieldsText(le.Fields))
 }
 
 // fieldsText is " k=v ..." of an entry's fields, sorted, values quoted

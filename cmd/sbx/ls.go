@@ -43,7 +43,7 @@ func (l *lsCmd) run(e *env) int {
 		return printJSON(e.std, list)
 	case l.Quiet:
 		for _, sb := range list {
-			fmt.Fprintln(e.std.out, sb.SandboxID)
+			fmt.Fprintln(e.std.out, cellText(sb.SandboxID))
 		}
 		return 0
 	}
@@ -55,7 +55,7 @@ func printTable(std stdio, list []client.ListedSandbox, now time.Time) {
 	w := tabwriter.NewWriter(std.out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "ID\tTEMPLATE\tSTATE\tSTARTED\tENDS\tMETADATA")
 	for _, sb := range list {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", sb.SandboxID, sb.TemplateID, sb.State,
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", cellText(sb.SandboxID), cellText(sb.TemplateID), cellText(sb.State),
 			ago(now.Sub(sb.StartedAt)), in(sb.EndAt.Sub(now)), metadata(sb.Metadata))
 	}
 	w.Flush()

@@ -82,7 +82,7 @@ func (f *forkCmd) run(e *env) int {
 			code = 1
 			continue
 		}
-		fmt.Fprintln(e.std.out, k.Sandbox.SandboxID)
+		fmt.Fprintln(e.std.out, cellText(k.Sandbox.SandboxID))
 	}
 	return code
 }

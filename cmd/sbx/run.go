@@ -121,7 +121,7 @@ func (o *runOpts) request(std stdio) client.RunRequest {
 // cleanup removes the sandbox (even after Ctrl-C) unless --keep.
 func (o *runOpts) cleanup(c *client.Client, id string, std stdio) {
 	if o.keep {
-		fmt.Fprintln(std.err, "sbx: kept sandbox", id)
+		fmt.Fprintln(std.err, "sbx: kept sandbox", cellText(id))
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -37,8 +37,8 @@ func runTemplateLs(ctx context.Context, args []string, std stdio) int {
 	tw := tabwriter.NewWriter(std.out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAMES\tSTATUS\tCPU\tMEMORY\tBUILDS\tSPAWNS\tUPDATED")
 	for _, t := range ts {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d MiB\t%d\t%d\t%s\n", t.TemplateID, strings.Join(templateNames(t), ","),
-			t.BuildStatus, t.CPUCount, t.MemoryMB, t.BuildCount, t.SpawnCount, t.UpdatedAt.Local().Format(time.DateTime))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d MiB\t%d\t%d\t%s\n", cellText(t.TemplateID), cellText(strings.Join(templateNames(t), ",")),
+			cellText(t.BuildStatus), t.CPUCount, t.MemoryMB, t.BuildCount, t.SpawnCount, t.UpdatedAt.Local().Format(time.DateTime))
 	}
 	tw.Flush()
 	return 0

@@ -21,7 +21,7 @@ func runBuild(ctx context.Context, c *client.Client, o *buildOpts, spec *dockerf
 	if err != nil {
 		return buildFailed(ctx, std, "requesting the build", err)
 	}
-	fmt.Fprintf(std.err, "Template created with ID: %s, Build ID: %s\n", b.TemplateID, b.BuildID)
+	fmt.Fprintf(std.err, "Template created with ID: %s, Build ID: %s\n", cellText(b.TemplateID), cellText(b.BuildID))
 	if err := uploadFiles(ctx, c, b.TemplateID, spec, o.context, ignore, std); err != nil {
 		return buildFailed(ctx, std, "uploading files", err)
 	}
@@ -40,8 +40,8 @@ func runBuild(ctx context.Context, c *client.Client, o *buildOpts, spec *dockerf
 		}
 		return 1
 	}
-	fmt.Fprintf(std.err, "template %s ready: %s\n", o.name, b.TemplateID)
-	fmt.Fprintln(std.out, b.TemplateID)
+	fmt.Fprintf(std.err, "template %s ready: %s\n", o.name, cellText(b.TemplateID))
+	fmt.Fprintln(std.out, cellText(b.TemplateID))
 	return 0
 }
 

@@ -79,3 +79,48 @@ func TestKeysLsPrintsNamesAsText(t *testing.T) {
 		}
 	}
 }
+
+// TestHostileServerAsText: every string the CLI prints in a table or a log
+// line comes from the server, which the CLI treats as it treats a sandbox:
+// `sbx ls` (id, template, state), `sbx logs` (message, level) and `sbx
+// template ls` (id, names, status) print no control character of what was
+// sent. Before, only metadata (ls) and fields (logs) were made text; the
+// rest reached the terminal as received, so a hostile or intercepted
+// daemon (plain HTTP) wrote the operator's clipboard with an OSC 52.
+func TestHostileServerAsText(t *testing.T) {
+	h, _ := json.Marshal(hostile)
+	s := string(h)
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v2/sandboxes", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`[{"sandboxID":` + s + `,"templateID":` + s + `,"state":` + s +
+			`,"startedAt":"2026-01-02T03:04:05Z","endAt":"2036-01-02T03:04:05Z","metadata":{}}]`))
+	})
+	mux.HandleFunc("GET /v2/sandboxes/{id}/logs", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`{"logs":[{"timestamp":"2026-01-02T03:04:05Z","level":` + s + `,"message":` + s + `,"fields":{}}]}`))
+	})
+	mux.HandleFunc("GET /templates", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`[{"templateID":` + s + `,"names":[` + s + `],"buildStatus":` + s + `}]`))
+	})
+	mux.HandleFunc("POST /api-keys", func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write([]byte(`{"id":` + s + `,"name":` + s + `,"key":` + s + `,"mask":{"prefix":` + s + `,"maskedValueSuffix":` + s + `},"createdAt":"2026-01-02T03:04:05Z"}`))
+	})
+	mux.HandleFunc("POST /sbx/teams", func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write([]byte(`{"teamID":` + s + `,"name":` + s + `,"apiKey":` + s + `,"createdAt":"2026-01-02T03:04:05Z"}`))
+	})
+	mux.HandleFunc("GET /sbx/version", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`{"version":` + s + `,"commit":` + s + `,"goVersion":` + s + `,"platform":` + s + `}`))
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	for _, args := range [][]string{{"ls"}, {"logs", "aaaaaaaaaaaaaaaaaaaa"}, {"template", "ls"}, {"version"}, {"keys", "create", "k"}, {"teams", "create", "t"}} {
+		code, out, stderr := runAt(t, srv.URL, testKey, args...)
+		if code != 0 || !strings.Contains(out, "52;c;") {
+			t.Fatalf("%v: exit %d, %q, stderr %q", args, code, out, stderr)
+		}
+		if i := controlIn(out+stderr, true); i >= 0 {
+			t.Errorf("%v prints control character %q: %q %q", args, (out + stderr)[i], out, stderr)
+		}
+	}
+}

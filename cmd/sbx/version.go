@@ -38,9 +38,12 @@ func (v *versionCmd) run(e *env) int {
 	return code
 }
 
+// printVersion prints one build; the server's fields are the server's
+// words, printed as text (cellText).
 func printVersion(e *env, title, ver, commit, goVer, platform string) {
 	if commit == "" {
 		commit = "(not stamped)"
 	}
-	fmt.Fprintf(e.std.out, "%s\n  Version: %s\n  Commit:  %s\n  Go:      %s\n  OS/Arch: %s\n", title, ver, commit, goVer, platform)
+	fmt.Fprintf(e.std.out, "%s\n  Version: %s\n  Commit:  %s\n  Go:      %s\n  OS/Arch: %s\n",
+		cellText(title), cellText(ver), cellText(commit), cellText(goVer), cellText(platform))
 }

@@ -53,6 +53,12 @@ func openStore(t *testing.T) *store.Store {
 // the manager's audit records.
 func newAPIAudited(t *testing.T, edit func(*sandbox.Config), aud *memAudit) (*api.Server, *sandboxtest.Host) {
 	t.Helper()
+	return newAPILogged(t, edit, aud, io.Discard)
+}
+
+// newAPILogged is newAPIAudited with the daemon's log written to logw.
+func newAPILogged(t *testing.T, edit func(*sandbox.Config), aud *memAudit, logw io.Writer) (*api.Server, *sandboxtest.Host) {
+	t.Helper()
 	h := sandboxtest.NewHost()
 	st := openStore(t)
 	cfg := sandbox.Config{DefaultRuntime: "fake", AgentPort: sandboxtest.StartAgent(t),
@@ -66,7 +72,7 @@ func newAPIAudited(t *testing.T, edit func(*sandbox.Config), aud *memAudit) (*ap
 	if aud != nil {
 		cfg.Audit, apiAud = aud, aud
 	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	log := slog.New(slog.NewTextHandler(logw, nil))
 	m, err := sandbox.New(cfg, st, sandbox.Runtimes{"fake": sandboxtest.NewRuntime(h)}, h,
 		sandboxtest.NewLayers(h), sandboxtest.Templates{}, log)
 	if err != nil {

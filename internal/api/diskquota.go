@@ -60,7 +60,7 @@ func (s *Server) buildDisk(ctx context.Context, templateID string, building []st
 }
 
 func diskErr(limit, used int64) error {
-	return fmt.Errorf("%w: team quota: %d MiB of disk (volumes, snapshots, paused sandboxes, templates, their uploads and build logs hold %d MiB); delete some to free space", sandbox.ErrBusy, limit, used)
+	return fmt.Errorf("%w: team quota: %d MiB of disk (volumes, snapshots, paused sandboxes, templates, their uploads, build logs and build records hold %d MiB); delete some to free space", sandbox.ErrBusy, limit, used)
 }
 
 // diskLimit is team's disk quota in MiB (0 or less: none; the default

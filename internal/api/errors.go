@@ -8,6 +8,7 @@ import (
 	"github.com/sbx-dev/sbx/internal/reqid"
 	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/secrets"
+	"github.com/sbx-dev/sbx/internal/untrusted"
 	"github.com/sbx-dev/sbx/internal/volume"
 )
 
@@ -17,13 +18,30 @@ type apiError struct {
 	Message string `json:"message"`
 }
 
-// WriteError writes {code, message} with status.
+// WriteError writes {code, message} with status; the message is bounded
+// (boundText).
 func WriteError(w http.ResponseWriter, status int, msg string) {
 	switch status {
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable, http.StatusInsufficientStorage:
 		w.Header().Set("Retry-After", "1")
 	}
-	writeJSON(w, status, apiError{Code: status, Message: msg})
+	writeJSON(w, status, apiError{Code: status, Message: boundText(msg)})
+}
+
+// maxErrorText bounds an error's text in an answer or a log line. Errors
+// quote values of the request at most 64 characters each (%.64q); this is
+// the backstop for one that does not, so that no answer echoes a request
+// whole and no log line grows with one (before, a 1 MiB runtime name went
+// whole into the 400 and the daemon's log).
+const maxErrorText = 1024
+
+// boundText is s cut to maxErrorText bytes on a rune boundary, marked with
+// "..." when cut.
+func boundText(s string) string {
+	if c, cut := untrusted.Cut(s, maxErrorText); cut {
+		return c + "..."
+	}
+	return s
 }
 
 // statusOf maps manager errors to HTTP statuses: the one place this happens.

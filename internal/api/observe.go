@@ -72,7 +72,7 @@ func (s *Server) logRequest(ctx context.Context, r *http.Request, status int, d 
 		slog.String("path", truncate(r.URL.Path, 256)), slog.Int("status", status),
 		slog.Float64("took_ms", float64(d.Microseconds())/1000), slog.String("remote", r.RemoteAddr)}
 	if cause != nil {
-		attrs = append(attrs, slog.String("err", cause.Error()))
+		attrs = append(attrs, slog.String("err", boundText(cause.Error())))
 	}
 	s.log.LogAttrs(ctx, level, "api request", attrs...)
 }

@@ -45,7 +45,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	defer release()
 	info, err := s.mgr.Create(r.Context(), opts)
 	if err != nil {
-		s.log.WarnContext(r.Context(), "create failed", "template", opts.Template, "err", err)
+		s.log.WarnContext(r.Context(), "create failed", "template", opts.Template, "err", boundText(err.Error()))
 		writeErr(w, err)
 		return
 	}

@@ -60,7 +60,7 @@ func (s *Service) RequestBuild(ctx context.Context, req BuildRequest) (*Requeste
 	tags = slices.DeleteFunc(tags, func(t string) bool { return canonTag(t) == DefaultTag }) // every ready build gets it
 	for _, t := range tags {
 		if !validName(t) {
-			return nil, fmt.Errorf("%w: tag %q: use 1-64 of a-z, 0-9, '-', '_', '.'", sandbox.ErrInvalid, t)
+			return nil, fmt.Errorf("%w: tag %.64q: use 1-64 of a-z, 0-9, '-', '_', '.'", sandbox.ErrInvalid, t)
 		}
 	}
 	if len(tags) > MaxTagsPerTemplate {

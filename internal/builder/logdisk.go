@@ -12,15 +12,15 @@ import (
 )
 
 // A build's log (<data-dir>/builds/<build>.log, up to about 6 MiB: 4 MiB
-// of text in up to 20,000 JSON lines) is the team's disk: LogBytes counts
-// it against the team's disk quota while its template lasts, and GC (run
+// of text in up to 20,000 JSON lines) and its record's spec and reason
+// (recordBytes) are the team's disk: LogBytes counts them against the team's disk quota while its template lasts, and GC (run
 // after every template delete, too) removes the logs of builds whose records
 // are gone (their template deleted and collected). Before, no log was ever removed or counted: a
 // team's failing builds that each printed a few MiB left that much on the
 // host's disk for good, whatever its quota, its templates deleted or not.
 
-// LogBytes is the size of the build logs of the templates owned says are
-// a team's.
+// LogBytes is the size of the build logs and records (recordBytes) of the
+// templates owned says are a team's.
 func (s *Service) LogBytes(ctx context.Context, owned func(templateID string) (bool, error)) (int64, error) {
 	bs, err := s.st.Builds(ctx, "")
 	if err != nil {
@@ -36,11 +36,24 @@ func (s *Service) LogBytes(ctx context.Context, owned func(templateID string) (b
 			}
 			mine[b.TemplateID] = own
 		}
-		if fi, err := os.Stat(s.logPath(b.ID)); own && err == nil {
+		if !own {
+			continue
+		}
+		n += recordBytes(b)
+		if fi, err := os.Stat(s.logPath(b.ID)); err == nil {
 			n += fi.Size()
 		}
 	}
 	return n, nil
+}
+
+// recordBytes is what build b's record holds of its request and outcome in
+// the shared database: its spec (up to the API's 1 MiB body) and reason.
+// Before, it counted nowhere and builds are kept with their template: a
+// team's fast-failing builds of a 900 KB spec grew the node's database by
+// about 1 MB each under any disk quota.
+func recordBytes(b *store.BuildRec) int64 {
+	return int64(len(b.Spec) + len(b.Reason) + len(b.ReasonStep))
 }
 
 // logPath is where build id's log lives.

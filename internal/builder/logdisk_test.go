@@ -2,8 +2,10 @@ package builder
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,5 +54,29 @@ func TestBuildLogsCountedAndCollected(t *testing.T) {
 	}
 	if _, err := os.Stat(s.logPath("b1")); err == nil {
 		t.Fatal("b1's log outlived its record")
+	}
+}
+
+// TestBuildRecordsCounted: a build's record holds its spec (up to the API's
+// 1 MiB body) and reason in the shared database for as long as its
+// template lives: LogBytes counts them for the team that owns the template,
+// not for another. Before, a team's fast-failing builds of a 900 KB
+// fromImage grew the node's database by about 1 MB each (10 in 13 s on a
+// daemon, by hand) and counted against no quota.
+func TestBuildRecordsCounted(t *testing.T) {
+	s := gcService(t)
+	ctx := context.Background()
+	now := time.Now()
+	spec, _ := json.Marshal(map[string]string{"fromImage": strings.Repeat("a", 900<<10)})
+	if err := errors.Join(s.st.PutTemplate(ctx, &store.TemplateRec{ID: "t1", Names: []string{"one"}, CreatedAt: now}),
+		s.st.PutBuild(ctx, &store.BuildRec{ID: "b1", TemplateID: "t1", Status: "error", Spec: spec,
+			Reason: strings.Repeat("r", 1000), CreatedAt: now})); err != nil {
+		t.Fatal(err)
+	}
+	for team, want := range map[string]int64{"t1": int64(len(spec)) + 1000, "t2": 0} {
+		n, err := s.LogBytes(ctx, func(id string) (bool, error) { return id == team, nil })
+		if err != nil || n != want {
+			t.Errorf("owner of %s: %d bytes (%v), want %d", team, n, err, want)
+		}
 	}
 }

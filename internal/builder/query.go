@@ -343,7 +343,7 @@ func (s *Service) AssignTags(ctx context.Context, target string, tags []string) 
 	}
 	for _, tag := range tags {
 		if !validName(tag) {
-			return "", nil, fmt.Errorf("%w: tag %q: use 1-64 of a-z, 0-9, '-', '_', '.'", sandbox.ErrInvalid, tag)
+			return "", nil, fmt.Errorf("%w: tag %.64q: use 1-64 of a-z, 0-9, '-', '_', '.'", sandbox.ErrInvalid, tag)
 		}
 	}
 	s.names.Lock() // the count tagRoom takes holds until the puts

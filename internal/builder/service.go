@@ -231,7 +231,7 @@ func validateSpec(spec Spec) error {
 		switch st.Type {
 		case "RUN", "COPY", "ENV", "WORKDIR", "USER":
 		default:
-			return fmt.Errorf("%w: step %d: unknown type %q (RUN, COPY, ENV, WORKDIR, USER)", sandbox.ErrInvalid, i+1, st.Type)
+			return fmt.Errorf("%w: step %d: unknown type %.64q (RUN, COPY, ENV, WORKDIR, USER)", sandbox.ErrInvalid, i+1, st.Type)
 		}
 		if st.Type == "COPY" && !validHash(st.FilesHash) {
 			return fmt.Errorf("%w: step %d: COPY needs the filesHash of its uploaded files", sandbox.ErrInvalid, i+1)

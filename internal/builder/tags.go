@@ -63,7 +63,7 @@ func NormTags(tags []string) ([]string, error) {
 	for _, raw := range tags {
 		tag := canonTag(strings.ToLower(strings.TrimSpace(raw)))
 		if !validName(tag) {
-			return nil, fmt.Errorf("%w: tag %q: use 1-64 of a-z, 0-9, '-', '_', '.'", sandbox.ErrInvalid, raw)
+			return nil, fmt.Errorf("%w: tag %.64q: use 1-64 of a-z, 0-9, '-', '_', '.'", sandbox.ErrInvalid, raw)
 		}
 		if !seen[tag] {
 			seen[tag] = true
@@ -78,7 +78,7 @@ func NormTags(tags []string) ([]string, error) {
 // (which would leave the bare name nothing to resolve). tags are NormTags'.
 func CheckRemoval(name string, tags []string) error {
 	if strings.Contains(name, ":") {
-		return fmt.Errorf("%w: template name %q should not contain a tag, use the 'tags' field instead", sandbox.ErrInvalid, name)
+		return fmt.Errorf("%w: template name %.64q should not contain a tag, use the 'tags' field instead", sandbox.ErrInvalid, name)
 	}
 	for _, tag := range tags {
 		if tag == DefaultTag {

@@ -72,7 +72,7 @@ func Parse(allowInternet *bool, allowOut, denyOut []string) (Policy, error) {
 	for _, s := range denyOut {
 		pre, err := parsePrefix(s)
 		if err != nil {
-			return p, fmt.Errorf("%w: denyOut %q must be an IP or CIDR", ErrInvalid, s)
+			return p, fmt.Errorf("%w: denyOut %.64q must be an IP or CIDR", ErrInvalid, s)
 		}
 		if pre.Bits() == 0 {
 			p.DenyAll = true
@@ -118,7 +118,7 @@ func ParseDomain(s string) (Domain, error) {
 		d.Wildcard, name = true, rest
 	}
 	if !ValidName(name) {
-		return d, fmt.Errorf("%w: %q is not an IP, CIDR or domain name", ErrInvalid, s)
+		return d, fmt.Errorf("%w: %.64q is not an IP, CIDR or domain name", ErrInvalid, s)
 	}
 	d.Name = name
 	return d, nil

@@ -53,7 +53,7 @@ type FileEntry struct {
 // New returns an MCP server with the sbx tools.
 func New(b Backend, version string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "sbx", Title: "sbx sandboxes", Version: version}, nil)
-	t := tools{b}
+	t := tools{checked{b}} // ids, paths, cwd and user bounded before b sees them
 	mcp.AddTool(s, &mcp.Tool{Name: "create_sandbox", Description: "Create a new isolated Linux sandbox (Debian, python3, node, git, curl). " +
 		"Returns its sandbox_id, which every other tool needs. Sandboxes are killed after their timeout (default 300 s). " +
 		"Without a template it is code-interpreter-v1 (for run_code) when the daemon has it, else base."}, t.create)

@@ -285,3 +285,74 @@ func TestRunCommandErrorNoExitCode(t *testing.T) {
 		t.Fatalf("successful run_command: %s", raw)
 	}
 }
+
+// countingBackend records how many calls reached the Backend.
+type countingBackend struct {
+	*fakeBackend
+	calls int
+}
+
+func (c *countingBackend) RunCommand(ctx context.Context, id, cmd, user, cwd string, d time.Duration) (CommandResult, error) {
+	c.calls++
+	return c.fakeBackend.RunCommand(ctx, id, cmd, user, cwd, d)
+}
+func (c *countingBackend) RunCode(ctx context.Context, id, code, lang string, d time.Duration) (CodeResult, error) {
+	c.calls++
+	return c.fakeBackend.RunCode(ctx, id, code, lang, d)
+}
+func (c *countingBackend) ReadFile(ctx context.Context, id, p string) ([]byte, error) {
+	c.calls++
+	return c.fakeBackend.ReadFile(ctx, id, p)
+}
+func (c *countingBackend) WriteFile(ctx context.Context, id, p string, d []byte) error {
+	c.calls++
+	return c.fakeBackend.WriteFile(ctx, id, p, d)
+}
+func (c *countingBackend) ListFiles(ctx context.Context, id, p string, depth int) ([]FileEntry, error) {
+	c.calls++
+	return c.fakeBackend.ListFiles(ctx, id, p, depth)
+}
+func (c *countingBackend) KillSandbox(ctx context.Context, id string) error {
+	c.calls++
+	return c.fakeBackend.KillSandbox(ctx, id)
+}
+
+// TestToolArgumentsBounded: a sandbox_id that is no sandbox id (too long,
+// or characters no id has) and a path, cwd, user or language past its bound
+// are a short tool error, and the Backend is never called with them.
+// Before, the daemon's Backend put a 3 MB sandbox_id into a URL (9 MB
+// escaped) and the tool's error quoted it whole: 16 such calls at once took
+// the daemon from 144 MB to 1.5 GB of RSS.
+func TestToolArgumentsBounded(t *testing.T) {
+	const id = "abcdefghij0123456789"
+	long := strings.Repeat("%", 1<<20)
+	b := &countingBackend{fakeBackend: &fakeBackend{files: map[string][]byte{}}}
+	cs := connectTo(t, b)
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"kill_sandbox", map[string]any{"sandbox_id": long}},
+		{"kill_sandbox", map[string]any{"sandbox_id": "../" + id}},
+		{"run_command", map[string]any{"sandbox_id": long, "command": "true"}},
+		{"run_command", map[string]any{"sandbox_id": id, "command": "true", "cwd": "/" + long}},
+		{"run_command", map[string]any{"sandbox_id": id, "command": "true", "user": long}},
+		{"run_code", map[string]any{"sandbox_id": long, "code": "1"}},
+		{"run_code", map[string]any{"sandbox_id": id, "code": "1", "language": long}},
+		{"read_file", map[string]any{"sandbox_id": long, "path": "/a"}},
+		{"read_file", map[string]any{"sandbox_id": id, "path": "/" + long}},
+		{"write_file", map[string]any{"sandbox_id": id, "path": "/" + long, "content": "x"}},
+		{"list_files", map[string]any{"sandbox_id": id, "path": "/" + long}},
+	} {
+		r := call(t, cs, c.tool, c.args)
+		if txt := textOf(r); !r.IsError || len(txt) > 512 || !strings.Contains(txt, "invalid argument") {
+			t.Errorf("%s: isError %v, %d bytes: %.120q, want a short invalid-argument error", c.tool, r.IsError, len(txt), txt)
+		}
+	}
+	if b.calls != 0 {
+		t.Errorf("the Backend was called %d times with refused arguments", b.calls)
+	}
+	if r := call(t, cs, "run_command", map[string]any{"sandbox_id": id, "command": "echo"}); r.IsError || b.calls != 1 {
+		t.Errorf("a good call: isError %v, %d calls: %s", r.IsError, b.calls, textOf(r))
+	}
+}

@@ -225,10 +225,10 @@ func (m *Manager) resolve(o CreateOpts) (Template, string, Resources, error) {
 		rtName = m.cfg.DefaultRuntime
 	}
 	if reason, ok := m.cfg.Unavailable[rtName]; ok {
-		return Template{}, "", Resources{}, fmt.Errorf("%w: runtime %q is not working on this node: %s", ErrUnavailable, rtName, reason)
+		return Template{}, "", Resources{}, fmt.Errorf("%w: runtime %.64q is not working on this node: %s", ErrUnavailable, rtName, reason)
 	}
 	if _, ok := m.runtimes[rtName]; !ok {
-		return Template{}, "", Resources{}, fmt.Errorf("%w: runtime %q is not available on this node (have %v)", ErrInvalid, rtName, m.RuntimeNames())
+		return Template{}, "", Resources{}, fmt.Errorf("%w: runtime %.64q is not available on this node (have %v)", ErrInvalid, rtName, m.RuntimeNames())
 	}
 	r := o.Resources
 	if r.CPUCount == 0 {

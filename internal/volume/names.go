@@ -36,17 +36,17 @@ var reservedMounts = []string{"/proc", "/sys", "/dev", "/.sbx"}
 func CheckMountPath(p string) error {
 	switch {
 	case p == "" || !strings.HasPrefix(p, "/"):
-		return fmt.Errorf("%w: mount path %q must be absolute", ErrInvalid, p)
+		return fmt.Errorf("%w: mount path %.64q must be absolute", ErrInvalid, p)
 	case len(p) > 1024 || strings.ContainsRune(p, 0):
 		return fmt.Errorf("%w: mount path %q is too long or holds a NUL", ErrInvalid, trunc(p))
 	case path.Clean(p) != p:
-		return fmt.Errorf("%w: mount path %q is not clean (want %q)", ErrInvalid, p, path.Clean(p))
+		return fmt.Errorf("%w: mount path %.64q is not clean (want %.64q)", ErrInvalid, p, path.Clean(p))
 	case p == "/":
 		return fmt.Errorf("%w: a volume cannot be mounted at /", ErrInvalid)
 	}
 	for _, r := range reservedMounts {
 		if within(p, r) {
-			return fmt.Errorf("%w: mount path %q is reserved (%s)", ErrInvalid, p, r)
+			return fmt.Errorf("%w: mount path %.64q is reserved (%s)", ErrInvalid, p, r)
 		}
 	}
 	return nil
@@ -65,7 +65,7 @@ func CheckMountPaths(paths []string) error {
 		}
 		for _, q := range paths[:i] {
 			if within(p, q) || within(q, p) {
-				return fmt.Errorf("%w: volume mount paths %q and %q overlap", ErrInvalid, q, p)
+				return fmt.Errorf("%w: volume mount paths %.64q and %.64q overlap", ErrInvalid, q, p)
 			}
 		}
 	}

@@ -72,3 +72,16 @@ func TestMetaCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestMountPathErrorsBounded: a refused mount path is quoted by at most 64
+// characters (before, a 1 MiB path not starting with '/' came back whole
+// in the create's 400).
+func TestMountPathErrorsBounded(t *testing.T) {
+	big := strings.Repeat("z", 1<<20)
+	for _, paths := range [][]string{{big}, {"/" + big}, {"/proc/" + big}, {"/a/./" + strings.Repeat("z", 900)}} {
+		err := CheckMountPaths(paths)
+		if !errors.Is(err, ErrInvalid) || strings.Contains(err.Error(), strings.Repeat("z", 65)) {
+			t.Errorf("%.20q…: %.200v, want ErrInvalid quoting at most 64 characters", paths[0], err)
+		}
+	}
+}
