@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"os"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/sbx-dev/sbx/internal/agent/filesystem/fsutil"
 	"github.com/sbx-dev/sbx/internal/agent/identity"
 )
@@ -49,15 +51,32 @@ func (h *handler) serveFile(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.Header().Set("Vary", "Accept-Encoding")
 	w.Header().Set("Content-Type", "application/octet-stream")
+	pseudo := pseudoFile(f)
 	if enc == "gzip" && !conditional(r) {
 		w.Header().Set("Content-Encoding", "gzip")
 		gz := gzip.NewWriter(w)
-		_, _ = io.Copy(gz, io.LimitReader(f, contentSize(f))) // headers are out: a failure truncates the gzip stream
+		_, _ = io.Copy(gz, io.LimitReader(f, contentSize(f, pseudo))) // headers are out: a failure truncates the gzip stream
 		_ = gz.Close()
+		return nil
+	}
+	if pseudo { // no size to declare, nothing to seek: the whole content, once
+		_, _ = io.Copy(w, io.LimitReader(f, maxUnsized))
 		return nil
 	}
 	http.ServeContent(w, r, "", fi.ModTime(), f)
 	return nil
+}
+
+// pseudoFile reports whether f is on procfs or sysfs, whose files' content
+// is made as it is read: their size is 0 or a page, whatever they hold, and
+// procfs's refuse lseek(SEEK_END), so http.ServeContent answered 500 for
+// /proc/cpuinfo and declared 4096 bytes for a sysfs file of 23.
+func pseudoFile(f *os.File) bool {
+	var st unix.Statfs_t
+	if err := unix.Fstatfs(int(f.Fd()), &st); err != nil {
+		return false
+	}
+	return st.Type == unix.PROC_SUPER_MAGIC || st.Type == unix.SYSFS_MAGIC
 }
 
 // maxUnsized bounds the gzip-encoded body of a file whose size lseek does
@@ -69,8 +88,12 @@ const maxUnsized = 64 << 20
 // (a regular or block device's size; 0 for a character device: /dev/zero
 // and /dev/urandom download empty, as /dev/null, as on envd, instead of
 // a gzip stream that never ended), so a file that grows meanwhile (a log)
-// is not sent past it; maxUnsized when lseek cannot tell. f is left at 0.
-func contentSize(f *os.File) int64 {
+// is not sent past it; maxUnsized for a pseudo file (pseudoFile) or when
+// lseek cannot tell. f is left at 0.
+func contentSize(f *os.File, pseudo bool) int64 {
+	if pseudo {
+		return maxUnsized
+	}
 	n, err := f.Seek(0, io.SeekEnd)
 	if err != nil {
 		return maxUnsized

@@ -119,3 +119,39 @@ func TestDownloadDevice(t *testing.T) {
 		}
 	}
 }
+
+// TestDownloadPseudoFile: a procfs or sysfs file downloads whole in every
+// encoding (before: /proc/version answered 500, "seeker can't seek", and a
+// sysfs file declared a Content-Length of 4096 and ended short of it).
+func TestDownloadPseudoFile(t *testing.T) {
+	e := newEnv(t)
+	for _, p := range []string{"/proc/version", "/sys/devices/system/cpu/online"} {
+		want, err := os.ReadFile(p)
+		if err != nil || len(want) == 0 {
+			t.Fatalf("read %s here: %v", p, err)
+		}
+		for _, hdr := range []map[string]string{nil, {"Accept-Encoding": "gzip"}, {"Range": "bytes=0-3"}} {
+			req, err := http.NewRequest("GET", e.url+"/files?path="+p, nil)
+			must(t, err)
+			for k, v := range hdr {
+				req.Header.Set(k, v)
+			}
+			res, err := (&http.Transport{DisableCompression: true}).RoundTrip(req)
+			must(t, err)
+			body, err := io.ReadAll(res.Body)
+			res.Body.Close()
+			if err != nil {
+				t.Fatalf("%s %v: %d, body cut: %v", p, hdr, res.StatusCode, err)
+			}
+			if res.Header.Get("Content-Encoding") == "gzip" {
+				zr, err := gzip.NewReader(bytes.NewReader(body))
+				must(t, err)
+				body, err = io.ReadAll(zr)
+				must(t, err)
+			}
+			if res.StatusCode != 200 || !bytes.Equal(body, want) {
+				t.Fatalf("%s %v: %d %q, want 200 %q", p, hdr, res.StatusCode, body, want)
+			}
+		}
+	}
+}
