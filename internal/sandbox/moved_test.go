@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -23,8 +24,8 @@ func TestMovedPause(t *testing.T) {
 	ctx := context.Background()
 	db, shared := t.TempDir(), t.TempDir()
 	admin := openStore(t, db)
-	node := func(id string, ttl time.Duration) (*Manager, *store.Store) {
-		l, err := admin.Register(ctx, &store.Node{ID: id, Storage: "st"}, ttl)
+	node := func(id string) (*Manager, *store.Store, store.Lease) {
+		l, err := admin.Register(ctx, &store.Node{ID: id, Storage: "st"}, time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,10 +35,12 @@ func TestMovedPause(t *testing.T) {
 		images := t.TempDir()
 		return newTestManager(t, sandboxtest.NewHost(), st, func(c *Config) {
 			c.ImagesDir, c.SharedDir, c.StorageID = images, shared, "st"
-		}), st
+		}), st, l
 	}
-	m1, st1 := node("a", 300*time.Millisecond)
-	m2, _ := node("b", time.Minute)
+	// a's lease is long enough for its creates and pauses on a loaded
+	// machine; it is made to lapse (as a node that stopped renewing) below.
+	m1, st1, la := node("a")
+	m2, _, _ := node("b")
 	in, err := m1.Create(ctx, CreateOpts{Team: "t1", Template: "base", Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
@@ -58,10 +61,16 @@ func TestMovedPause(t *testing.T) {
 	if err := m2.AdoptMoved(ctx, "t1", in.ID); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("take-over while its node is live: %v", err)
 	}
-	time.Sleep(500 * time.Millisecond)
-	if _, err := admin.ExpireNodes(ctx); err != nil {
+	if _, err := st1.Renew(ctx, la, &store.Node{ID: "a", Storage: "st"}, time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
+	waitFor(t, func() bool { // a's lease runs out
+		ids, err := admin.ExpireNodes(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.Contains(ids, "a")
+	})
 	if err := m2.AdoptMoved(ctx, "t2", in.ID); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("take-over for another team: %v", err)
 	}
