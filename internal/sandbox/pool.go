@@ -275,8 +275,8 @@ func (m *Manager) countLocked() int {
 
 func (m *Manager) fill(ctx context.Context, k PoolKey) {
 	sb, err := m.startPooled(ctx, k)
-	snapServes := errors.Is(err, errSnapshotServes)
-	if !snapServes {
+	snapServes, outdated := errors.Is(err, errSnapshotServes), errors.Is(err, errOutdated)
+	if !snapServes && !outdated {
 		m.observer().PoolRefill(k.Template, k.Runtime, err)
 	}
 	m.mu.Lock()
@@ -289,6 +289,7 @@ func (m *Manager) fill(ctx context.Context, k PoolKey) {
 		p.name, p.build = sb.rec.TemplateID, sb.rec.Build
 		p.failures, p.snapNoted = 0, false
 		m.watchExit(sb)
+	case outdated: // refilled at once (kickRefill below), no backoff
 	case snapServes:
 		p.retryAt, p.snapNoted = time.Now().Add(snapshotRecheck), true
 	default:
@@ -302,7 +303,11 @@ func (m *Manager) fill(ctx context.Context, k PoolKey) {
 	if note {
 		m.log.Info("warm pool kept empty: creates of its template restore the template's start-command snapshot instead", "template", k.Template, "runtime", k.Runtime)
 	}
-	if err != nil && !snapServes {
+	if outdated {
+		m.log.Info("warm pool: reaped a refill of an older build of its template, or of a deleted one", "template", k.Template, "runtime", k.Runtime)
+		m.kickRefill()
+	}
+	if err != nil && !snapServes && !outdated {
 		m.log.Warn("warm pool refill failed", "template", k.Template, "runtime", k.Runtime, "failuresInARow", n, "retryIn", refillBackoff(n), "err", err)
 	}
 }
@@ -330,6 +335,9 @@ func (m *Manager) startPooled(ctx context.Context, k PoolKey) (*Sandbox, error) 
 	}
 	if err == nil {
 		err = m.preInit(ctx, sb)
+	}
+	if err == nil {
+		err = m.stillCurrent(k, tmpl)
 	}
 	if err != nil {
 		m.reap(context.WithoutCancel(ctx), rec.ID, rec.Runtime, nil)

@@ -93,6 +93,64 @@ func TestWarmPoolUserTemplate(t *testing.T) {
 	waitFor(t, func() bool { return m.PoolStats()[key] == 0 })
 }
 
+// TestWarmPoolRebuildDuringRefill: a refill that resolved its template
+// before a rebuild and lands after it does not offer its sandbox of the old
+// build (no create could claim it, and a create would pay a cold start until
+// the next periodic check): it is reaped and the pool refilled with the new
+// build.
+func TestWarmPoolRebuildDuringRefill(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	h := sandboxtest.NewHost()
+	st := openStore(t, t.TempDir())
+	tmpls := &userTemplates{build: "b1"}
+	key := PoolKey{Template: "my-app", Runtime: "fake"}
+	m := newUserPoolManager(t, h, st, tmpls, key)
+	done := make(chan struct{})
+	go func() { m.RunPools(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	waitFor(t, func() bool { return m.PoolStats()[key] == 1 })
+	h.Mu.Lock()
+	h.StartDelay = time.Second // the refill the claim starts is slow
+	h.Mu.Unlock()
+	in, err := m.Create(ctx, CreateOpts{Template: "my-app", Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = m.Kill(ctx, in.ID)
+	waitFor(t, func() bool { // the refill resolved b1 and is starting
+		return pooledBuild(t, st) == "b1" && m.PoolStats()[key] == 0
+	})
+	h.Mu.Lock()
+	h.StartDelay = 0
+	h.Mu.Unlock()
+	tmpls.rebuild("b2")
+	waitFor(t, func() bool { return m.PoolStats()[key] == 1 })
+	if b := pooledBuild(t, st); b != "b2" {
+		t.Fatalf("the pool offers a sandbox of build %q after a rebuild to b2", b)
+	}
+}
+
+// pooledBuild is the build of st's pooled sandbox record ("" none).
+func pooledBuild(t *testing.T, st *store.Store) string {
+	t.Helper()
+	return pooledRecord(t, st).Build
+}
+
+// pooledRecord is st's pooled sandbox record (zero if none).
+func pooledRecord(t *testing.T, st *store.Store) store.Sandbox {
+	t.Helper()
+	all, err := st.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range all {
+		if r.State == store.StatePooled {
+			return *r
+		}
+	}
+	return store.Sandbox{}
+}
+
 func newUserPoolManager(t *testing.T, h *sandboxtest.Host, st *store.Store, tmpls Templates, key PoolKey) *Manager {
 	port := sandboxtest.StartAgent(t)
 	cfg := Config{DefaultRuntime: "fake", AgentPort: port, DefaultTimeout: time.Minute, MaxTimeout: time.Hour,

@@ -15,6 +15,33 @@ import (
 // pool holding sandboxes, so a rebuild is noticed without a create paying a
 // cold start for it, and a deleted template's pool is emptied.
 
+// A refill resolves its template when it starts; one that lands after a
+// rebuild (or a delete) of it would hold a sandbox of the old build until
+// the next check, and a create in between would pay a cold start. So a
+// refill checks its template again when its sandbox is ready (stillCurrent)
+// and reaps it instead of offering it when the template changed.
+
+// errOutdated is a refill whose template was rebuilt or deleted while its
+// sandbox started: the sandbox is reaped and the pool refilled at once,
+// with no backoff (the refill did not fail).
+var errOutdated = errors.New("warm pool refill: its template was rebuilt or deleted meanwhile")
+
+// stillCurrent reports errOutdated when tmpl, which pool k's refill
+// started, is no longer the current build of k's template (Templates.Get);
+// other lookup errors keep the sandbox, as evictStale does.
+func (m *Manager) stillCurrent(k PoolKey, tmpl Template) error {
+	cur, err := m.templates.Get(k.Template)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return errOutdated
+	case err != nil:
+		return nil
+	case cur.Name != tmpl.Name || cur.Build != tmpl.Build:
+		return errOutdated
+	}
+	return nil
+}
+
 // staleEvery is how often every pool is checked against its template.
 const staleEvery = 2 * time.Second
 
