@@ -258,10 +258,16 @@ func TestWarmPoolTemplateResources(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	waitForIn(t, 5*time.Second, cond)
+}
+
+// waitForIn waits up to d for cond.
+func waitForIn(t *testing.T, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 5s")
+			t.Fatalf("condition not met in %v", d)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -50,7 +50,8 @@ func TestWarmPoolUserTemplate(t *testing.T) {
 	h := sandboxtest.NewHost()
 	tmpls := &userTemplates{build: "b1"}
 	key := PoolKey{Template: "my-app", Runtime: "fake"}
-	m := newUserPoolManager(t, h, openStore(t, t.TempDir()), tmpls, key)
+	st := openStore(t, t.TempDir())
+	m := newUserPoolManager(t, h, st, tmpls, key)
 	obs := &claimLabels{deaths: deaths{n: map[string]int{}}}
 	m.SetObserver(obs)
 	done := make(chan struct{})
@@ -70,21 +71,22 @@ func TestWarmPoolUserTemplate(t *testing.T) {
 	create := func(build string) {
 		t.Helper()
 		waitFor(t, func() bool { return m.PoolStats()[key] == 1 })
-		before := starts()
+		pooled, before := pooledRecord(t, st), starts()
 		in, err := m.Create(ctx, CreateOpts{Template: "my-app", Timeout: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := starts() - before; n != 0 {
-			t.Errorf("a create of my-app (build %s) with its pool full started %d sandboxes: it was not served by the pool", build, n)
+		if in.ID != pooled.ID {
+			t.Errorf("a create of my-app (build %s) with its pool full got sandbox %s, not the pooled %s (of build %s; %d sandboxes started since): it was not served by the pool", build, in.ID, pooled.ID, pooled.Build, starts()-before)
 		}
 		_ = m.Kill(ctx, in.ID)
 	}
 	create("b1")
 	tmpls.rebuild("b2")
 	// RunPools notices the rebuild by itself (every 2 s) and refills the
-	// pool with the new build: no create pays a cold start for it.
-	time.Sleep(2600 * time.Millisecond)
+	// pool with the new build: no create pays a cold start for it. (Waited
+	// for, not slept: on a loaded machine a check or refill runs late.)
+	waitForIn(t, 30*time.Second, func() bool { return m.PoolStats()[key] == 1 && pooledBuild(t, st) == "b2" })
 	create("b2")
 	// A deleted template's pool is emptied.
 	waitFor(t, func() bool { return m.PoolStats()[key] == 1 })
