@@ -42,6 +42,9 @@ type Registry struct {
 	// reloads the index for.
 	Shared bool
 
+	// reloading serializes Reloads, so that the index installed last was
+	// read last: it holds every write made before any Reload began.
+	reloading sync.Mutex
 	mu        sync.RWMutex
 	reloaded  time.Time // last reloadOnMiss
 	idx       index
@@ -96,8 +99,13 @@ func (r *Registry) FlushSpawns(ctx context.Context) error {
 	return r.Reload(ctx)
 }
 
-// Reload rebuilds the index from the store.
+// Reload rebuilds the index from the store. Reloads run one at a time:
+// before, two at once could install the index read first last, losing a
+// write the other had read (a ready build answered "building" until the next
+// Reload).
 func (r *Registry) Reload(ctx context.Context) error {
+	r.reloading.Lock()
+	defer r.reloading.Unlock()
 	ts, err := r.Store.Templates(ctx)
 	if err != nil {
 		return err
