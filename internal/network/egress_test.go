@@ -53,7 +53,8 @@ func TestEgressPolicy(t *testing.T) {
 				t.Fatalf("%s: %v", c.name, err)
 			}
 		}
-		ga, gb := reach(in.addr(in.a)), reach(in.addr(in.b))
+		ga := probe(c.ra, func() error { return dialFrom(t, a, in.addr(in.a)) })
+		gb := probe(c.rb, func() error { return dialFrom(t, a, in.addr(in.b)) })
 		if ga != c.ra || gb != c.rb {
 			t.Errorf("%s: reach %s, %s = %v, %v; want %v, %v\n%s", c.name, in.a, in.b, ga, gb, c.ra, c.rb, hostState(m))
 		}
@@ -76,7 +77,7 @@ func TestEgressPolicy(t *testing.T) {
 	if err := m.AddResolved(a.ID, []netip.Addr{in.b}, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if !reach(in.addr(in.b)) || reach(in.addr(in.a)) {
+	if !probe(true, func() error { return dialFrom(t, a, in.addr(in.b)) }) || reach(in.addr(in.a)) {
 		t.Error("resolved address: want only in.b reachable")
 	}
 	if err := m.AddResolved(a.ID, []netip.Addr{in.b}, 50*time.Minute); err != nil {
@@ -171,9 +172,10 @@ func holdServer(t *testing.T, in *internet, a netip.Addr, port uint16) string {
 // plain server); other ports and other policies are not redirected.
 func TestGuardRedirect(t *testing.T) {
 	m, in, a := withGuard(t, 44)
-	reach := func(port int) bool {
-		return retry(3, func() error { return dialFrom(t, a, netip.AddrPortFrom(in.a, uint16(port)).String()) }) == nil
+	reachAs := func(want bool, port int) bool {
+		return probe(want, func() error { return dialFrom(t, a, netip.AddrPortFrom(in.a, uint16(port)).String()) })
 	}
+	reach := func(port int) bool { return reachAs(false, port) }
 	if err := m.SetPolicy(context.Background(), a.ID, mustPolicy(t, nil, []string{"example.com"}, nil)); err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +185,7 @@ func TestGuardRedirect(t *testing.T) {
 	if err := m.AddResolved(a.ID, []netip.Addr{in.a}, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if !reach(80) || !reach(443) || !reach(8080) {
+	if !reachAs(true, 80) || !reachAs(true, 443) || !reachAs(true, 8080) {
 		t.Error("resolved address: 80/443 must reach the guard, 8080 the internet")
 	}
 	if err := m.SetPolicy(context.Background(), a.ID, egress.Policy{}); err != nil {

@@ -38,7 +38,7 @@ func TestForeignDNATIsNoDoor(t *testing.T) {
 	if err := m.AddResolved(a.ID, []netip.Addr{in.a}, 60e9); err != nil {
 		t.Fatal(err)
 	}
-	if !reach(netip.AddrPortFrom(in.a, 443).String()) {
+	if !probe(true, func() error { return dialFrom(t, a, netip.AddrPortFrom(in.a, 443).String()) }) {
 		t.Error("the daemon's own redirect (the guard) no longer lets the sandbox in")
 	}
 }

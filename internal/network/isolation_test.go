@@ -3,6 +3,7 @@ package network
 import (
 	"net/netip"
 	"testing"
+	"time"
 )
 
 // TestIsolation: from inside a sandbox nothing is reachable, not the host,
@@ -56,6 +57,34 @@ func TestIsolation(t *testing.T) {
 	} else {
 		c.Close()
 	}
+}
+
+// reachWait bounds a check that a sandbox does reach something: on a loaded
+// machine (CI runs every package's tests on 2 cores) a dial or a greeting can
+// be late by seconds, and three quick tries (retry) then fail although the
+// path is open. A check that it does not reach keeps retry's quick tries.
+const reachWait = 20 * time.Second
+
+// eventually runs fn until it succeeds, for up to reachWait; the last error
+// if it never does.
+func eventually(fn func() error) error {
+	deadline := time.Now().Add(reachWait)
+	for {
+		err := fn()
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// probe reports whether fn (a dial) succeeds, tried as a check expecting
+// want: until it does (eventually) when want, else in 3 quick tries (retry).
+func probe(want bool, fn func() error) bool {
+	if want {
+		return eventually(fn) == nil
+	}
+	return retry(3, fn) == nil
 }
 
 // retry runs fn up to n times (a loaded host may drop a first SYN or ARP).

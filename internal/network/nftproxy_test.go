@@ -108,7 +108,7 @@ func TestTunnelRedirect(t *testing.T) {
 	}
 	for _, dst := range []string{in.addr(in.a), netip.AddrPortFrom(in.b, 22).String()} {
 		// a link just made may take a moment to pass its first packets
-		if err := retry(10, func() error { return dialFrom(t, a, dst) }); err != nil || !stub.saw(dst) {
+		if err := eventually(func() error { return dialFrom(t, a, dst) }); err != nil || !stub.saw(dst) {
 			t.Errorf("proxied: %s did not reach the tunnel: %v", dst, err)
 		}
 	}
@@ -124,7 +124,7 @@ func TestTunnelRedirect(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := stub.count()
-	if !reach(in.addr(in.b)) || stub.count() != n {
+	if !probe(true, func() error { return dialFrom(t, a, in.addr(in.b)) }) || stub.count() != n {
 		t.Errorf("direct again: %s not reached directly", in.addr(in.b))
 	}
 	if sendUDP(); udp() == 0 {
