@@ -62,6 +62,7 @@ var conformance = []struct {
 	{"register over an expired lease", testRegisterExpires},
 	{"build owners", testBuildOwners},
 	{"shared storage", testSharedStorage},
+	{"paused bytes", testPausedBytes},
 }
 
 func TestConformance(t *testing.T) {

@@ -39,9 +39,13 @@ type BuildRec struct {
 	Config     BuildConfig `json:"config"`
 	// Digest is the manifest digest of the build pushed to the template
 	// registry ("" if none): other nodes pull it by this digest.
-	Digest     string    `json:"digest,omitempty"`
-	Reason     string    `json:"reason,omitempty"`
-	ReasonStep string    `json:"reasonStep,omitempty"`
+	Digest     string `json:"digest,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+	ReasonStep string `json:"reasonStep,omitempty"`
+	// LogBytes is the size of the build's log file, recorded when the
+	// build ends: the log is on the disk of the node that ran the build
+	// only, and every node counts it against the team's disk quota.
+	LogBytes   int64     `json:"logBytes,omitempty"`
 	CreatedAt  time.Time `json:"createdAt"`
 	UpdatedAt  time.Time `json:"updatedAt"`
 	FinishedAt time.Time `json:"finishedAt,omitzero"`

@@ -1,0 +1,43 @@
+package store
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// testPausedBytes: PausedBytes sums the images of a team's paused
+// sandboxes on every node of the store, and nothing else: not another
+// team's, not a running sandbox's.
+func testPausedBytes(t *testing.T, b backend) {
+	ctx := context.Background()
+	target := b.target(t)
+	admin := b.mustOpen(t, target)
+	node := func(id string) *Store {
+		l, err := admin.Register(ctx, &Node{ID: id}, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := b.mustOpen(t, target)
+		s.Fence(l)
+		return s
+	}
+	na, nb := node("a"), node("b")
+	put := func(s *Store, id, team string, st State, bytes int64) {
+		if err := s.Put(ctx, &Sandbox{ID: id, Team: team, State: st, Persist: Persistence{ImageBytes: bytes}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(na, "p1", "t1", StatePaused, 1<<20)
+	put(nb, "p2", "t1", StatePaused, 2<<20)
+	put(nb, "p3", "t2", StatePaused, 4<<20)
+	put(na, "r1", "t1", StateRunning, 8<<20)
+	for _, s := range []*Store{na, nb, admin} {
+		if n, err := s.PausedBytes(ctx, "t1"); err != nil || n != 3<<20 {
+			t.Fatalf("PausedBytes(t1) = %d, %v; want %d (both nodes' paused sandboxes)", n, err, 3<<20)
+		}
+	}
+	if n, err := na.PausedBytes(ctx, "none"); err != nil || n != 0 {
+		t.Fatalf("PausedBytes(none) = %d, %v", n, err)
+	}
+}
