@@ -14,7 +14,9 @@ import (
 // MiB paused a 40 MiB sandbox on node1 and then, on node2, paused another
 // and took snapshots as if it held nothing: its quota's worth on every
 // node. Now the store's paused records (every node's) are counted: the
-// pause and the snapshot on node2 are 429 with Retry-After.
+// pause and the snapshot on node2 are 429 with Retry-After. So are its
+// snapshots: a node counted those it sees (its own and its shared
+// storage's), so a snapshot on node1's disk left node2's pauses free.
 func TestClusterPausedDisk(t *testing.T) {
 	requirements(t, "runsc")
 	url := pgtest.URL(t)
@@ -43,9 +45,19 @@ func TestClusterPausedDisk(t *testing.T) {
 		t.Fatalf("volume create on node2 past the team's disk quota: %d", c)
 	}
 
-	// Deleting the paused sandbox on node1 frees the team's share on node2.
+	// Deleting the paused sandbox on node1 frees the team's share on node2;
+	// a snapshot on node1 (its own disk, which node2 does not list) takes it.
 	n1.deleteAs(tm.Key, first.ID)
-	if c := n2.as(tm.Key, "POST", "/sandboxes/"+second.ID+"/pause", map[string]any{}, nil); c != 204 {
-		t.Fatalf("pause on node2 once node1's paused sandbox is deleted: %d", c)
+	third := n1.createAs(tm.Key, nil)
+	if out, code := third.run("user", "head -c 40M /dev/urandom > ~/big && echo ok", time.Minute); code != 0 {
+		t.Fatalf("fill: %d %s", code, out)
+	}
+	if c, _, b := n1.call("POST", "/sandboxes/"+third.ID+"/snapshots", map[string]string{"X-API-Key": tm.Key}, map[string]any{}); c != 201 {
+		t.Fatalf("snapshot on node1 under the quota: %d %s", c, b)
+	}
+	n1.deleteAs(tm.Key, third.ID)
+	code, h, b := n2.call("POST", "/sandboxes/"+second.ID+"/pause", map[string]string{"X-API-Key": tm.Key}, map[string]any{})
+	if code != 429 || h.Get("Retry-After") == "" {
+		t.Fatalf("pause on node2 past the team's disk quota (its snapshot on node1 holds 40 MiB of 32): %d %q %s", code, h.Get("Retry-After"), b)
 	}
 }

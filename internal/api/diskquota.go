@@ -125,7 +125,7 @@ func mib(n int64) int64 { return (n + 1<<20 - 1) >> 20 }
 // memory snapshots its templates' start commands left (a build's, recorded
 // under no team: charged to the template's owner).
 func (s *Server) snapshotBytes(ctx context.Context, team string, owned func(templateID string) (bool, error)) (int64, error) {
-	snaps, err := s.tenants.st.ListSnapshots(ctx)
+	snaps, err := s.tenants.st.AllSnapshots(ctx)
 	if err != nil {
 		return 0, err
 	}

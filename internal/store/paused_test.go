@@ -41,3 +41,35 @@ func testPausedBytes(t *testing.T, b backend) {
 		t.Fatalf("PausedBytes(none) = %d, %v", n, err)
 	}
 }
+
+// testAllSnapshots: AllSnapshots returns every node's snapshot records,
+// those on its own disk that another node does not see (ListSnapshots)
+// too: a team's disk quota counts them on every node.
+func testAllSnapshots(t *testing.T, b backend) {
+	ctx := context.Background()
+	target := b.target(t)
+	admin := b.mustOpen(t, target)
+	node := func(id string) *Store {
+		l, err := admin.Register(ctx, &Node{ID: id}, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := b.mustOpen(t, target)
+		s.Fence(l)
+		return s
+	}
+	na, nb := node("a"), node("b")
+	for i, s := range []*Store{na, nb} {
+		if err := s.PutSnapshot(ctx, &Snapshot{ID: string(rune('x' + i)), Team: "t1", Bytes: 1 << 20}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if l, _ := nb.ListSnapshots(ctx); len(l) != 1 {
+		t.Fatalf("b sees %d snapshots, want its own", len(l))
+	}
+	for _, s := range []*Store{na, nb} {
+		if l, err := s.AllSnapshots(ctx); err != nil || len(l) != 2 {
+			t.Fatalf("AllSnapshots: %d, %v; want both nodes'", len(l), err)
+		}
+	}
+}

@@ -63,6 +63,7 @@ var conformance = []struct {
 	{"build owners", testBuildOwners},
 	{"shared storage", testSharedStorage},
 	{"paused bytes", testPausedBytes},
+	{"all snapshots", testAllSnapshots},
 }
 
 func TestConformance(t *testing.T) {
