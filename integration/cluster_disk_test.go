@@ -61,3 +61,34 @@ func TestClusterPausedDisk(t *testing.T) {
 		t.Fatalf("pause on node2 past the team's disk quota (its snapshot on node1 holds 40 MiB of 32): %d %q %s", code, h.Get("Retry-After"), b)
 	}
 }
+
+// TestClusterTemplateDisk (runsc): a team's templates count against its
+// disk quota on every node, not only on the node that built them (whose
+// disk holds the layers). A build's record holds its layers' sizes: before,
+// a node lacking the layers counted them as nothing, so a team limited to
+// 32 MiB built a 24 MiB template on node1 and then created a 16 MiB volume
+// on node2 (201); now that is 429.
+func TestClusterTemplateDisk(t *testing.T) {
+	requirements(t, "runsc")
+	url := pgtest.URL(t)
+	admin := openAdmin(t, url)
+	n1 := startClusterNode(t, "runsc", url, 1, "", "--templates-dir", baseCopy(t)) // each node its own layer store
+	tm := n1.newTeam("cluster-tpl-disk", map[string]any{"diskMB": 32})
+	n2 := startClusterNode(t, "runsc", url, 2, "", "--templates-dir", baseCopy(t))
+	unmountVolumesAtEnd(t, n2)
+	waitNodes(t, admin, map[string]string{"node1": "live", "node2": "live"})
+
+	spec := map[string]any{"fromTemplate": "base",
+		"steps": []map[string]any{{"type": "RUN", "args": []string{"head -c 24M /dev/urandom > /big", "root"}}}}
+	tid, bid, code, _ := n1.buildAs(t, tm.Key, "cluster-tpl-disk", spec)
+	if code != 202 {
+		t.Fatalf("build start under the quota: %d", code)
+	}
+	if st := n1.waitBuildAs(t, tm.Key, tid, bid); st.Status != "ready" {
+		t.Fatalf("build under the quota: %+v", st)
+	}
+	code, h, b := n2.call("POST", "/volumes", map[string]string{"X-API-Key": tm.Key}, map[string]any{"name": "v", "sizeMB": 16})
+	if code != 429 || h.Get("Retry-After") == "" {
+		t.Fatalf("16 MiB volume on node2 next to a 24 MiB template built on node1, quota 32 MiB: %d %q %s", code, h.Get("Retry-After"), b)
+	}
+}

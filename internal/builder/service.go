@@ -309,6 +309,7 @@ func (s *Service) finish(b *store.BuildRec, st *state, err error, lg *buildLog) 
 		lg.add("warn", "finalize", "not tagged %v: a template holds at most %d tags", dropped, MaxTagsPerTemplate)
 	}
 	b.Status, b.Layers, b.Config, b.LogBytes = "ready", st.layers, st.cfg, lg.size()
+	b.LayerSizes = s.layerSizes(st.layers)
 	if perr := s.st.PutBuild(ctx, b); perr != nil {
 		s.log.Error("record build", "build", b.ID, "err", perr)
 		return
