@@ -344,12 +344,13 @@ func (s *Service) logsOf(buildID string) []LogEntry {
 	return readLog(s.logDir(), buildID)
 }
 
-// Usage returns the bytes held by template layers.
+// Usage returns the bytes held by template layers (their user-namespace
+// copies included: layers.Store.DiskSize).
 func (s *Service) Usage() int64 {
 	ids, _ := s.reg.Layers.List()
 	var n int64
 	for _, id := range ids {
-		n += s.reg.Layers.Size(id)
+		n += s.reg.Layers.DiskSize(id)
 	}
 	return n
 }

@@ -72,7 +72,7 @@ func (s *Service) LayerBytes(ctx context.Context, owned func(templateID string) 
 		}
 	}
 	return chargedBytes(append(charged, building), free, func(id string) int64 {
-		return max(s.reg.Layers.Size(id), recorded[id])
+		return max(s.reg.Layers.DiskSize(id), recorded[id])
 	}), nil
 }
 
