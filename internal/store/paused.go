@@ -2,8 +2,18 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 )
+
+// pausedDoc is what PausedBytes reads of a sandbox record (the fields of
+// Sandbox it needs, not its maps).
+type pausedDoc struct {
+	Team    string `json:"team"`
+	Persist struct {
+		ImageBytes int64 `json:"imageBytes"`
+	} `json:"persist"`
+}
 
 // PausedBytes is the size of team's paused sandboxes' images
 // (Persist.ImageBytes) on every node sharing the store: one query. On a
@@ -22,9 +32,9 @@ func (s *Store) PausedBytes(ctx context.Context, team string) (int64, error) {
 		if err := rows.Scan(&doc); err != nil {
 			return 0, fmt.Errorf("paused sandboxes: %w", err)
 		}
-		r, err := decode(doc)
-		if err != nil {
-			return 0, err
+		var r pausedDoc
+		if err := json.Unmarshal(doc, &r); err != nil {
+			return 0, fmt.Errorf("decode sandbox record: %w", err)
 		}
 		if r.Team == team {
 			n += r.Persist.ImageBytes

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -70,6 +71,31 @@ func testAllSnapshots(t *testing.T, b backend) {
 	for _, s := range []*Store{na, nb} {
 		if l, err := s.AllSnapshots(ctx); err != nil || len(l) != 2 {
 			t.Fatalf("AllSnapshots: %d, %v; want both nodes'", len(l), err)
+		}
+	}
+}
+
+// BenchmarkPausedBytes: one disk-quota check's read of 1,000 paused
+// records (SQLite).
+func BenchmarkPausedBytes(b *testing.B) {
+	s, err := Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	env := map[string]string{"A": "1", "B": "2", "PATH": "/usr/bin"}
+	for i := range 1000 {
+		r := &Sandbox{ID: fmt.Sprintf("sb%04d", i), Team: fmt.Sprintf("t%d", i%10), State: StatePaused,
+			EnvVars: env, Metadata: env, Persist: Persistence{ImageBytes: 1 << 20}}
+		if err := s.Put(ctx, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for range b.N {
+		if n, err := s.PausedBytes(ctx, "t1"); err != nil || n != 100<<20 {
+			b.Fatal(n, err)
 		}
 	}
 }
