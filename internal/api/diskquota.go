@@ -6,7 +6,6 @@ import (
 	"net/http"
 
 	"github.com/sbx-dev/sbx/internal/sandbox"
-	"github.com/sbx-dev/sbx/internal/store"
 )
 
 // A team's disk quota (store.Quota.DiskMB) bounds what it keeps on disk:
@@ -73,8 +72,8 @@ func (s *Server) diskLimit(team string) int64 {
 }
 
 // diskUsed is the MiB team holds: volumes, snapshots (its templates' start
-// command snapshots too), paused sandboxes'
-// images, template layers (plus building, the layers of a build in
+// command snapshots too), paused sandboxes' images (on every node of a
+// cluster: store.PausedBytes), template layers (plus building, the layers of a build in
 // progress), the files its templates' COPY steps uploaded and its builds'
 // logs.
 func (s *Server) diskUsed(ctx context.Context, team string, building []string) (int64, error) {
@@ -96,7 +95,11 @@ func (s *Server) diskUsed(ctx context.Context, team string, building []string) (
 	if err != nil {
 		return 0, err
 	}
-	used += mib(snaps) + mib(s.pausedBytes(team))
+	paused, err := s.tenants.st.PausedBytes(ctx, team)
+	if err != nil {
+		return 0, err
+	}
+	used += mib(snaps) + mib(paused)
 	var bytes int64
 	if s.builds != nil {
 		if bytes, err = s.builds.LayerBytes(ctx, owned, building); err != nil {
@@ -118,22 +121,11 @@ func (s *Server) diskUsed(ctx context.Context, team string, building []string) (
 // mib rounds n bytes up to MiB.
 func mib(n int64) int64 { return (n + 1<<20 - 1) >> 20 }
 
-// pausedBytes is the size of team's paused sandboxes' images on this node.
-func (s *Server) pausedBytes(team string) int64 {
-	var n int64
-	for _, in := range s.mgr.List() {
-		if in.Team == team && in.State == store.StatePaused {
-			n += in.Persist.ImageBytes
-		}
-	}
-	return n
-}
-
 // snapshotBytes is the size of team's snapshots: those it took and the
 // memory snapshots its templates' start commands left (a build's, recorded
 // under no team: charged to the template's owner).
 func (s *Server) snapshotBytes(ctx context.Context, team string, owned func(templateID string) (bool, error)) (int64, error) {
-	snaps, err := s.tenants.st.ListSnapshots(ctx)
+	snaps, err := s.tenants.st.AllSnapshots(ctx)
 	if err != nil {
 		return 0, err
 	}

@@ -39,12 +39,23 @@ func (s *Service) LogBytes(ctx context.Context, owned func(templateID string) (b
 		if !own {
 			continue
 		}
-		n += recordBytes(b)
-		if fi, err := os.Stat(s.logPath(b.ID)); err == nil {
-			n += fi.Size()
-		}
+		n += recordBytes(b) + s.logSize(b)
 	}
 	return n, nil
+}
+
+// logSize is the size of build b's log: the size its record holds (set
+// when the build ended, seen by every node of a cluster) or, larger, the
+// size of its log file here (a build running on this node, or one a
+// restart ended). A build running on another node counts once it ends:
+// its log is at most about 6 MiB, and builds run a few at a time per node.
+// Before, a node stat'ed its own log files only, so a team's builds on
+// other nodes left their logs there uncounted.
+func (s *Service) logSize(b *store.BuildRec) int64 {
+	if fi, err := os.Stat(s.logPath(b.ID)); err == nil && fi.Size() > b.LogBytes {
+		return fi.Size()
+	}
+	return b.LogBytes
 }
 
 // recordBytes is what build b's record holds of its request and outcome in

@@ -37,6 +37,7 @@ type buildLog struct {
 	mu      sync.Mutex
 	entries []LogEntry
 	bytes   int
+	written int64 // bytes appended to f
 	f       *os.File
 	dropped bool
 }
@@ -92,7 +93,8 @@ func (l *buildLog) add(level, step, format string, args ...any) {
 	l.bytes += len(msg)
 	if l.f != nil {
 		b, _ := json.Marshal(e)
-		_, _ = l.f.Write(append(b, '\n'))
+		n, _ := l.f.Write(append(b, '\n'))
+		l.written += int64(n)
 	}
 }
 
@@ -121,6 +123,13 @@ func (l *buildLog) snapshot() []LogEntry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]LogEntry(nil), l.entries...)
+}
+
+// size is how many bytes the log's file holds (of this run's entries).
+func (l *buildLog) size() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.written
 }
 
 func (l *buildLog) close() {

@@ -295,6 +295,7 @@ func (s *Service) finish(b *store.BuildRec, st *state, err error, lg *buildLog) 
 			b.ReasonStep = se.step
 		}
 		lg.add("error", b.ReasonStep, "build failed: %s", b.Reason)
+		b.LogBytes = lg.size()
 		if perr := s.st.PutBuild(ctx, b); perr != nil {
 			s.log.Error("record failed build", "build", b.ID, "err", perr)
 		}
@@ -307,7 +308,8 @@ func (s *Service) finish(b *store.BuildRec, st *state, err error, lg *buildLog) 
 	if dropped := s.putReadyTags(ctx, b, now); len(dropped) > 0 {
 		lg.add("warn", "finalize", "not tagged %v: a template holds at most %d tags", dropped, MaxTagsPerTemplate)
 	}
-	b.Status, b.Layers, b.Config = "ready", st.layers, st.cfg
+	b.Status, b.Layers, b.Config, b.LogBytes = "ready", st.layers, st.cfg, lg.size()
+	b.LayerSizes = s.layerSizes(st.layers)
 	if perr := s.st.PutBuild(ctx, b); perr != nil {
 		s.log.Error("record build", "build", b.ID, "err", perr)
 		return
@@ -342,12 +344,13 @@ func (s *Service) logsOf(buildID string) []LogEntry {
 	return readLog(s.logDir(), buildID)
 }
 
-// Usage returns the bytes held by template layers.
+// Usage returns the bytes held by template layers (their user-namespace
+// copies included: layers.Store.DiskSize).
 func (s *Service) Usage() int64 {
 	ids, _ := s.reg.Layers.List()
 	var n int64
 	for _, id := range ids {
-		n += s.reg.Layers.Size(id)
+		n += s.reg.Layers.DiskSize(id)
 	}
 	return n
 }

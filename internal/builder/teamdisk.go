@@ -3,6 +3,8 @@ package builder
 import (
 	"context"
 	"fmt"
+
+	"github.com/sbx-dev/sbx/internal/store"
 )
 
 // DiskCheck is asked whether the build of templateID may go on while it
@@ -49,7 +51,9 @@ func (s *Service) LayerBytes(ctx context.Context, owned func(templateID string) 
 		public[t.ID], mine[t.ID] = t.Public, own
 	}
 	var charged, free [][]string
+	recorded := map[string]int64{}
 	for _, b := range bs {
+		recordSizes(recorded, b)
 		switch {
 		case b.Status != "ready":
 		case public[b.TemplateID]:
@@ -67,7 +71,34 @@ func (s *Service) LayerBytes(ctx context.Context, owned func(templateID string) 
 			free = append(free, bt.Layers)
 		}
 	}
-	return chargedBytes(append(charged, building), free, s.reg.Layers.Size), nil
+	return chargedBytes(append(charged, building), free, func(id string) int64 {
+		return max(s.reg.Layers.DiskSize(id), recorded[id])
+	}), nil
+}
+
+// layerSizes are the sizes of layers in this node's layer store, for a
+// ready build's record (BuildRec.LayerSizes).
+func (s *Service) layerSizes(layers []string) []int64 {
+	out := make([]int64, len(layers))
+	for i, l := range layers {
+		out[i] = s.reg.Layers.Size(l)
+	}
+	return out
+}
+
+// recordSizes adds the layer sizes build b's record holds to sizes. On a
+// cluster a template's layers are on the disk of the node that built it
+// (and of those that pulled it): a node whose layer store lacks them
+// counts them by these sizes. Before, it counted them as nothing, so a
+// team's templates built on other nodes were free here and a team held
+// its quota's worth of template layers on each node.
+func recordSizes(sizes map[string]int64, b *store.BuildRec) {
+	if len(b.LayerSizes) != len(b.Layers) {
+		return // a record from before sizes were recorded
+	}
+	for i, l := range b.Layers {
+		sizes[l] = max(sizes[l], b.LayerSizes[i])
+	}
 }
 
 // chargedBytes sums size over the distinct layers of charged that are in

@@ -137,10 +137,22 @@ func (s *Store) ListSnapshots(ctx context.Context) ([]*Snapshot, error) {
 	return s.querySnapshots(ctx, `ORDER BY created_at DESC, id`)
 }
 
+// AllSnapshots returns the snapshot records of every node sharing the
+// store, seen by s or not (a team's disk quota counts them all: on a
+// cluster a node sees only its own and those on its shared storage).
+func (s *Store) AllSnapshots(ctx context.Context) ([]*Snapshot, error) {
+	return s.scanSnapshots(ctx, `SELECT doc FROM snapshots`)
+}
+
 // querySnapshots decodes the records s sees that rest (a condition after
 // AND, and/or an ORDER BY) with args selects.
 func (s *Store) querySnapshots(ctx context.Context, rest string, args ...any) ([]*Snapshot, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT doc FROM snapshots WHERE `+snapSeen+` `+rest, append([]any{s.node(), s.storage()}, args...)...)
+	return s.scanSnapshots(ctx, `SELECT doc FROM snapshots WHERE `+snapSeen+` `+rest, append([]any{s.node(), s.storage()}, args...)...)
+}
+
+// scanSnapshots decodes the snapshot records query selects.
+func (s *Store) scanSnapshots(ctx context.Context, query string, args ...any) ([]*Snapshot, error) {
+	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list snapshots: %w", err)
 	}

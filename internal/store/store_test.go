@@ -62,6 +62,8 @@ var conformance = []struct {
 	{"register over an expired lease", testRegisterExpires},
 	{"build owners", testBuildOwners},
 	{"shared storage", testSharedStorage},
+	{"paused bytes", testPausedBytes},
+	{"all snapshots", testAllSnapshots},
 }
 
 func TestConformance(t *testing.T) {

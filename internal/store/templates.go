@@ -31,17 +31,25 @@ type BuildRec struct {
 	Tags       []string        `json:"tags,omitempty"` // tags it gets when ready (besides "latest")
 	// Orphan: its template was deleted; the build is kept (unlisted) while
 	// sandboxes or snapshots still run on it, then collected.
-	Orphan     bool        `json:"orphan,omitempty"`
-	CPUCount   int         `json:"cpuCount"`
-	MemoryMB   int         `json:"memoryMB"`
-	DiskSizeMB int         `json:"diskSizeMB"`
-	Layers     []string    `json:"layers,omitempty"`
+	Orphan     bool     `json:"orphan,omitempty"`
+	CPUCount   int      `json:"cpuCount"`
+	MemoryMB   int      `json:"memoryMB"`
+	DiskSizeMB int      `json:"diskSizeMB"`
+	Layers     []string `json:"layers,omitempty"`
+	// LayerSizes are the sizes of Layers (same order), recorded when the
+	// build is ready: the layers are on the disk of the node that built
+	// them, and every node counts them against the team's disk quota.
+	LayerSizes []int64     `json:"layerSizes,omitempty"`
 	Config     BuildConfig `json:"config"`
 	// Digest is the manifest digest of the build pushed to the template
 	// registry ("" if none): other nodes pull it by this digest.
-	Digest     string    `json:"digest,omitempty"`
-	Reason     string    `json:"reason,omitempty"`
-	ReasonStep string    `json:"reasonStep,omitempty"`
+	Digest     string `json:"digest,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+	ReasonStep string `json:"reasonStep,omitempty"`
+	// LogBytes is the size of the build's log file, recorded when the
+	// build ends: the log is on the disk of the node that ran the build
+	// only, and every node counts it against the team's disk quota.
+	LogBytes   int64     `json:"logBytes,omitempty"`
 	CreatedAt  time.Time `json:"createdAt"`
 	UpdatedAt  time.Time `json:"updatedAt"`
 	FinishedAt time.Time `json:"finishedAt,omitzero"`

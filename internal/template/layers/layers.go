@@ -253,6 +253,19 @@ func (s *Store) Release(id string) (bool, error) {
 	return true, layer.Cleanup(filepath.Join(s.Dir, id))
 }
 
+// DiskSize is what layer id holds on this node's disk: its size, twice
+// when it has a user-namespace copy (fs-userns, a full copy made for crun
+// and runc, done or being made). Before, the copy counted nowhere: every
+// template used by (or built on a node with) crun or runc held twice what
+// the team's disk quota and --template-quota-mb charged for it.
+func (s *Store) DiskSize(id string) int64 {
+	n := s.Size(id)
+	if _, err := os.Lstat(s.PathUserNS(id)); err == nil {
+		n *= 2
+	}
+	return n
+}
+
 // Size returns the committed size of layer id in bytes (0 if unknown).
 func (s *Store) Size(id string) int64 {
 	b, err := os.ReadFile(filepath.Join(s.Dir, id, "size"))
