@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -29,12 +30,18 @@ type Tenants struct {
 	log      *slog.Logger
 	Defaults store.Quota // per-team quota where a team sets none
 
-	// mu guards byHash, teams and each entry's rec. Revoking a key or
+	// Shared says the store is a cluster's: other nodes change teams and
+	// keys under this one, and Run reloads them every refreshEvery
+	// (refresh.go). Set before Run.
+	Shared bool
+
+	// mu guards byHash, teams, gen and each entry's rec. Revoking a key or
 	// removing a team holds it across the store write, so no request is
 	// authenticated by a key between its deletion and the answer.
 	mu     sync.RWMutex
 	byHash map[[sha256.Size]byte]*keyEntry
 	teams  map[string]*store.Team
+	gen    uint64 // changes made through this node (Refresh keeps none it raced)
 	// creating serialises CreateKey, so that its count of a team's keys
 	// still holds when the new one is added (mu is not held across the
 	// store write, which every authenticated request would wait for).
@@ -60,19 +67,8 @@ type keyEntry struct {
 // LoadTenants reads every team and key from st.
 func LoadTenants(ctx context.Context, st *store.Store, log *slog.Logger) (*Tenants, error) {
 	t := &Tenants{st: st, log: log, byHash: map[[sha256.Size]byte]*keyEntry{}, teams: map[string]*store.Team{}}
-	teams, err := st.Teams(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("load teams: %w", err)
-	}
-	for _, tm := range teams {
-		t.teams[tm.ID] = tm
-	}
-	keys, err := st.APIKeys(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("load api keys: %w", err)
-	}
-	for _, k := range keys {
-		t.add(*k)
+	if err := t.Refresh(ctx); err != nil {
+		return nil, err
 	}
 	return t, nil
 }
@@ -102,10 +98,17 @@ func (t *Tenants) lookup(key string) (Principal, bool) {
 	return Principal{Team: e.rec.Team, KeyID: e.rec.ID}, true
 }
 
-// Run flushes last-used times every interval until ctx ends, then once more.
+// Run flushes last-used times every interval until ctx ends, then once
+// more; a Shared node also reloads teams and keys every refreshEvery.
 func (t *Tenants) Run(ctx context.Context, interval time.Duration) {
 	tk := time.NewTicker(interval)
 	defer tk.Stop()
+	var refresh <-chan time.Time
+	if t.Shared {
+		rt := time.NewTicker(refreshEvery)
+		defer rt.Stop()
+		refresh = rt.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -113,12 +116,17 @@ func (t *Tenants) Run(ctx context.Context, interval time.Duration) {
 			return
 		case <-tk.C:
 			t.flush(ctx)
+		case <-refresh:
+			if err := t.Refresh(ctx); err != nil && ctx.Err() == nil {
+				t.log.Warn("reload teams and api keys", "err", err)
+			}
 		}
 	}
 }
 
 // flush writes the last-used times that changed since the previous flush:
-// one store write per used key per interval, never one per request.
+// one store write per used key per interval, never one per request. A key
+// revoked meanwhile stays revoked (UpdateAPIKey, not an upsert).
 func (t *Tenants) flush(ctx context.Context) {
 	t.mu.Lock()
 	var dirty []store.APIKey
@@ -130,7 +138,7 @@ func (t *Tenants) flush(ctx context.Context) {
 	}
 	t.mu.Unlock()
 	for i := range dirty {
-		if err := t.st.PutAPIKey(ctx, &dirty[i]); err != nil {
+		if err := t.st.UpdateAPIKey(ctx, &dirty[i]); err != nil && !errors.Is(err, store.ErrNotFound) {
 			t.log.Warn("api key last-used not saved", "key", dirty[i].ID, "err", err)
 		}
 	}
@@ -160,6 +168,7 @@ func (t *Tenants) CreateKey(ctx context.Context, team, name, by string) (string,
 	}
 	t.mu.Lock()
 	t.add(rec)
+	t.gen++
 	t.mu.Unlock()
 	return key, rec, nil
 }
@@ -203,10 +212,14 @@ func (t *Tenants) RenameKey(ctx context.Context, team, id, name string) error {
 		if e.rec.ID == id && e.rec.Team == team {
 			r := e.rec
 			r.Name = name
-			if err := t.st.PutAPIKey(ctx, &r); err != nil {
+			if err := t.st.UpdateAPIKey(ctx, &r); err != nil {
+				if errors.Is(err, store.ErrNotFound) { // revoked through another node
+					return keyNotFound(id)
+				}
 				return err
 			}
 			e.rec = r
+			t.gen++
 			return nil
 		}
 	}
@@ -223,6 +236,7 @@ func (t *Tenants) RevokeKey(ctx context.Context, team, id string) error {
 				return err
 			}
 			delete(t.byHash, h)
+			t.gen++
 			return nil
 		}
 	}
@@ -292,6 +306,7 @@ func (t *Tenants) PutTeam(ctx context.Context, tm *store.Team) error {
 	c := *tm
 	t.mu.Lock()
 	t.teams[tm.ID] = &c
+	t.gen++
 	t.mu.Unlock()
 	return nil
 }
@@ -304,6 +319,7 @@ func (t *Tenants) DeleteTeam(ctx context.Context, id string) error {
 		return err
 	}
 	delete(t.teams, id)
+	t.gen++
 	for h, e := range t.byHash {
 		if e.rec.Team == id {
 			delete(t.byHash, h)

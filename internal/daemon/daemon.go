@@ -263,7 +263,7 @@ func (d *Daemon) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	tenants.Defaults = f.teamQuota
+	tenants.Defaults, tenants.Shared = f.teamQuota, f.cluster.url != ""
 	go tenants.Run(ctx, 10*time.Second)
 	stopFront, err := d.startNodeFront()
 	if err != nil {

@@ -106,6 +106,27 @@ func testTeams(t *testing.T, be backend) {
 	if err := s.DeleteAPIKey(ctx, "t2", "k1"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("another team's key: %v", err)
 	}
+	// An update (a last-used time, a rename) of a revoked key does not bring it back.
+	k3 := &APIKey{ID: "k3", Team: "t1", Hash: "h3"}
+	if err := s.PutAPIKey(ctx, k3); err != nil {
+		t.Fatal(err)
+	}
+	k3.LastUsed = time.Now().UTC()
+	if err := s.UpdateAPIKey(ctx, k3); err != nil {
+		t.Fatal(err)
+	}
+	if keys, _ := s.APIKeys(ctx); len(keys) != 2 || !keys[1].LastUsed.Equal(k3.LastUsed) {
+		t.Fatalf("touched key: %+v", keys)
+	}
+	if err := s.DeleteAPIKey(ctx, "t1", "k3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.UpdateAPIKey(ctx, k3); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("update of a revoked key: %v", err)
+	}
+	if team, err := s.KeyTeam(ctx, "h3"); err != nil || team != "" {
+		t.Fatalf("a revoked key touched is back: %q %v", team, err)
+	}
 	if err := s.DeleteTeam(ctx, "t1"); err != nil {
 		t.Fatal(err)
 	}

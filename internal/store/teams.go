@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -81,6 +82,25 @@ func (s *Store) DeleteTeam(ctx context.Context, id string) error {
 func (s *Store) PutAPIKey(ctx context.Context, k *APIKey) error {
 	return s.putDoc(ctx, `INSERT INTO api_keys(id, team, hash, doc) VALUES(?,?,?,?)
 		ON CONFLICT(id) DO UPDATE SET team=excluded.team, hash=excluded.hash, doc=excluded.doc`, k.ID, k.Team, k.Hash, k)
+}
+
+// UpdateAPIKey rewrites k's record if the key is still stored, else
+// ErrNotFound: a key deleted meanwhile (revoked, here or on another node
+// of a cluster) stays deleted, where PutAPIKey's upsert would bring it
+// back.
+func (s *Store) UpdateAPIKey(ctx context.Context, k *APIKey) error {
+	doc, err := json.Marshal(k)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", k.ID, err)
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE api_keys SET doc=? WHERE id=? AND team=?`, doc, k.ID, k.Team)
+	if err != nil {
+		return fmt.Errorf("update api key %s: %w", k.ID, classify(err))
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("api key %s: %w", k.ID, ErrNotFound)
+	}
+	return nil
 }
 
 // APIKeys lists every key record (all teams), oldest first.
