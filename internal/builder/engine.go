@@ -316,17 +316,17 @@ func cloneCfg(c store.BuildConfig) store.BuildConfig {
 // parent's defaults are written as E2B's, `user` in its home ("~"), with
 // the parent's env (never nil: nil is a record older than Env).
 func startContextOf(c store.BuildConfig) *store.StartContext {
-	if c.StartAs != nil && c.StartAs.Env != nil {
-		return &store.StartContext{User: c.StartAs.User, Workdir: c.StartAs.Workdir, Env: maps.Clone(c.StartAs.Env)}
+	sc := &store.StartContext{User: orDefault(c.User, stepUser), Workdir: orDefault(c.Workdir, "~"), Env: maps.Clone(c.Env)}
+	if c.StartAs != nil { // inherited: the parent's context (its env unless the record is older than Env)
+		sc.User, sc.Workdir = c.StartAs.User, c.StartAs.Workdir
+		if c.StartAs.Env != nil {
+			sc.Env = maps.Clone(c.StartAs.Env)
+		}
 	}
-	env := maps.Clone(c.Env)
-	if env == nil {
-		env = map[string]string{}
+	if sc.Env == nil {
+		sc.Env = map[string]string{}
 	}
-	if c.StartAs != nil { // inherited before Env was kept: the template's env, as it ran
-		return &store.StartContext{User: c.StartAs.User, Workdir: c.StartAs.Workdir, Env: env}
-	}
-	return &store.StartContext{User: orDefault(c.User, stepUser), Workdir: orDefault(c.Workdir, "~"), Env: env}
+	return sc
 }
 
 // provisionLayer adds the layer every sandbox needs (user, hosts, /.sbx).
