@@ -101,10 +101,14 @@ func (l *Limiter) Spent(key string) bool {
 	defer l.mu.Unlock()
 	b, ok := l.m[key]
 	if !ok && len(l.m) >= MaxKeys {
-		b, ok = l.m["\x00overflow"]
+		b, ok = l.m[overflowKey]
 	}
 	return ok && !b.fullAt(now, l.rate, 1)
 }
+
+// overflowKey is the bucket every key shares once the Limiter holds MaxKeys
+// (no key the callers make starts with a NUL).
+const overflowKey = "\x00overflow"
 
 // bucket returns key's bucket, making it (full) if new. l.mu is held.
 func (l *Limiter) bucket(key string, now time.Time) *limitBucket {
@@ -116,7 +120,7 @@ func (l *Limiter) bucket(key string, now time.Time) *limitBucket {
 		l.forgetFull(now)
 	}
 	if len(l.m) >= MaxKeys {
-		key = "\x00overflow"
+		key = overflowKey
 		if b, ok := l.m[key]; ok {
 			return b
 		}
