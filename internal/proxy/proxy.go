@@ -250,7 +250,8 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, in sandbox.Info,
 // authorize checks the request against the sandbox's tokens. It returns a
 // non-zero status to refuse. The agent's /init is never reachable from
 // outside; other envd paths need the sandbox's X-Access-Token, except
-// /health and signed /files requests (the agent verifies the signature).
+// /health and signed /files requests (checkSigned: the signature must be
+// the sandbox's token's; the agent checks the rest).
 func authorize(r *http.Request, t Target, in sandbox.Info) (int, string) {
 	if t.Port == EnvdPort {
 		clean := path.Clean("/" + r.URL.Path)
