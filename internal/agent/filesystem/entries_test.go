@@ -21,6 +21,7 @@ func TestStat(t *testing.T) {
 	must(t, unix.Setxattr(file, "user.e2b.k", []byte("v"), 0))
 	must(t, os.Symlink(file, filepath.Join(e.home, "link")))
 	must(t, os.Symlink("/", filepath.Join(e.home, "root")))
+	home := e.home
 	tests := []struct {
 		name, path string
 		code       connect.Code
@@ -36,7 +37,7 @@ func TestStat(t *testing.T) {
 		{"symlink to root", "root/etc", 0, &fspb.EntryInfo{Name: "etc", Type: fspb.FileType_FILE_TYPE_DIRECTORY, Owner: "root"}},
 		{"missing", "nope", connect.CodeNotFound, nil},
 		{"through a file", "a.txt/x", connect.CodeNotFound, nil},
-		{"empty", "", connect.CodeInvalidArgument, nil},
+		{"empty is the home", "", 0, &fspb.EntryInfo{Name: "user", Path: home, Type: fspb.FileType_FILE_TYPE_DIRECTORY}},
 		{"nul", "a\x00b", connect.CodeInvalidArgument, nil},
 		{"long", strings.Repeat("a", 5000), connect.CodeInvalidArgument, nil},
 		{"long component", strings.Repeat("a", 300), connect.CodeInvalidArgument, nil},

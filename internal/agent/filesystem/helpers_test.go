@@ -20,6 +20,7 @@ import (
 type env struct {
 	dir, home string
 	client    filesystemconnect.FilesystemClient
+	state     *identity.State
 }
 
 func newEnv(t *testing.T) *env {
@@ -37,7 +38,8 @@ func newEnv(t *testing.T) *env {
 	files := identity.Files{Passwd: filepath.Join(dir, "passwd"), Group: filepath.Join(dir, "group")}
 	must(t, os.WriteFile(files.Passwd, []byte("root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000::"+home+":/bin/sh\n"), 0o644))
 	must(t, os.WriteFile(files.Group, []byte("root:x:0:\nuser:x:1000:\n"), 0o644))
-	svc := New(identity.NewState(), files)
+	st := identity.NewState()
+	svc := New(st, files)
 	t.Cleanup(svc.Close)
 	path, h := filesystemconnect.NewFilesystemHandler(svc)
 	mux := http.NewServeMux()
@@ -46,7 +48,7 @@ func newEnv(t *testing.T) *env {
 	srv.EnableHTTP2 = true
 	srv.Start()
 	t.Cleanup(srv.Close)
-	return &env{dir: dir, home: home, client: filesystemconnect.NewFilesystemClient(srv.Client(), srv.URL, connect.WithProtoJSON())}
+	return &env{dir: dir, home: home, client: filesystemconnect.NewFilesystemClient(srv.Client(), srv.URL, connect.WithProtoJSON()), state: st}
 }
 
 func must(t *testing.T, err error) {

@@ -27,7 +27,7 @@ var errTooMany = errors.New("too many entries")
 // path is followed; symlinks inside it are listed, not followed. Entry paths
 // are under the path as the caller gave it.
 func (s *Service) ListDir(_ context.Context, req *connect.Request[fspb.ListDirRequest]) (*connect.Response[fspb.ListDirResponse], error) {
-	u, p, err := s.resolve(req.Header(), req.Msg.GetPath())
+	u, p, err := s.resolveDir(req.Header(), req.Msg.GetPath())
 	if err != nil {
 		return nil, err
 	}

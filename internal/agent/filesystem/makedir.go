@@ -19,7 +19,7 @@ import (
 // An existing directory is already_exists; an existing non-directory is
 // invalid_argument.
 func (s *Service) MakeDir(_ context.Context, req *connect.Request[fspb.MakeDirRequest]) (*connect.Response[fspb.MakeDirResponse], error) {
-	u, p, err := s.resolve(req.Header(), req.Msg.GetPath())
+	u, p, err := s.resolveDir(req.Header(), req.Msg.GetPath())
 	if err != nil {
 		return nil, err
 	}

@@ -30,7 +30,6 @@ func TestMakeDir(t *testing.T) {
 		{"exists", "x", connect.CodeAlreadyExists, ""},
 		{"is a file", "file", connect.CodeInvalidArgument, ""},
 		{"under a file", "file/sub", connect.CodeInvalidArgument, ""},
-		{"empty", "", connect.CodeInvalidArgument, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

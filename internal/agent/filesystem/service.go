@@ -66,6 +66,20 @@ func (s *Service) resolve(h http.Header, p string) (identity.User, string, error
 	return u, abs, nil
 }
 
+// resolveDir is resolve for the calls that look at or make a directory
+// (stat, list, make, watch): an empty path names the default workdir from
+// /init, else the caller's home, as envd's ExpandAndResolve has it, so the
+// SDK's files.list("") lists the home. Remove, move and writes keep refusing
+// an empty path: envd would remove or move the home directory itself.
+func (s *Service) resolveDir(h http.Header, p string) (identity.User, string, error) {
+	if p == "" {
+		if p = s.state.DefaultWorkdir(); p == "" {
+			p = "~"
+		}
+	}
+	return s.resolve(h, p)
+}
+
 // toConnect maps an error to its Connect code, once for the whole service.
 func toConnect(err error) error {
 	if err == nil {

@@ -12,7 +12,7 @@ import (
 
 // Stat describes one entry; a final symlink is not followed.
 func (s *Service) Stat(_ context.Context, req *connect.Request[fspb.StatRequest]) (*connect.Response[fspb.StatResponse], error) {
-	u, p, err := s.resolve(req.Header(), req.Msg.GetPath())
+	u, p, err := s.resolveDir(req.Header(), req.Msg.GetPath())
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ const DefaultKeepalive = 90 * time.Second
 // quiet Keepalive-Ping-Interval. It ends when the client goes away or the
 // Connect deadline passes.
 func (s *Service) WatchDir(ctx context.Context, req *connect.Request[fspb.WatchDirRequest], stream *connect.ServerStream[fspb.WatchDirResponse]) error {
-	u, root, err := s.resolve(req.Header(), req.Msg.GetPath())
+	u, root, err := s.resolveDir(req.Header(), req.Msg.GetPath())
 	if err != nil {
 		return err
 	}

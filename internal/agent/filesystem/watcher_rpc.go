@@ -11,7 +11,7 @@ import (
 // CreateWatcher starts a polled watch (the Python sync SDK's form of
 // WatchDir) and returns its id. Events are buffered up to MaxWatcherEvents.
 func (s *Service) CreateWatcher(_ context.Context, req *connect.Request[fspb.CreateWatcherRequest]) (*connect.Response[fspb.CreateWatcherResponse], error) {
-	u, root, err := s.resolve(req.Header(), req.Msg.GetPath())
+	u, root, err := s.resolveDir(req.Header(), req.Msg.GetPath())
 	if err != nil {
 		return nil, err
 	}
