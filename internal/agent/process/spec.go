@@ -1,7 +1,9 @@
 package process
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -128,6 +130,9 @@ func (s *Service) workdir(u identity.User, cwd *string) (string, error) {
 	}
 	dir = filepath.Clean(dir)
 	fi, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) { // envd's wording, which callers match
+		return "", errorf(connect.CodeInvalidArgument, "cwd '%s' does not exist", dir)
+	}
 	if err != nil {
 		return "", errorf(connect.CodeInvalidArgument, "cwd %q: %v", dir, unwrapPathError(err))
 	}

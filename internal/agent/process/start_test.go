@@ -238,3 +238,15 @@ func TestStartOOMScoreAndPTYOwner(t *testing.T) {
 		t.Fatalf("tty owner %q, err %v", r.pty.String(), r.err)
 	}
 }
+
+// A missing cwd is envd's invalid_argument "cwd '<dir>' does not exist";
+// callers match its words.
+func TestStartMissingCwdMessage(t *testing.T) {
+	e := newEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r := e.start(t, ctx, call(withCwd(sh("pwd"), "/does/not/exist"), ""))
+	if want := "invalid_argument: cwd '/does/not/exist' does not exist"; r.err == nil || r.err.Error() != want {
+		t.Fatalf("error %v, want %q", r.err, want)
+	}
+}
