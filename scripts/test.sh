@@ -83,7 +83,7 @@ SBX_AGENT_BIN="$PWD/bin/sbx-agent" test/e2e/agent/run.sh
 
 for rt in $RUNTIMES; do
   log "daemon end-to-end on $rt (official e2b SDK), exposed ports, E2B's edges, sudo and device/pseudo-file reads included"
-  test/e2e/daemon/run.sh "$rt" test/e2e/daemon.test.mjs test/e2e/ports.test.mjs test/e2e/edges.test.mjs test/e2e/sudo.test.mjs test/e2e/devfiles.test.mjs
+  test/e2e/daemon/run.sh "$rt" test/e2e/daemon.test.mjs test/e2e/ports.test.mjs test/e2e/edges.test.mjs test/e2e/envdpaths.test.mjs test/e2e/sudo.test.mjs test/e2e/devfiles.test.mjs
 done
 
 case " $RUNTIMES " in *" runsc "*)
