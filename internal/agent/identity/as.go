@@ -53,9 +53,16 @@ func As(u User, fn func() error) error {
 // sends the result to done.
 func asThread(u User, fn func() error, done chan<- error) {
 	runtime.LockOSThread()
-	if syscall.Gettid() == syscall.Getpid() { // the main thread: leave it, try another
-		go asThread(u, fn, done)
+	if syscall.Gettid() == syscall.Getpid() {
+		// The main thread. While this goroutine holds it no other goroutine
+		// runs here, so the one started now runs on another thread. Let go
+		// of it first and, with GOMAXPROCS 1, the scheduler would put that
+		// goroutine right back here, again and again, for ever.
+		inner := make(chan error, 1)
+		go asThread(u, fn, inner)
+		err := <-inner
 		runtime.UnlockOSThread()
+		done <- err
 		return
 	}
 	var self saved

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -140,4 +141,29 @@ func TestAsReusesThreads(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestAsOneProc: with GOMAXPROCS 1 (a one-CPU sandbox, or a cgroup limit of
+// one CPU) every call ends, also when its goroutine first lands on the main
+// thread. It used to leave that thread for a new goroutine, which the one P
+// scheduled right back onto the main thread: a file operation as the user
+// spun there forever.
+func TestAsOneProc(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 300 {
+			must(t, As(User{Name: "x", UID: 1234, GID: 1234}, func() error { return nil }))
+			runtime.Gosched()
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("As did not return within 20 s with GOMAXPROCS 1")
+	}
 }
