@@ -142,6 +142,12 @@ func TestTemplateBuildFromTemplate(t *testing.T) {
 			t.Fatalf("create from %s = %d %v", ref, code, sb)
 		}
 	}
+	// The list's template filter takes the id, the alias or a name:tag.
+	for _, ref := range []string{"mine", "mine:v1", tid} {
+		if code, ls := doList(t, srv, "/v2/sandboxes?template="+ref, map[string]string{"X-API-Key": testKey}); code != 200 || len(ls) != 4 {
+			t.Fatalf("list template=%s = %d, %d sandboxes, want 4", ref, code, len(ls))
+		}
+	}
 	if code, a := do(t, srv, "GET", "/templates/aliases/mine", "", nil); code != 200 || a["templateID"] != tid {
 		t.Fatalf("alias = %d %v", code, a)
 	}
