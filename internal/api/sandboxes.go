@@ -133,9 +133,19 @@ func listed(in sandbox.Info) listedSandbox {
 	return listedSandbox{
 		SandboxID: in.ID, TemplateID: in.TemplateID, Alias: alias(in), ClientID: "sbx",
 		CPUCount: in.CPUCount, MemoryMB: in.MemoryMB, DiskSizeMB: in.DiskSizeMB,
-		EnvdVersion: EnvdVersion, StartedAt: in.StartedAt, EndAt: in.EndAt, State: wireState(in.State),
+		EnvdVersion: EnvdVersion, StartedAt: in.StartedAt, EndAt: endAt(in), State: wireState(in.State),
 		Metadata: in.Metadata, Runtime: in.Runtime, Volumes: mountsOf(in.Volumes),
 	}
+}
+
+// endAt is a sandbox's endAt on the wire: a paused one's is when it was
+// paused, as E2B's (its snapshot's creation time), not the deadline it
+// had while running; a resume sets a new deadline.
+func endAt(in sandbox.Info) time.Time {
+	if in.State == store.StatePaused && !in.Persist.PausedAt.IsZero() {
+		return in.Persist.PausedAt
+	}
+	return in.EndAt
 }
 
 func (s *Server) kill(w http.ResponseWriter, r *http.Request) {

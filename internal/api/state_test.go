@@ -3,6 +3,7 @@ package api
 import (
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/store"
@@ -52,5 +53,20 @@ func TestListStateFilter(t *testing.T) {
 		if _, err := parseListQuery(url.Values{"state": {bad}}); err == nil {
 			t.Errorf("state=%q accepted", bad)
 		}
+	}
+}
+
+// TestPausedEndAt: a paused sandbox's endAt (getInfo, list) is when it was
+// paused, as E2B's, not the deadline it had while running.
+func TestPausedEndAt(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	in := sandbox.Info{Sandbox: store.Sandbox{ID: sandbox.NewID(), State: store.StateRunning,
+		StartedAt: start, EndAt: start.Add(time.Hour)}}
+	if got := listed(in).EndAt; !got.Equal(in.EndAt) {
+		t.Errorf("running: endAt %v, want its deadline %v", got, in.EndAt)
+	}
+	in.State, in.Persist.PausedAt = store.StatePaused, start.Add(time.Minute)
+	if got := listed(in).EndAt; !got.Equal(in.Persist.PausedAt) {
+		t.Errorf("paused: endAt %v, want the pause %v", got, in.Persist.PausedAt)
 	}
 }
