@@ -40,7 +40,9 @@ func parseListQuery(q url.Values) (listQuery, error) {
 			return lq, err
 		}
 	}
-	if lq.states, err = parseStates(q.Get("state")); err != nil {
+	// The JS SDK sends state=running,paused; the Python SDK's client repeats
+	// the parameter (state=running&state=paused): every value counts.
+	if lq.states, err = parseStates(strings.Join(q["state"], ",")); err != nil {
 		return lq, err
 	}
 	if lq.metadata, err = ParseMetadataFilter(q.Get("metadata")); err != nil {

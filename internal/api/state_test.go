@@ -49,6 +49,15 @@ func TestListStateFilter(t *testing.T) {
 			}
 		}
 	}
+	// The Python SDK repeats the parameter: every value counts.
+	lq, err := parseListQuery(url.Values{"state": {"running", "paused"}})
+	if err != nil || !lq.match(infos[store.StatePaused]) || !lq.match(infos[store.StateRunning]) {
+		t.Errorf("state=running&state=paused: %v, matches paused %v, running %v; want both", err,
+			lq.match(infos[store.StatePaused]), lq.match(infos[store.StateRunning]))
+	}
+	if _, err := parseListQuery(url.Values{"state": {"running", "dead"}}); err == nil {
+		t.Error("state=running&state=dead accepted")
+	}
 	for _, bad := range []string{"pausing", "creating", "Running", "running,"} {
 		if _, err := parseListQuery(url.Values{"state": {bad}}); err == nil {
 			t.Errorf("state=%q accepted", bad)

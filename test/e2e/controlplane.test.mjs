@@ -1,8 +1,9 @@
 // End-to-end: E2B's control-plane answers at their edges, with the official
 // e2b SDK and the e2b CLI (@e2b/cli) against a real `sbx serve`: setTimeout
 // past the longest timeout (E2B clamps it, 204), the list filters (template
-// by alias, startedAfter at-or-after, the v1 list of running sandboxes
-// only), a paused sandbox's endAt (when it was paused), and the route
+// by alias, startedAfter at-or-after, a repeated state parameter as the
+// Python SDK sends it, the v1 list of running sandboxes only), a paused
+// sandbox's endAt (when it was paused), and the route
 // `e2b template publish` calls. Run through
 // test/e2e/daemon/run.sh runsc test/e2e/controlplane.test.mjs (pause needs
 // runsc's memory checkpoints; the rest runs on any runtime).
@@ -70,7 +71,11 @@ test(`${runtime}: a paused sandbox: endAt is its pause, the v1 list leaves it ou
   assert.ok(info.endAt.getTime() >= before - 1000 && info.endAt.getTime() <= Date.now() + 1000, `endAt ${info.endAt.toISOString()} is the pause`)
   const [listed] = await Sandbox.list({ query: { metadata: { sandboxTestId: running.testId }, state: ['paused'] } }).nextItems()
   assert.equal(listed?.endAt.getTime(), info.endAt.getTime())
-  const v1 = await get(`/sandboxes?metadata=${encodeURIComponent(`sandboxTestId=${running.testId}`)}`)
+  // The Python SDK repeats the state parameter (state=running&state=paused).
+  const md = encodeURIComponent(`sandboxTestId=${running.testId}`)
+  const both = await get(`/v2/sandboxes?metadata=${md}&state=running&state=paused`)
+  assert.deepEqual(both.body.map((s) => s.sandboxID).sort(), [running.sandboxId, paused.sandboxId].sort())
+  const v1 = await get(`/sandboxes?metadata=${md}`)
   assert.deepEqual(v1.body.map((s) => [s.sandboxID, s.state]), [[running.sandboxId, 'running']])
   const cliList = await e2b(['sandbox', 'list', '--state', 'paused', '--metadata', `sandboxTestId=${running.testId}`, '--format', 'json'])
   assert.equal(cliList.code, 0, cliList.out)
