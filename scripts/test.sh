@@ -95,6 +95,8 @@ case " $RUNTIMES " in *" runsc "*)
   test/e2e/daemon/run.sh runsc test/e2e/e2bsuite3.test.mjs
   log "a fourth round of E2B's own SDK tests, ported (missing ids, fork, encoded list filters, pause and resume, watch events, kernel recovery, template tags, runCmd users, build stack traces), on runsc"
   test/e2e/daemon/run.sh runsc test/e2e/e2bsuite4.test.mjs
+  log "E2B's control-plane answers at their edges (setTimeout past the max, list filters, a paused sandbox's endAt, the v1 list, e2b template publish), on runsc"
+  test/e2e/daemon/run.sh runsc test/e2e/controlplane.test.mjs
 esac
 
 case " $RUNTIMES " in *" runsc "*)

@@ -93,3 +93,48 @@ func TestSetTimeoutZero(t *testing.T) {
 		t.Fatal(r)
 	}
 }
+
+// TestTimeoutPastMaxClamped: as on E2B, whose KeepAliveFor clamps the
+// deadline to the plan's limit, setTimeout and a refresh past the longest
+// timeout succeed (204) with the deadline at that limit, never a 400; a
+// refresh shorter than E2B's 15 s floor extends by 15 s.
+func TestTimeoutPastMaxClamped(t *testing.T) {
+	srv, _ := newServer(t) // MaxTimeout 1 h, DefaultTimeout 1 min
+	_, sb := do(t, srv, "POST", "/v2/sandboxes", `{"templateID":"base","timeout":30}`, nil)
+	id := sb["sandboxID"].(string)
+	endIn := func() time.Duration {
+		_, info := do(t, srv, "GET", "/sandboxes/"+id, "", nil)
+		end, err := time.Parse(time.RFC3339Nano, info["endAt"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return time.Until(end)
+	}
+	near := func(what string, got, want time.Duration) {
+		t.Helper()
+		if got > want || got < want-time.Minute {
+			t.Errorf("%s: deadline in %v, want about %v", what, got, want)
+		}
+	}
+	for _, tt := range []struct{ path, body string }{
+		{"/timeout", `{"timeout":7200}`},
+		{"/timeout", `{"timeout":9223372036854775807}`},
+		{"/refreshes", `{"duration":86400}`},
+	} {
+		if code, e := do(t, srv, "POST", "/sandboxes/"+id+tt.path, tt.body, nil); code != 204 {
+			t.Fatalf("%s %s = %d %v, want 204", tt.path, tt.body, code, e)
+		}
+		near(tt.path+" "+tt.body, endIn(), time.Hour)
+	}
+	if code, e := do(t, srv, "POST", "/sandboxes/"+id+"/timeout", `{"timeout":5}`, nil); code != 204 {
+		t.Fatalf("setTimeout(5) = %d %v", code, e)
+	}
+	for _, body := range []string{`{"duration":1}`, `{"duration":-3}`} {
+		if code, e := do(t, srv, "POST", "/sandboxes/"+id+"/refreshes", body, nil); code != 204 {
+			t.Fatalf("refresh %s = %d %v, want 204", body, code, e)
+		}
+		if got := endIn(); got < 14*time.Second || got > 15*time.Second {
+			t.Errorf("refresh %s: deadline in %v, want 15 s", body, got)
+		}
+	}
+}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/sbx-dev/sbx/internal/builder"
 	"github.com/sbx-dev/sbx/internal/sandbox"
-	"github.com/sbx-dev/sbx/internal/store"
 )
 
 // listQuery is a parsed GET /v2/sandboxes query.
@@ -21,7 +20,8 @@ type listQuery struct {
 	afterStarted time.Time // and its start (zero in a token of the id alone)
 	states       map[string]bool
 	metadata     map[string]string
-	template     string
+	template     string // as given: a template id or alias
+	templateID   string // the id the caller's team resolves template to ("": none)
 	startedAfter time.Time
 	asc          bool
 }
@@ -40,7 +40,9 @@ func parseListQuery(q url.Values) (listQuery, error) {
 			return lq, err
 		}
 	}
-	if lq.states, err = parseStates(q.Get("state")); err != nil {
+	// The JS SDK sends state=running,paused; the Python SDK's client repeats
+	// the parameter (state=running&state=paused): every value counts.
+	if lq.states, err = parseStates(strings.Join(q["state"], ",")); err != nil {
 		return lq, err
 	}
 	if lq.metadata, err = ParseMetadataFilter(q.Get("metadata")); err != nil {
@@ -89,10 +91,10 @@ func (lq listQuery) match(in sandbox.Info) bool {
 	if lq.states != nil && !lq.states[wireState(in.State)] {
 		return false
 	}
-	if lq.template != "" && lq.template != in.TemplateID {
+	if lq.template != "" && !lq.fromTemplate(in) {
 		return false
 	}
-	if !lq.startedAfter.IsZero() && !in.StartedAt.After(lq.startedAfter) {
+	if in.StartedAt.Before(lq.startedAfter) { // at or after it, as E2B's
 		return false
 	}
 	for k, v := range lq.metadata {
@@ -103,13 +105,40 @@ func (lq listQuery) match(in sandbox.Info) bool {
 	return true
 }
 
+// fromTemplate reports whether in runs the template the filter names, as
+// E2B's `template` takes "a template ID or alias": its id or alias as given,
+// or the id the team's name for it resolves to (name:tag, namespace/name).
+func (lq listQuery) fromTemplate(in sandbox.Info) bool {
+	return in.TemplateID == lq.template || in.Alias == lq.template ||
+		(lq.templateID != "" && in.TemplateID == lq.templateID)
+}
+
+// totalRunning is E2B's X-Total-Running: the running sandboxes of all its
+// filters take, whatever its state filter, cursor and limit.
+func (lq listQuery) totalRunning(all []sandbox.Info) int {
+	lq.states = map[string]bool{wireRunning: true}
+	n := 0
+	for _, in := range all {
+		if lq.match(in) {
+			n++
+		}
+	}
+	return n
+}
+
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	lq, err := parseListQuery(r.URL.Query())
 	if err != nil {
 		writeErr(w, err)
 		return
 	}
-	all := s.listed(teamOf(r))
+	team := teamOf(r)
+	if lq.template != "" {
+		if id, _, ok := s.templateRef(team, lq.template); ok {
+			lq.templateID = id
+		}
+	}
+	all := s.listed(team)
 	page, next := lq.page(all)
 	out := make([]listedSandbox, 0, len(page))
 	for _, in := range page {
@@ -118,7 +147,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	if next != "" {
 		w.Header().Set("X-Next-Token", next)
 	}
-	w.Header().Set("X-Total-Running", strconv.Itoa(running(all)))
+	w.Header().Set("X-Total-Running", strconv.Itoa(lq.totalRunning(all)))
 	writeJSON(w, http.StatusOK, out)
 }
 
@@ -199,14 +228,14 @@ func (lq listQuery) comesAfter(in sandbox.Info) bool {
 	return in.StartedAt.Before(t) || (in.StartedAt.Equal(t) && in.ID > lq.after)
 }
 
-// listV1 is the deprecated GET /sandboxes: running sandboxes, metadata filter.
+// listV1 is the deprecated GET /sandboxes: running sandboxes only (as E2B's,
+// which lists paused ones under /v2 alone), metadata filter.
 func (s *Server) listV1(w http.ResponseWriter, r *http.Request) {
-	md, err := ParseMetadataFilter(r.URL.Query().Get("metadata"))
+	lq, err := parseListV1(r.URL.Query())
 	if err != nil {
 		writeErr(w, err)
 		return
 	}
-	lq := listQuery{limit: 1 << 30, metadata: md}
 	page, _ := lq.page(s.listed(teamOf(r)))
 	out := make([]listedSandbox, 0, len(page))
 	for _, in := range page {
@@ -215,15 +244,11 @@ func (s *Server) listV1(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// running counts the running sandboxes of all.
-func running(all []sandbox.Info) int {
-	n := 0
-	for _, in := range all {
-		if in.State == store.StateRunning {
-			n++
-		}
-	}
-	return n
+// parseListV1 reads the v1 list's query: one page of the running
+// sandboxes its metadata filter takes.
+func parseListV1(q url.Values) (listQuery, error) {
+	md, err := ParseMetadataFilter(q.Get("metadata"))
+	return listQuery{limit: 1 << 30, metadata: md, states: map[string]bool{wireRunning: true}}, err
 }
 
 // listed is every sandbox of team but the template builder's own.

@@ -177,3 +177,54 @@ func ids(items []sandbox.Info) []string {
 func itoa(i int) string { return strconv.Itoa(i) }
 
 func base64URL(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+
+// TestListFiltersAsE2B: the v1 list (GET /sandboxes) is of running
+// sandboxes only, as E2B's, which lists paused ones under /v2 alone;
+// startedAfter takes a sandbox started at that instant ("at or after");
+// template takes the template's id or its alias; X-Total-Running counts
+// the running sandboxes the filters take.
+func TestListFiltersAsE2B(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	mk := func(state store.State, tid, alias string, started time.Time) sandbox.Info {
+		return sandbox.Info{Sandbox: store.Sandbox{ID: sandbox.NewID(), State: state, TemplateID: tid, Alias: alias,
+			StartedAt: started, Metadata: map[string]string{"k": "v"}}}
+	}
+	run := mk(store.StateRunning, "0a1b2c3d4e5f60718293", "my-app", at)
+	paused := mk(store.StatePaused, "0a1b2c3d4e5f60718293", "my-app", at.Add(-time.Minute))
+	other := mk(store.StateRunning, "base", "base", at.Add(-2*time.Minute))
+	all := []sandbox.Info{run, paused, other}
+	ids := func(lq listQuery) []string {
+		page, _ := lq.page(all)
+		var out []string
+		for _, in := range page {
+			out = append(out, in.ID)
+		}
+		return out
+	}
+	v1, err := parseListV1(url.Values{"metadata": {"k=v"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(v1); !slices.Equal(got, []string{run.ID, other.ID}) {
+		t.Errorf("v1 list = %v, want the running %v %v", got, run.ID, other.ID)
+	}
+	for _, tc := range []struct {
+		q       url.Values
+		want    []string
+		running int
+	}{
+		{url.Values{"startedAfter": {at.Format(time.RFC3339Nano)}}, []string{run.ID}, 1},
+		{url.Values{"template": {"my-app"}}, []string{run.ID, paused.ID}, 1},
+		{url.Values{"template": {run.TemplateID}}, []string{run.ID, paused.ID}, 1},
+		{url.Values{"template": {"base"}, "state": {"paused"}}, nil, 1},
+		{url.Values{"metadata": {"k=other"}}, nil, 0},
+	} {
+		lq, err := parseListQuery(tc.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ids(lq); !slices.Equal(got, tc.want) || lq.totalRunning(all) != tc.running {
+			t.Errorf("%v: ids %v, total running %d; want %v, %d", tc.q, got, lq.totalRunning(all), tc.want, tc.running)
+		}
+	}
+}

@@ -133,9 +133,19 @@ func listed(in sandbox.Info) listedSandbox {
 	return listedSandbox{
 		SandboxID: in.ID, TemplateID: in.TemplateID, Alias: alias(in), ClientID: "sbx",
 		CPUCount: in.CPUCount, MemoryMB: in.MemoryMB, DiskSizeMB: in.DiskSizeMB,
-		EnvdVersion: EnvdVersion, StartedAt: in.StartedAt, EndAt: in.EndAt, State: wireState(in.State),
+		EnvdVersion: EnvdVersion, StartedAt: in.StartedAt, EndAt: endAt(in), State: wireState(in.State),
 		Metadata: in.Metadata, Runtime: in.Runtime, Volumes: mountsOf(in.Volumes),
 	}
+}
+
+// endAt is a sandbox's endAt on the wire: a paused one's is when it was
+// paused, as E2B's (its snapshot's creation time), not the deadline it
+// had while running; a resume sets a new deadline.
+func endAt(in sandbox.Info) time.Time {
+	if in.State == store.StatePaused && !in.Persist.PausedAt.IsZero() {
+		return in.Persist.PausedAt
+	}
+	return in.EndAt
 }
 
 func (s *Server) kill(w http.ResponseWriter, r *http.Request) {
@@ -151,7 +161,9 @@ func (s *Server) kill(w http.ResponseWriter, r *http.Request) {
 }
 
 // setTimeout is POST /sandboxes/{id}/timeout: the sandbox's deadline becomes
-// now + timeout seconds (shorter or longer than before); 0 or less means now.
+// now + timeout seconds (shorter or longer than before); 0 or less means now,
+// and past the longest timeout (--max-timeout) means that longest one, as
+// E2B's KeepAliveFor clamps it to the plan's limit (204, never a 400).
 func (s *Server) setTimeout(w http.ResponseWriter, r *http.Request) {
 	id, ok := sandboxID(w, r)
 	if !ok {
@@ -168,20 +180,30 @@ func (s *Server) setTimeout(w http.ResponseWriter, r *http.Request) {
 	// As E2B: 0 (or less) ends the sandbox's time now, so it times out at
 	// once (killed, or paused with lifecycle.onTimeout "pause").
 	var d time.Duration
-	var err error
 	if *req.Timeout > 0 {
-		d, err = seconds(*req.Timeout, s.mgr.Config().MaxTimeout)
+		d = clampSeconds(*req.Timeout, s.mgr.Config().MaxTimeout)
 	}
-	if err == nil {
-		err = s.mgr.SetTimeout(r.Context(), id, d)
-	}
-	if err != nil {
+	if err := s.mgr.SetTimeout(r.Context(), id, d); err != nil {
 		writeErr(w, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// clampSeconds is v seconds (v > 0), at most max: E2B clamps a timeout
+// (setTimeout) or refresh past the team's limit to it instead of refusing it.
+func clampSeconds(v int64, max time.Duration) time.Duration {
+	return time.Duration(min(v, int64(max/time.Second))) * time.Second
+}
+
+// minRefresh is the least a refresh extends a sandbox by, as E2B's
+// refreshes route raises a shorter duration to its default timeout (15 s).
+const minRefresh = 15 * time.Second
+
+// refresh is POST /sandboxes/{id}/refreshes (older SDKs' keep-alive): the
+// deadline moves to now + duration seconds if that is later; no duration
+// is the default timeout, and a duration is held between minRefresh and
+// the longest timeout, as on E2B.
 func (s *Server) refresh(w http.ResponseWriter, r *http.Request) {
 	id, ok := sandboxID(w, r)
 	if !ok {
@@ -192,14 +214,10 @@ func (s *Server) refresh(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := s.mgr.Config().DefaultTimeout
-	var err error
 	if req.Duration != nil {
-		d, err = seconds(*req.Duration, s.mgr.Config().MaxTimeout)
+		d = max(minRefresh, clampSeconds(*req.Duration, s.mgr.Config().MaxTimeout))
 	}
-	if err == nil {
-		err = s.mgr.Extend(r.Context(), id, d)
-	}
-	if err != nil {
+	if err := s.mgr.Extend(r.Context(), id, d); err != nil {
 		writeErr(w, err)
 		return
 	}

@@ -3,6 +3,7 @@ package api
 import (
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/sbx-dev/sbx/internal/sandbox"
 	"github.com/sbx-dev/sbx/internal/store"
@@ -48,9 +49,33 @@ func TestListStateFilter(t *testing.T) {
 			}
 		}
 	}
+	// The Python SDK repeats the parameter: every value counts.
+	lq, err := parseListQuery(url.Values{"state": {"running", "paused"}})
+	if err != nil || !lq.match(infos[store.StatePaused]) || !lq.match(infos[store.StateRunning]) {
+		t.Errorf("state=running&state=paused: %v, matches paused %v, running %v; want both", err,
+			lq.match(infos[store.StatePaused]), lq.match(infos[store.StateRunning]))
+	}
+	if _, err := parseListQuery(url.Values{"state": {"running", "dead"}}); err == nil {
+		t.Error("state=running&state=dead accepted")
+	}
 	for _, bad := range []string{"pausing", "creating", "Running", "running,"} {
 		if _, err := parseListQuery(url.Values{"state": {bad}}); err == nil {
 			t.Errorf("state=%q accepted", bad)
 		}
+	}
+}
+
+// TestPausedEndAt: a paused sandbox's endAt (getInfo, list) is when it was
+// paused, as E2B's, not the deadline it had while running.
+func TestPausedEndAt(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	in := sandbox.Info{Sandbox: store.Sandbox{ID: sandbox.NewID(), State: store.StateRunning,
+		StartedAt: start, EndAt: start.Add(time.Hour)}}
+	if got := listed(in).EndAt; !got.Equal(in.EndAt) {
+		t.Errorf("running: endAt %v, want its deadline %v", got, in.EndAt)
+	}
+	in.State, in.Persist.PausedAt = store.StatePaused, start.Add(time.Minute)
+	if got := listed(in).EndAt; !got.Equal(in.Persist.PausedAt) {
+		t.Errorf("paused: endAt %v, want the pause %v", got, in.Persist.PausedAt)
 	}
 }

@@ -32,6 +32,7 @@ func (s *Server) SetBuilder(b *builder.Service) {
 	h("DELETE /templates/tags", s.removeTags)
 	h("GET /templates/{template}", s.getTemplate)
 	h("PATCH /templates/{template}", s.updateTemplate)
+	h("PATCH /v2/templates/{template}", s.updateTemplate) // the CLI's publish/unpublish
 	// The upload URL is signed (the SDK sends no API key with it).
 	s.handleOther("PUT /sbx/uploads/{template}/{hash}", http.HandlerFunc(s.upload))
 }

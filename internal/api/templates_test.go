@@ -3,6 +3,7 @@ package api_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -141,6 +142,12 @@ func TestTemplateBuildFromTemplate(t *testing.T) {
 			t.Fatalf("create from %s = %d %v", ref, code, sb)
 		}
 	}
+	// The list's template filter takes the id, the alias or a name:tag.
+	for _, ref := range []string{"mine", "mine:v1", tid} {
+		if code, ls := doList(t, srv, "/v2/sandboxes?template="+ref, map[string]string{"X-API-Key": testKey}); code != 200 || len(ls) != 4 {
+			t.Fatalf("list template=%s = %d, %d sandboxes, want 4", ref, code, len(ls))
+		}
+	}
 	if code, a := do(t, srv, "GET", "/templates/aliases/mine", "", nil); code != 200 || a["templateID"] != tid {
 		t.Fatalf("alias = %d %v", code, a)
 	}
@@ -165,6 +172,18 @@ func TestTemplateBuildFromTemplate(t *testing.T) {
 	}
 	if code, u := do(t, srv, "PATCH", "/templates/"+tid, `{"public":true}`, nil); code != 200 || u["names"] == nil {
 		t.Fatalf("patch = %d %v", code, u)
+	}
+	// PATCH /v2/templates/{id} is the same update with the names in the
+	// answer: `e2b template publish|unpublish` (@e2b/cli 2.x) call it.
+	for _, pub := range []string{"false", "true"} {
+		code, u := do(t, srv, "PATCH", "/v2/templates/"+tid, `{"public":`+pub+`}`, nil)
+		_, g := do(t, srv, "GET", "/templates/"+tid, "", nil)
+		if code != 200 || fmt.Sprint(u["names"]) != "[mine]" || fmt.Sprint(g["public"]) != pub {
+			t.Fatalf("v2 patch public=%s = %d %v, then public=%v", pub, code, u, g["public"])
+		}
+	}
+	if code, u := do(t, srv, "PATCH", "/v2/templates/base", `{"public":false}`, nil); code != 400 {
+		t.Fatalf("v2 patch of a built-in = %d %v, want 400", code, u)
 	}
 	if code, _ := do(t, srv, "DELETE", "/templates/"+tid, "", nil); code != 204 {
 		t.Fatalf("delete = %d", code)
