@@ -92,6 +92,9 @@ func New(kind string, cfg Config) (*Runtime, error) {
 	r.v2, r.hybrid = cgroupMode()
 	if kind != "runsc" {
 		r.sealed = &sealedBinary{path: cfg.Binary, links: filepath.Join(cfg.StateDir, ".exe")}
+		if err := raiseHostInotify(); err != nil {
+			cfg.Log.Warn("cannot raise the host's inotify bounds: crun/runc sandboxes share host root's (docs/SECURITY.md)", "err", err)
+		}
 	}
 	if err := r.probe(); err != nil {
 		return nil, err
