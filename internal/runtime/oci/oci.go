@@ -92,12 +92,7 @@ func New(kind string, cfg Config) (*Runtime, error) {
 	r.v2, r.hybrid = cgroupMode()
 	if kind != "runsc" {
 		r.sealed = &sealedBinary{path: cfg.Binary, links: filepath.Join(cfg.StateDir, ".exe")}
-		if err := raiseHostInotify(); err != nil {
-			cfg.Log.Warn("cannot raise the host's inotify bounds: crun/runc sandboxes share host root's (docs/SECURITY.md)", "err", err)
-		}
-		if err := halveSharedRlimits(); err != nil {
-			cfg.Log.Warn("cannot lower the runtime's shared rlimits: crun/runc sandboxes may take host root's queued signals (docs/SECURITY.md)", "err", err)
-		}
+		shareHostFairly(cfg.Log)
 	}
 	if err := r.probe(); err != nil {
 		return nil, err
