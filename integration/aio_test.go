@@ -45,7 +45,9 @@ else:
 // cgroup) leaves host root able to io_setup. Before, fs.aio-max-nr (65,536
 // events for the whole host, no bound per user or namespace) went to the
 // sandbox at its second context, and host root's and every other sandbox's
-// io_setup failed with EAGAIN while it held them.
+// io_setup failed with EAGAIN while it held them. The bound the daemon
+// raises stays raised on the host, so "before" shows on a host at the
+// kernel's default (65,536) only.
 func TestAIOKeepsHost(t *testing.T) {
 	d := startDaemon(t, "crun", "")
 	sb := d.create(map[string]any{})
