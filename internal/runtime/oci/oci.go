@@ -92,6 +92,7 @@ func New(kind string, cfg Config) (*Runtime, error) {
 	r.v2, r.hybrid = cgroupMode()
 	if kind != "runsc" {
 		r.sealed = &sealedBinary{path: cfg.Binary, links: filepath.Join(cfg.StateDir, ".exe")}
+		shareHostFairly(cfg.Log)
 	}
 	if err := r.probe(); err != nil {
 		return nil, err

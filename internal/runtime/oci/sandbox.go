@@ -71,6 +71,11 @@ func (r *Runtime) start(ctx context.Context, s runtime.Spec, cmd []string) (_ ru
 	if sb.pid, err = readPid(filepath.Join(b, "pid")); err != nil {
 		return nil, fmt.Errorf("%s: %w", r.kind, err)
 	}
+	if r.kind != "runsc" { // a user namespace: inotify.go
+		if err := limitInotify(ctx, sb.pid); err != nil {
+			return nil, fmt.Errorf("%s: %w", r.kind, err)
+		}
+	}
 	r.guardGuest(s.ID, sb.pid)
 	return sb, nil
 }
