@@ -16,3 +16,13 @@ func CountProcessAlive(t *testing.T) *atomic.Int32 {
 
 // PauseRetryPlan exposes pauseRetryPlan to the tests.
 var PauseRetryPlan = pauseRetryPlan
+
+// PoolFilling is the number of refills of key's pool in flight.
+func (m *Manager) PoolFilling(key PoolKey) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if p := m.pools[key]; p != nil {
+		return p.filling
+	}
+	return 0
+}
