@@ -3,6 +3,7 @@ package sandbox
 import (
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // CountProcessAlive counts the liveness reads of inits until t ends.
@@ -25,4 +26,11 @@ func (m *Manager) PoolFilling(key PoolKey) int {
 		return p.filling
 	}
 	return 0
+}
+
+// SetRefillWait sets refillWait until t ends.
+func SetRefillWait(t *testing.T, d time.Duration) {
+	old := refillWait
+	refillWait = d
+	t.Cleanup(func() { refillWait = old })
 }

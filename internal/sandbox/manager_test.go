@@ -455,6 +455,9 @@ func TestWarmPoolClaimWaitsForRefill(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	h := sandboxtest.NewHost()
 	h.StartDelay = 300 * time.Millisecond
+	// b waits for the refill however long a loaded machine makes it (past
+	// the 2 s bound, b started a cold sandbox: 2 failures in 240 runs)
+	SetRefillWait(t, time.Minute)
 	key := PoolKey{Template: "base", Runtime: "fake"}
 	m := newTestManager(t, h, openStore(t, t.TempDir()), func(c *Config) { c.Pools = map[PoolKey]int{key: 1} })
 	done := make(chan struct{})
