@@ -41,19 +41,20 @@ func TestVolumeContentRateLimited(t *testing.T) {
 		t.Fatalf("create = %d %v", code, v)
 	}
 	a.SetTeamRate(5, 20)
+	a.FreezeLimits()
 	url := srv.URL + "/volumecontent/" + v["volumeID"].(string) + "/path?path=/"
 
 	const n = 300
 	tok := floodWith(t, url, "Authorization", "Bearer "+v["token"].(string), n)
-	if tok[http.StatusOK] < 20 || tok[http.StatusOK] > 60 || tok[http.StatusTooManyRequests] != n-tok[http.StatusOK] {
-		t.Fatalf("volume token flood answers %v, want 20-60 OK (the team's burst) and the rest 429", tok)
+	if tok[http.StatusOK] != 20 || tok[http.StatusTooManyRequests] != n-tok[http.StatusOK] {
+		t.Fatalf("volume token flood answers %v, want 20 OK (the team's burst) and the rest 429", tok)
 	}
 	if c := flood(t, srv.URL+"/volumes", key, 1); c[http.StatusTooManyRequests] != 1 {
 		t.Fatalf("the team's key after its volume token's flood: %v, want 429 (one bucket)", c)
 	}
 	bad := floodWith(t, url, "Authorization", "Bearer wrong", n)
-	if bad[http.StatusUnauthorized] < 100 || bad[http.StatusUnauthorized] > 130 || bad[http.StatusTooManyRequests] != n-bad[http.StatusUnauthorized] {
-		t.Fatalf("bad token flood answers %v, want 100-130 401s and the rest 429", bad)
+	if bad[http.StatusUnauthorized] != 100 || bad[http.StatusTooManyRequests] != n-bad[http.StatusUnauthorized] {
+		t.Fatalf("bad token flood answers %v, want 100 401s (the burst) and the rest 429", bad)
 	}
 
 	content, unauth := 0, 0
@@ -94,11 +95,12 @@ func TestUnroutedRateLimited(t *testing.T) {
 		{"/sbx/uploads/t/h?expires=1&signature=x", http.StatusForbidden},
 	} {
 		a, _ := newTemplateAPI(t) // with the builder: the upload route; its own buckets
+		a.FreezeLimits()
 		srv := httptest.NewServer(a)
 		got := floodMethod(t, srv.URL+c.path, c.status, n)
 		srv.Close()
-		if got[c.status] < 100 || got[c.status] > 130 || got[http.StatusTooManyRequests] != n-got[c.status] {
-			t.Errorf("%s flood answers %v, want 100-130 %d and the rest 429", c.path, got, c.status)
+		if got[c.status] != 100 || got[http.StatusTooManyRequests] != n-got[c.status] {
+			t.Errorf("%s flood answers %v, want 100 %d (the burst) and the rest 429", c.path, got, c.status)
 		}
 	}
 	a, _ := newTemplateAPI(t)

@@ -78,6 +78,13 @@ func setupWith(t testing.TB, h http.Handler) (front *httptest.Server, a, b sandb
 
 // setupServer is setup with the given upstream, started here.
 func setupServer(t testing.TB, up *httptest.Server) (front *httptest.Server, a, b sandbox.Info) {
+	front, _, a, b = setupProxy(t, up)
+	return front, a, b
+}
+
+// setupProxy is setupServer, also returning the proxy, to be configured
+// before the first request.
+func setupProxy(t testing.TB, up *httptest.Server) (front *httptest.Server, p *Proxy, a, b sandbox.Info) {
 	up.Start()
 	t.Cleanup(up.Close)
 	host, port, _ := net.SplitHostPort(up.Listener.Addr().String())
@@ -86,7 +93,7 @@ func setupServer(t testing.TB, up *httptest.Server) (front *httptest.Server, a, 
 	}
 	a, b = mk("token-a"), mk("token-b")
 	fs := fakeSandboxes{byID: map[string]sandbox.Info{a.ID: a, b.ID: b}}
-	p := New(fs, "", writeErr, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	p = New(fs, "", writeErr, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	// Route every port to the upstream's port for the test.
 	pn, _ := strconv.Atoi(port)
 	front = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -105,7 +112,7 @@ func setupServer(t testing.TB, up *httptest.Server) (front *httptest.Server, a, 
 	front.Config.ErrorLog = log.New(panicLog{t}, "", 0)
 	front.Start()
 	t.Cleanup(front.Close)
-	return front, a, b
+	return front, p, a, b
 }
 
 type panicLog struct{ t testing.TB }

@@ -156,7 +156,9 @@ func TestSlowAgentWaitedFor(t *testing.T) {
 // plus Probes probes again); an answer from the agent makes it wait the
 // whole bound again.
 func TestKnownStalledFailsSooner(t *testing.T) {
-	st := Stall{After: 600 * time.Millisecond, Probe: 100 * time.Millisecond, Probes: 2}
+	// Probes of 300 ms: the agent answering again must be seen to (a probe
+	// of 100 ms went unanswered on a loaded machine, and the request 502).
+	st := Stall{After: time.Second, Probe: 300 * time.Millisecond, Probes: 2}
 	a := newFakeAgent(t, st)
 	a.xAfter = time.Hour
 	t0 := time.Now()

@@ -67,6 +67,10 @@ func New(rate, burst float64) *Limiter {
 	return &Limiter{rate: rate, burst: math.Max(1, burst), now: time.Now, m: map[string]*limitBucket{}}
 }
 
+// SetClock makes l read the time from now instead of time.Now. Call it
+// before l is used (tests: a clock that moves only when told).
+func (l *Limiter) SetClock(now func() time.Time) { l.now = now }
+
 // Allow spends a token of key's bucket. When it refuses, report is the
 // number of refusals to report now (at most once a second per key, then
 // counting every refusal since the last report), else 0.

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // CountProcessAlive counts the liveness reads of inits until t ends.
@@ -16,3 +17,20 @@ func CountProcessAlive(t *testing.T) *atomic.Int32 {
 
 // PauseRetryPlan exposes pauseRetryPlan to the tests.
 var PauseRetryPlan = pauseRetryPlan
+
+// PoolFilling is the number of refills of key's pool in flight.
+func (m *Manager) PoolFilling(key PoolKey) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if p := m.pools[key]; p != nil {
+		return p.filling
+	}
+	return 0
+}
+
+// SetRefillWait sets refillWait until t ends.
+func SetRefillWait(t *testing.T, d time.Duration) {
+	old := refillWait
+	refillWait = d
+	t.Cleanup(func() { refillWait = old })
+}

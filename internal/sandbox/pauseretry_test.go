@@ -317,17 +317,63 @@ func TestAutoPauseDeferralSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitUntil(t, 5*time.Second, "deferred", func() bool {
-		rec, _ := st.Get(ctx, in.ID)
-		return !rec.Persist.PauseDeferredSince.IsZero()
+		rec, err := st.Get(ctx, in.ID)
+		return err == nil && !rec.Persist.PauseDeferredSince.IsZero()
 	})
 	m1.Close()
-	m2 := newTestManager(t, h, st, cfg)
-	m2.SetDiskAdmission(g.admit)
-	if _, err := m2.Recover(ctx); err != nil {
+	restartDeferred(t, h, st, cfg, g, in)
+}
+
+// TestAutoPauseDeferralSurvivesLongRestart: a deferred sandbox whose next
+// try fell due while the daemon was down is not reaped as expired: the
+// restarted daemon tries the pause at once (the deadline recorded is a
+// retry's, not the end of the sandbox's time). It was reaped, its files
+// lost, whenever the restart took longer than the retry's wait.
+func TestAutoPauseDeferralSurvivesLongRestart(t *testing.T) {
+	ctx := context.Background()
+	h := sandboxtest.NewHost()
+	st := openStore(t, t.TempDir())
+	images := t.TempDir()
+	cfg := func(c *Config) { c.ImagesDir, c.PauseRetry = images, 100*time.Millisecond }
+	g := &gate{}
+	g.full.Store(true)
+	m1 := newTestManager(t, h, st, cfg)
+	m1.SetDiskAdmission(g.admit)
+	in, err := m1.Create(ctx, CreateOpts{Template: "base", Timeout: 50 * time.Millisecond, AutoPause: true})
+	if err != nil {
 		t.Fatal(err)
 	}
+	var retry time.Time
+	waitUntil(t, 5*time.Second, "deferred", func() bool {
+		rec, err := st.Get(ctx, in.ID)
+		if err != nil || rec.Persist.PauseDeferredSince.IsZero() {
+			return false
+		}
+		retry = rec.EndAt
+		return true
+	})
+	m1.Close()
+	time.Sleep(time.Until(retry) + 100*time.Millisecond) // down past the recorded retry
+	restartDeferred(t, h, st, cfg, g, in)
+}
+
+// restartDeferred starts a manager over st after one whose sandbox in's
+// deadline's pause was deferred: in is adopted, runs on still deferred
+// since its first deadline while the disk stays full, and is paused once
+// it is not.
+func restartDeferred(t *testing.T, h *sandboxtest.Host, st *store.Store, cfg func(*Config), g *gate, in Info) {
+	t.Helper()
+	ctx := context.Background()
+	m2 := newTestManager(t, h, st, cfg)
+	m2.SetDiskAdmission(g.admit)
+	if n, err := m2.Recover(ctx); err != nil || n != 1 {
+		t.Fatalf("Recover = %d, %v; want the deferred sandbox adopted", n, err)
+	}
 	time.Sleep(300 * time.Millisecond) // tries made and refused
-	rec, _ := st.Get(ctx, in.ID)
+	rec, err := st.Get(ctx, in.ID)
+	if err != nil {
+		t.Fatalf("the deferred sandbox's record after a restart: %v", err)
+	}
 	if s := stateOf(m2, in.ID); s != "running" || !rec.Persist.PauseDeferredSince.Equal(in.EndAt) {
 		t.Fatalf("after a restart: %s, deferred since %v (want running, since %v)", s, rec.Persist.PauseDeferredSince, in.EndAt)
 	}

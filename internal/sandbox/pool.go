@@ -128,8 +128,9 @@ func (m *Manager) poolLocked(key PoolKey, build string) *pool {
 	return found
 }
 
-// refillWait bounds how long a create waits for a refill in flight.
-const refillWait = 2 * time.Second
+// refillWait bounds how long a create waits for a refill in flight (a
+// variable for the tests).
+var refillWait = 2 * time.Second
 
 // claimOrWait claims a pooled sandbox of tmpl on rt (claimLocked), except
 // that when the pool is empty while a refill of it is in flight that no

@@ -14,8 +14,9 @@ import (
 
 // Recover re-adopts every recorded sandbox that still runs and whose host
 // resources are all present, and reaps everything else: half-made creates,
-// sandboxes whose runtime, network or layer is gone, expired deadlines, and
-// host resources that no record owns. It returns the number re-adopted.
+// sandboxes whose runtime, network or layer is gone, expired deadlines (a
+// deferred pause's next try is no end: it is tried at once), and host
+// resources that no record owns. It returns the number re-adopted.
 func (m *Manager) Recover(ctx context.Context) (int, error) {
 	recs, err := m.store.List(ctx)
 	if err != nil {
@@ -63,7 +64,11 @@ func (m *Manager) adopt(ctx context.Context, rec *store.Sandbox) error {
 	if rec.State != store.StateRunning {
 		return fmt.Errorf("state %q", rec.State)
 	}
-	if !time.Now().Before(rec.EndAt) {
+	// A deferred pause (pauseretry.go) whose next try fell due while the
+	// daemon was down is tried at once (armLocked below fires now): the
+	// sandbox is paused, deferred again or, past its ceiling, killed by
+	// expire, never reaped for a retry time it was only waiting for.
+	if !time.Now().Before(rec.EndAt) && rec.Persist.PauseDeferredSince.IsZero() {
 		return errors.New("deadline passed while the daemon was down")
 	}
 	rt, ok := m.runtimes[rec.Runtime]

@@ -49,6 +49,20 @@ func testLeases(t *testing.T, b backend) {
 	}
 }
 
+// runOut ends lease l now (a Renew to 1 ms, recording n) and waits until
+// it has run out. A test gives its lease a long ttl and ends it here, after
+// the steps that need it live: a short ttl from Register (200-500 ms) ran
+// out on a loaded machine before those steps were done.
+func runOut(t *testing.T, s *Store, l Lease, n *Node) {
+	t.Helper()
+	l, err := s.Renew(context.Background(), l, n, time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the database's clock is this host's: past l.Expires here is past it there
+	time.Sleep(time.Until(l.Expires) + 10*time.Millisecond)
+}
+
 // testFencing: a node's records are its own; when its lease runs out its
 // writes are refused, ExpireNodes marks its sandboxes lost, and after it
 // registers again only the new lease may act on them.
@@ -56,7 +70,7 @@ func testFencing(t *testing.T, b backend) {
 	ctx := context.Background()
 	target := b.target(t)
 	admin := b.mustOpen(t, target)
-	la, err := admin.Register(ctx, &Node{ID: "a"}, 500*time.Millisecond)
+	la, err := admin.Register(ctx, &Node{ID: "a"}, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +101,7 @@ func testFencing(t *testing.T, b backend) {
 	if l, _ := admin.List(ctx); len(l) != 0 {
 		t.Fatalf("the unfenced (single-node) store lists cluster records: %v", l)
 	}
-	time.Sleep(700 * time.Millisecond)
+	runOut(t, admin, la, &Node{ID: "a"})
 	if err := sa.Put(ctx, &Sandbox{ID: "x", State: "paused"}); !errors.Is(err, ErrFenced) {
 		t.Fatalf("Put after the lease ran out = %v, want ErrFenced", err)
 	}
@@ -153,7 +167,7 @@ func testRegisterExpires(t *testing.T, b backend) {
 	ctx := context.Background()
 	target := b.target(t)
 	admin := b.mustOpen(t, target)
-	l, err := admin.Register(ctx, &Node{ID: "a"}, 200*time.Millisecond)
+	l, err := admin.Register(ctx, &Node{ID: "a"}, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +176,7 @@ func testRegisterExpires(t *testing.T, b backend) {
 	if err := sa.Put(ctx, &Sandbox{ID: "x", State: "running"}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(400 * time.Millisecond)
+	runOut(t, admin, l, &Node{ID: "a"})
 	l2, err := admin.Register(ctx, &Node{ID: "a"}, time.Minute)
 	if err != nil {
 		t.Fatal(err)

@@ -46,10 +46,7 @@ func testSharedStorage(t *testing.T, b backend) {
 	}
 	// Node a's lease ends now (before: a 500 ms lease, which a loaded
 	// machine let run out before the checks above that need it live).
-	if _, err := admin.Renew(ctx, la, &Node{ID: "a", Storage: "st1"}, time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(20 * time.Millisecond)
+	runOut(t, admin, la, &Node{ID: "a", Storage: "st1"})
 	if _, err := admin.ExpireNodes(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -118,11 +115,11 @@ func team(t string) func(*Sandbox) bool { return func(r *Sandbox) bool { return 
 // running it).
 func resumingLost(t *testing.T, node func(id, storage string, ttl time.Duration) (*Store, Lease)) {
 	ctx := context.Background()
-	sd, _ := node("d", "st1", 300*time.Millisecond)
+	sd, ld := node("d", "st1", time.Minute)
 	if err := sd.Put(ctx, &Sandbox{ID: "u", State: StateResuming, Persist: Persistence{Storage: "st1"}}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond)
+	runOut(t, sd, ld, &Node{ID: "d", Storage: "st1"})
 	if _, err := sd.ExpireNodes(ctx); err != nil {
 		t.Fatal(err)
 	}

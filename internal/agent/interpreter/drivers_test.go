@@ -54,6 +54,33 @@ func TestJavaDriver(t *testing.T) {
 	}
 }
 
+// TestJavaDriverInterruptWhileCompiling: an interrupt that comes while the
+// cell is still being compiled stops it once its code runs, keeping the
+// state. It stopped nothing (JShell.stop found no code running): the loop
+// then ran until the grace was out and the context was restarted, its
+// state lost, as a loaded machine's slow compile made TestJavaDriver's
+// 2 s interrupt do.
+func TestJavaDriverInterruptWhileCompiling(t *testing.T) {
+	if _, err := exec.LookPath("jshell"); err != nil {
+		t.Skip("no JDK (jshell) on this host")
+	}
+	k := newLangContext(t, Java, nil)
+	run := func(code string) string { return summary(collect(k, context.Background(), code, nil)) }
+	if got := run("int x = 41;"); got != "" {
+		t.Fatalf("declaration: %q", got)
+	}
+	// one snippet, slow to compile, that loops once it runs
+	cell := "{ int a = 0;\n" + strings.Repeat("a += x;\n", 4000) + "while (true) {} }"
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if got := summary(collect(k, ctx, cell, nil)); !strings.HasPrefix(got, "error:KeyboardInterrupt") {
+		t.Errorf("cell interrupted while it compiled = %q", got)
+	}
+	if got := run("x"); got != "result:41" {
+		t.Errorf("after the interrupt x = %q, want 41", got)
+	}
+}
+
 // TestTypeScriptDriver runs node_driver.js for typescript when the host's
 // node can require typescript (NODE_PATH is passed on): types erased, state
 // kept, imports bound to their names for later cells, a syntax error named,

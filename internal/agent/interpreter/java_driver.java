@@ -26,6 +26,7 @@ class Driver {
     static PrintStream events;
     static volatile boolean silent;
     static final AtomicBoolean interrupted = new AtomicBoolean();
+    static volatile boolean evaluating; // a cell is under way (compiled or run)
     static JShell js;
     static int count;
 
@@ -46,7 +47,7 @@ class Driver {
         }
         sun.misc.Signal.handle(new sun.misc.Signal("INT"), s -> {
             interrupted.set(true);
-            js.stop();
+            stopper();
         });
         send("{\"type\":\"ready\"}");
         for (String line; (line = requests.readLine()) != null; ) {
@@ -69,10 +70,31 @@ class Driver {
         return d;
     }
 
+    // stopper stops the interrupted cell's code (JShell.stop), and again
+    // every 50 ms until the cell ends: an interrupt that came while a
+    // snippet was still being compiled found no code to stop, and the
+    // snippet then ran on (a loop until the agent's grace restarted the
+    // context, its state lost).
+    static void stopper() {
+        Thread t = new Thread(() -> {
+            while (evaluating && interrupted.get()) {
+                js.stop();
+                try {
+                    Thread.sleep(50);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }, "sbx-stopper");
+        t.setDaemon(true);
+        t.start();
+    }
+
     // execute runs one cell: its snippets in order until one fails.
     static void execute(String code, boolean quiet) {
         silent = quiet;
         interrupted.set(false);
+        evaluating = true;
         if (!quiet) send("{\"type\":\"count\",\"count\":" + (++count) + "}");
         try {
             SourceCodeAnalysis sca = js.sourceCodeAnalysis();
@@ -85,6 +107,7 @@ class Driver {
                 if (!run(src, rest.isBlank(), quiet)) break;
             }
         } finally {
+            evaluating = false;
             System.out.flush();
             System.err.flush();
             silent = false;
