@@ -1,13 +1,6 @@
 package oci
 
-import (
-	"fmt"
-	"os"
-	"strconv"
-	"strings"
-
-	"golang.org/x/sys/unix"
-)
+import "golang.org/x/sys/unix"
 
 // The host's AIO event bound (crun, runc).
 //
@@ -36,16 +29,5 @@ func raiseHostAIO() error {
 	if err := unix.Sysinfo(&si); err != nil {
 		return err
 	}
-	floor := uint64(si.Totalram) * uint64(si.Unit) / aioEventBytes
-	b, err := os.ReadFile(aioMaxNr)
-	if err != nil {
-		return err
-	}
-	if cur, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64); err == nil && cur >= floor {
-		return nil
-	}
-	if err := os.WriteFile(aioMaxNr, []byte(strconv.FormatUint(floor, 10)), 0); err != nil {
-		return fmt.Errorf("raise %s: %w", aioMaxNr, err)
-	}
-	return nil
+	return raiseSysctl(aioMaxNr, uint64(si.Totalram)*uint64(si.Unit)/aioEventBytes)
 }

@@ -1,12 +1,6 @@
 package oci
 
-import (
-	"fmt"
-	"math"
-	"os"
-	"strconv"
-	"strings"
-)
+import "math"
 
 // The host's open-file bound (crun, runc).
 //
@@ -24,16 +18,4 @@ import (
 var fileMax = "/proc/sys/fs/file-max"
 
 // raiseHostFileMax raises fs.file-max to LONG_MAX (never lowers it).
-func raiseHostFileMax() error {
-	b, err := os.ReadFile(fileMax)
-	if err != nil {
-		return err
-	}
-	if cur, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64); err == nil && cur >= math.MaxInt64 {
-		return nil
-	}
-	if err := os.WriteFile(fileMax, []byte(strconv.FormatInt(math.MaxInt64, 10)), 0); err != nil {
-		return fmt.Errorf("raise %s: %w", fileMax, err)
-	}
-	return nil
-}
+func raiseHostFileMax() error { return raiseSysctl(fileMax, math.MaxInt64) }

@@ -1,6 +1,12 @@
 package oci
 
-import "log/slog"
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+)
 
 // shareHostFairly adjusts the host-wide and host-root bounds that
 // user-namespace sandboxes (crun, runc) are counted in with host root and
@@ -24,4 +30,20 @@ func shareHostFairly(log *slog.Logger) {
 	if err := halveSharedRlimits(); err != nil {
 		log.Warn("cannot lower the runtime's shared rlimits: crun/runc sandboxes may take host root's queued signals (docs/SECURITY.md)", "err", err)
 	}
+}
+
+// raiseSysctl raises the integer sysctl at path (a /proc/sys file) to floor,
+// never lowering it: a value it cannot parse is replaced.
+func raiseSysctl(path string, floor uint64) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if cur, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64); err == nil && cur >= floor {
+		return nil
+	}
+	if err := os.WriteFile(path, []byte(strconv.FormatUint(floor, 10)), 0); err != nil {
+		return fmt.Errorf("raise %s: %w", path, err)
+	}
+	return nil
 }

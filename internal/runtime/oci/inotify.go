@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -50,20 +49,10 @@ var hostSysctl = "/proc/sys/fs/inotify/"
 // raiseHostInotify raises the host's per-user inotify bounds to their floors
 // (never lowers them).
 func raiseHostInotify() error {
-	for name, floor := range map[string]int{"max_user_instances": hostInotifyInstances, "max_user_watches": hostInotifyWatches} {
-		p := hostSysctl + name
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if cur, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && cur >= floor {
-			continue
-		}
-		if err := os.WriteFile(p, []byte(strconv.Itoa(floor)), 0); err != nil {
-			return fmt.Errorf("raise %s: %w", p, err)
-		}
+	if err := raiseSysctl(hostSysctl+"max_user_instances", hostInotifyInstances); err != nil {
+		return err
 	}
-	return nil
+	return raiseSysctl(hostSysctl+"max_user_watches", hostInotifyWatches)
 }
 
 // limitInotify writes the sandbox's own inotify bounds into the user

@@ -1,11 +1,6 @@
 package oci
 
-import (
-	"fmt"
-	"os"
-	"strconv"
-	"strings"
-)
+import "strconv"
 
 // PTYs of user-namespace sandboxes (crun, runc).
 //
@@ -39,16 +34,4 @@ func devptsOptions(userNS bool) []string {
 }
 
 // raiseHostPTYs raises kernel.pty.max to hostPTYs (never lowers it).
-func raiseHostPTYs() error {
-	b, err := os.ReadFile(ptyMax)
-	if err != nil {
-		return err
-	}
-	if cur, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && cur >= hostPTYs {
-		return nil
-	}
-	if err := os.WriteFile(ptyMax, []byte(strconv.Itoa(hostPTYs)), 0); err != nil {
-		return fmt.Errorf("raise %s: %w", ptyMax, err)
-	}
-	return nil
-}
+func raiseHostPTYs() error { return raiseSysctl(ptyMax, hostPTYs) }
