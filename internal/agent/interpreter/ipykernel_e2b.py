@@ -8,8 +8,9 @@ It registers the display formatters E2B's code-interpreter template adds
   Timestamps as ISO strings and NaN as null;
 - application/json (Result.json): any list or dict that round-trips through
   JSON (numpy values as plain numbers, non-string keys as strings).
-E2B's e2b/chart (Result.chart) comes from its e2b_charts package, which the
-template does not ship: charts arrive as PNG only.
+- e2b/chart (Result.chart): a matplotlib Figure's chart data, as E2B's
+  e2b_charts package extracts it, by ipykernel_charts.py (path in the
+  _charts global the driver sets), read on the first Figure displayed.
 Each formatter applies only where IPython has what it expects."""
 
 import json
@@ -60,6 +61,28 @@ def _register():
                     return None
             return super().__call__(obj)
 
+    charts = {}
+
+    def figure_chart(fig):
+        if not charts:
+            with open(_charts) as f:  # noqa: F821 - set by kernel_driver.py
+                exec(f.read(), charts)
+        return charts["figure_chart"](fig)
+
+    class E2BChartFormatter(BaseFormatter):
+        format_type = Unicode("e2b/chart")
+        print_method = ObjectName("_repr_e2b_chart_")
+        _return_type = (dict, str)
+
+        def __call__(self, obj):
+            cls = type(obj)
+            if cls.__name__ == "Figure" and cls.__module__.startswith("matplotlib"):
+                try:
+                    return figure_chart(obj)
+                except Exception:  # noqa: BLE001 - the PNG still arrives
+                    return None
+            return super().__call__(obj)
+
     class E2BJSONFormatter(JSONFormatter):
         def __call__(self, obj):
             if isinstance(obj, (list, dict)):
@@ -71,6 +94,7 @@ def _register():
 
     fmt = IPython.get_ipython().display_formatter
     fmt.formatters["e2b/data"] = E2BDataFormatter(parent=fmt)
+    fmt.formatters["e2b/chart"] = E2BChartFormatter(parent=fmt)
     fmt.formatters["application/json"] = E2BJSONFormatter(parent=fmt)
 
 
