@@ -228,6 +228,8 @@ test('results: json for lists and dicts, data for DataFrames, empty extra', asyn
   assert.equal(d.results[0].isMainResult, true)
   assert.deepEqual(d.results[0].json, { b: [1, 2], 3: 4 })
   assert.deepEqual(d.results[0].formats(), ['json'])
+  const nan = await sbx.runCode('[1.5, float("nan"), {"inf": float("inf")}]')
+  assert.deepEqual(nan.results[0].json, [1.5, null, { inf: null }])
   const df = await sbx.runCode('import pandas as pd\npd.DataFrame({"a": [1.5, float("nan")], "t": pd.to_datetime(["2024-01-02", "2024-01-03"])})')
   assert.deepEqual(df.results[0].data, { a: [1.5, null], t: ['2024-01-02T00:00:00', '2024-01-03T00:00:00'] })
   assert.deepEqual(df.results[0].formats(), ['html', 'data'])

@@ -7,7 +7,8 @@ It registers the display formatters E2B's code-interpreter template adds
 - e2b/data (Result.data): a pandas DataFrame as {column: [values]}, with
   Timestamps as ISO strings and NaN as null;
 - application/json (Result.json): any list or dict that round-trips through
-  JSON (numpy values as plain numbers, non-string keys as strings).
+  JSON (numpy values as plain numbers, non-string keys as strings, NaN and
+  infinities as null, as orjson writes them on E2B).
 - e2b/chart (Result.chart): a matplotlib Figure's chart data, as E2B's
   e2b_charts package extracts it, by ipykernel_charts.py (path in the
   _charts global the driver sets), read on the first Figure displayed.
@@ -27,6 +28,11 @@ def _plain(value):
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+def _null(_constant):
+    """NaN, Infinity and -Infinity read back from JSON: null."""
+    return None
 
 
 def _default(obj):
@@ -87,7 +93,7 @@ def _register():
         def __call__(self, obj):
             if isinstance(obj, (list, dict)):
                 try:
-                    return json.loads(json.dumps(obj, default=_default, allow_nan=False)), {"expanded": True}
+                    return json.loads(json.dumps(obj, default=_default), parse_constant=_null), {"expanded": True}
                 except (TypeError, ValueError):
                     pass
             return super().__call__(obj)
