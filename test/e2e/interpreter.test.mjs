@@ -134,6 +134,20 @@ plt.xlabel('X-axis'); plt.ylabel('Y-axis (log scale)'); plt.legend(); plt.grid(T
   assert.deepEqual(gaps.elements[0].points, [[1, 1], [2, null], [3, 2]])
 })
 
+// E2B's template patches PIL (startup_scripts/0003_images.py): show()
+// and save() to a path display the image; E2B's js/tests/images/bar.test.ts.
+test('PIL: show() and save() display the image, as does its repr', async () => {
+  const pre = 'import numpy\nfrom PIL import Image\nimage = Image.fromarray((numpy.random.rand(16, 16, 3) * 255).astype("uint8")).convert("RGBA")\n'
+  for (const [code, stdout] of [['image.show()\nprint("done")', ['done\n']], ['image', []], ['image.save("/tmp/pil.png")', []]]) {
+    const ex = await sbx.runCode(pre + code)
+    assert.equal(ex.error, undefined, JSON.stringify(ex.error))
+    assert.deepEqual([ex.results.length, ex.logs.stdout], [1, stdout], code)
+    assert.deepEqual([...Buffer.from(ex.results[0].png, 'base64').subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47], code)
+  }
+  const saved = await sbx.runCode('import io, os\nbuf = io.BytesIO()\nimage.save(buf, "png")\nos.path.getsize("/tmp/pil.png") > 0, buf.tell() > 0')
+  assert.deepEqual([saved.results.length, saved.text], [1, '(True, True)']) // to a file object: no display
+})
+
 test('a DataFrame is html and text', async () => {
   const ex = await sbx.runCode('import pandas as pd\npd.DataFrame({"a": [1, 2], "b": ["x", "y"]})')
   const r = ex.results[0]

@@ -12,10 +12,18 @@ It registers the display formatters E2B's code-interpreter template adds
 - e2b/chart (Result.chart): a matplotlib Figure's chart data, as E2B's
   e2b_charts package extracts it, by ipykernel_charts.py (path in the
   _charts global the driver sets), read on the first Figure displayed.
-Each formatter applies only where IPython has what it expects."""
+Each formatter applies only where IPython has what it expects.
 
+It also does what the template's startup_scripts/0003_images.py does to
+PIL, once PIL.Image is first imported (a one-shot import hook: the kernel
+does not import PIL at start): Image.show() displays the image (a PNG
+result) instead of looking for a viewer, and Image.save() to a path given
+as a string displays it too."""
+
+import importlib.util
 import json
 import math
+import sys
 
 
 def _plain(value):
@@ -104,7 +112,50 @@ def _register():
     fmt.formatters["application/json"] = E2BJSONFormatter(parent=fmt)
 
 
+def _patch_pil(module):
+    from IPython.display import display
+    image = module.Image
+    save = image.save
+
+    def show_image(self, title=None):
+        display(self)
+
+    def save_image(self, fp, format=None, **params):
+        if isinstance(fp, str):
+            display(self)
+        return save(self, fp, format, **params)
+
+    image.show, image.save = show_image, save_image
+
+
+class _PILHook:
+    """A meta path finder that patches PIL.Image right after its first
+    import, then leaves sys.meta_path."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "PIL.Image":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            try:
+                _patch_pil(module)
+            except Exception:  # noqa: BLE001 - PIL as it is
+                pass
+        spec.loader.exec_module = exec_module
+        return spec
+
+
 try:
     _register()
 except Exception:  # noqa: BLE001 - results keep IPython's own formats
     pass
+if "PIL.Image" in sys.modules:
+    _patch_pil(sys.modules["PIL.Image"])
+else:
+    sys.meta_path.insert(0, _PILHook())
