@@ -207,6 +207,10 @@ test('env_vars apply to one execution only', async () => {
   assert.equal(ex.text, 'v1')
   const after = await sbx.runCode('import os; repr(os.environ.get("E2E_VAR"))')
   assert.equal(after.text, 'None')
+  // As E2B's template: what the cell itself sets is kept; nothing is left in globals.
+  await sbx.runCode('import os; os.environ["E2E_VAR"] = "cell"', { envs: { E2E_VAR: 'v2' } })
+  const kept = await sbx.runCode('import os; os.environ.get("E2E_VAR"), [k for k in globals() if "sbx" in k]')
+  assert.equal(kept.text, "('cell', [])")
 })
 
 test('contexts: create, list, run, restart, remove', async () => {
