@@ -58,9 +58,11 @@ plt.show()`)
 // E2B's template adds e2b/chart (Result.chart) to a matplotlib figure's
 // result, from its e2b_charts package (ipykernel_charts.py here); the
 // figures are those of E2B's js/tests/charts and chart_data_extractor tests.
+// A context of its own: the figures' names stay out of the default one.
 test('charts: line, box and whisker, pie, bar, scatter, supergraph, unknown', async () => {
+  const context = await sbx.createCodeContext()
   const chartOf = async (code) => {
-    const ex = await sbx.runCode('import matplotlib.pyplot as plt\nimport numpy as np\nimport datetime\n' + code + '\nplt.show()')
+    const ex = await sbx.runCode('import matplotlib.pyplot as plt\nimport numpy as np\nimport datetime\n' + code + '\nplt.show()', { context })
     assert.equal(ex.error, undefined, JSON.stringify(ex.error))
     assert.ok(ex.results[0].png, 'the PNG stays')
     return ex.results[0].chart
@@ -132,20 +134,23 @@ plt.xlabel('X-axis'); plt.ylabel('Y-axis (log scale)'); plt.legend(); plt.grid(T
   assert.ok([...log.x_ticks, ...log.y_ticks, ...log.elements[0].points.flat()].every((v) => typeof v === 'number'))
   const gaps = await chartOf("plt.figure()\nplt.plot([1, 2, 3], [1, float('nan'), 2])")
   assert.deepEqual(gaps.elements[0].points, [[1, 1], [2, null], [3, 2]])
+  await sbx.removeCodeContext(context)
 })
 
 // E2B's template patches PIL (startup_scripts/0003_images.py): show()
 // and save() to a path display the image; E2B's js/tests/images/bar.test.ts.
 test('PIL: show() and save() display the image, as does its repr', async () => {
+  const context = await sbx.createCodeContext()
   const pre = 'import numpy\nfrom PIL import Image\nimage = Image.fromarray((numpy.random.rand(16, 16, 3) * 255).astype("uint8")).convert("RGBA")\n'
   for (const [code, stdout] of [['image.show()\nprint("done")', ['done\n']], ['image', []], ['image.save("/tmp/pil.png")', []]]) {
-    const ex = await sbx.runCode(pre + code)
+    const ex = await sbx.runCode(pre + code, { context })
     assert.equal(ex.error, undefined, JSON.stringify(ex.error))
     assert.deepEqual([ex.results.length, ex.logs.stdout], [1, stdout], code)
     assert.deepEqual([...Buffer.from(ex.results[0].png, 'base64').subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47], code)
   }
-  const saved = await sbx.runCode('import io, os\nbuf = io.BytesIO()\nimage.save(buf, "png")\nos.path.getsize("/tmp/pil.png") > 0, buf.tell() > 0')
+  const saved = await sbx.runCode('import io, os\nbuf = io.BytesIO()\nimage.save(buf, "png")\nos.path.getsize("/tmp/pil.png") > 0, buf.tell() > 0', { context })
   assert.deepEqual([saved.results.length, saved.text], [1, '(True, True)']) // to a file object: no display
+  await sbx.removeCodeContext(context)
 })
 
 test('a DataFrame is html and text', async () => {
