@@ -65,6 +65,29 @@ def _plain(v):
     return v
 
 
+class _Clean(list):
+    """A list already plain JSON: _json passes it through as it is."""
+
+
+def _column(values):
+    """A line's or collection's coordinates as plain values; numeric arrays
+    in one pass (NaN and infinities as None), others value by value."""
+    import numpy
+    a = numpy.asarray(values)
+    if a.dtype.kind in "iub":
+        return a.tolist()
+    if a.dtype.kind == "f":
+        out = a.tolist()
+        if not numpy.isfinite(a).all():
+            out = [v if math.isfinite(v) else None for v in out]
+        return out
+    return [_json(_plain(v)) for v in values]
+
+
+def _points(xs, ys):
+    return _Clean([x, y] for x, y in zip(_column(xs), _column(ys)))
+
+
 def _is_dates(axis):
     conv = getattr(axis, "converter", None) or getattr(axis, "get_converter", lambda: None)()
     return conv is not None and "Date" in type(conv).__name__
@@ -129,16 +152,15 @@ def _line(ax):
         label = line.get_label()
         if label.startswith("_child"):
             label = "Line " + label[len("_child"):]
-        pts = [[_plain(x), _plain(y)] for x, y in zip(line.get_xdata(), line.get_ydata())]
-        c["elements"].append({"label": label, "points": pts})
+        c["elements"].append({"label": label, "points": _points(line.get_xdata(), line.get_ydata())})
     return c
 
 
 def _scatter(ax):
     c = _points_chart("scatter", ax)
     for coll in ax.collections:
-        pts = [[_plain(x), _plain(y)] for x, y in coll.get_offsets()]
-        c["elements"].append({"label": coll.get_label(), "points": pts})
+        offsets = coll.get_offsets()
+        c["elements"].append({"label": coll.get_label(), "points": _points(offsets[:, 0], offsets[:, 1])})
     return c
 
 
@@ -272,6 +294,8 @@ def axes_chart(ax):
 def _json(v):
     """v as plain JSON: NaN and infinities as None, anything else unknown
     as its string."""
+    if type(v) is _Clean:
+        return v
     if isinstance(v, dict):
         return {str(k): _json(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
