@@ -8,13 +8,25 @@ import (
 	"github.com/sbx-dev/sbx/internal/store"
 )
 
-// armLocked (re)schedules sb's deadline. m.mu must be held.
+// armLocked (re)schedules sb's deadline at its record's EndAt, as the
+// wall clock reads now. m.mu must be held.
 func (m *Manager) armLocked(sb *Sandbox) {
+	m.armAtLocked(sb, time.Now().Add(time.Until(sb.rec.EndAt)))
+}
+
+// armAtLocked (re)schedules sb's deadline at due, which must carry a
+// monotonic clock reading (time.Now().Add: never a record's EndAt): the
+// deadline is then a span of elapsed time, which a step of the wall clock
+// (NTP, a VM resumed and its clock reset) neither shortens nor lengthens.
+// A sandbox told SetTimeout(d) lives d, whatever the wall clock does
+// meanwhile; EndAt is what the wall clock said then. m.mu must be held.
+func (m *Manager) armAtLocked(sb *Sandbox, due time.Time) {
 	if sb.timer != nil {
 		sb.timer.Stop()
 	}
 	id := sb.rec.ID
-	sb.timer = time.AfterFunc(time.Until(sb.rec.EndAt), func() { m.expire(id) })
+	sb.due = due
+	sb.timer = time.AfterFunc(time.Until(due), func() { m.expire(id) })
 }
 
 // expire ends a sandbox whose deadline passed (unless it was extended or
@@ -33,7 +45,7 @@ func (m *Manager) expireSandbox(id string, nudged bool) {
 	defer unlock()
 	m.mu.Lock()
 	deferred := !sb.rec.Persist.PauseDeferredSince.IsZero()
-	due := sb.rec.State == store.StateRunning && (!time.Now().Before(sb.rec.EndAt) || nudged && deferred) && !m.closed
+	due := sb.rec.State == store.StateRunning && (!time.Now().Before(sb.due) || nudged && deferred) && !m.closed
 	autoPause := sb.rec.AutoPause
 	m.mu.Unlock()
 	if !due {
@@ -80,7 +92,7 @@ func (m *Manager) moveEnd(ctx context.Context, id string, d time.Duration, onlyL
 		return err
 	}
 	defer unlock()
-	return m.setEndLocked(ctx, sb, time.Now().UTC().Add(d), onlyLater)
+	return m.setEndLocked(ctx, sb, time.Now().Add(d), onlyLater)
 }
 
 func (m *Manager) checkTimeout(d time.Duration) error {
@@ -90,8 +102,9 @@ func (m *Manager) checkTimeout(d time.Duration) error {
 	return nil
 }
 
-// setEndLocked moves a running sandbox's deadline (ErrNotFound if it is
-// paused, ErrConflict if it is changing state); the caller holds sb.op
+// setEndLocked moves a running sandbox's deadline to end, a time.Now().Add
+// (its monotonic reading is the deadline; see armAtLocked), ErrNotFound if
+// it is paused, ErrConflict if it is changing state; the caller holds sb.op
 // (so no other lifecycle operation changes sb.rec meanwhile). The record is
 // written with Manager.mu released: Get and List, so every proxied request,
 // never wait for the database.
@@ -114,13 +127,13 @@ func (m *Manager) setEndLocked(ctx context.Context, sb *Sandbox, end time.Time, 
 	}
 	// A deadline the caller sets ends a deferred pause's retries (the
 	// next deadline starts its own).
-	rec.EndAt, rec.Persist.PauseDeferredSince = end, time.Time{}
+	rec.EndAt, rec.Persist.PauseDeferredSince = end.UTC(), time.Time{}
 	if err := m.store.Put(ctx, &rec); err != nil {
 		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	sb.rec.EndAt, sb.rec.Persist.PauseDeferredSince, sb.pauseTries = end, time.Time{}, 0
-	m.armLocked(sb)
+	sb.rec.EndAt, sb.rec.Persist.PauseDeferredSince, sb.pauseTries = rec.EndAt, time.Time{}, 0
+	m.armAtLocked(sb, end)
 	return nil
 }

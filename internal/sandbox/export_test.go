@@ -34,3 +34,18 @@ func SetRefillWait(t *testing.T, d time.Duration) {
 	refillWait = d
 	t.Cleanup(func() { refillWait = old })
 }
+
+// StepWallClock makes sandbox id's deadline look as it would after the wall
+// clock stepped forward by d (NTP, a VM's clock reset on resume): its
+// record's EndAt, a wall time, moves back by d; nothing is re-armed (a
+// step re-arms nothing either).
+func (m *Manager) StepWallClock(id string, d time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if sb := m.sandboxes[id]; sb != nil {
+		sb.rec.EndAt = sb.rec.EndAt.Add(-d)
+	}
+}
+
+// ExpireNow runs sandbox id's deadline check now, as its timer does.
+func (m *Manager) ExpireNow(id string) { m.expire(id) }

@@ -164,6 +164,7 @@ type Sandbox struct {
 	rt    runtime.Sandbox // nil while paused
 	info  NetInfo
 	timer *time.Timer
+	due   time.Time     // the deadline, on the monotonic clock (armAtLocked); guarded by Manager.mu
 	done  chan struct{} // closed when the sandbox is killed or paused
 	// op serialises lifecycle operations on this sandbox (pause, resume,
 	// fork, snapshot, kill). Take it without holding Manager.mu.

@@ -34,7 +34,7 @@ func (m *Manager) Connect(ctx context.Context, id string, timeout time.Duration,
 		in, err = m.resumeLocked(ctx, sb, timeout)
 		return in, err == nil, err
 	}
-	if err := m.setEndLocked(ctx, sb, time.Now().UTC().Add(timeout), true); err != nil {
+	if err := m.setEndLocked(ctx, sb, time.Now().Add(timeout), true); err != nil {
 		return Info{}, false, err
 	}
 	in, err = m.Get(id)

@@ -19,7 +19,10 @@ func TestReapCgroupsListsOnce(t *testing.T) {
 	}
 	v2, _ := cgroupMode()
 	r := &Runtime{cfg: Config{Timeout: 5 * time.Second}, v2: v2}
-	id := "sbx-reap-test-" + filepath.Base(t.TempDir())
+	// The temp dir's parent has a random suffix: its base ("001") alone
+	// made one id for every process, and two running this test at once
+	// (a helper beside CI) took each other's cgroups.
+	id := "sbx-reap-test-" + filepath.Base(filepath.Dir(t.TempDir()))
 	base := filepath.Join(cgroupRoot, "sbx", id)
 	if !v2 {
 		base = filepath.Join(cgroupRoot, "cpuacct", "sbx", id)
@@ -33,12 +36,14 @@ func TestReapCgroupsListsOnce(t *testing.T) {
 	t.Cleanup(func() { _ = os.Remove(child); _ = os.RemoveAll(base) })
 	var lists atomic.Int32
 	var armed, made atomic.Bool
+	childMade := make(chan struct{})
 	orig, origWalk := glob, subtreeOf
 	glob = func(p string) ([]string, error) { lists.Add(1); return orig(p) }
 	subtreeOf = func(dir string) []string {
 		out := origWalk(dir)
 		if armed.Load() && !made.Swap(true) {
 			_ = os.Mkdir(child, 0o755)
+			close(childMade)
 		}
 		return out
 	}
@@ -47,9 +52,18 @@ func TestReapCgroupsListsOnce(t *testing.T) {
 		t.Fatalf("allCgroups = %v, want base's subtree, children first", got)
 	}
 	perListing := lists.Swap(0)
-	done := make(chan error, 1)
+	done, reaped := make(chan error, 1), make(chan struct{})
 	armed.Store(true)
-	go func() { done <- r.reapCgroups(context.Background(), id) }()
+	go func() { done <- r.reapCgroups(context.Background(), id); close(reaped) }()
+	t.Cleanup(func() { <-reaped }) // before glob is put back
+	// The reap has listed (a loaded machine may take longer than the
+	// 100 ms this test once slept for the whole of it: child was not
+	// there yet, 1 run in 150).
+	select {
+	case <-childMade:
+	case <-time.After(4 * time.Second):
+		t.Fatal("the reap never listed the cgroups")
+	}
 	time.Sleep(100 * time.Millisecond) // ≈ 10 retries
 	if err := os.Remove(child); err != nil {
 		t.Fatal(err)
