@@ -87,14 +87,18 @@ func (s *Service) tmpMarker(ctx context.Context) (string, error) {
 }
 
 // runShell runs script with /bin/sh -c as user in the build sandbox,
-// streaming its output into the log; a non-zero exit is an error naming it.
+// streaming its output into the log (stdout at info, stderr at error, as
+// E2B's build server logs a step's streams); a non-zero exit is an error
+// naming it.
 func (s *Service) runShell(ctx context.Context, conn *client.SandboxConn, lg *buildLog, step, user, cwd string, env map[string]string, script string, args ...string) error {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.StepTimeout)
 	defer cancel()
 	out := &lineWriter{log: lg, step: step, level: "info"}
 	defer out.flush()
+	errw := &lineWriter{log: lg, step: step, level: "error"}
+	defer errw.flush()
 	argv := append([]string{"/bin/sh", "-c", script, "sh"}, args...)
-	code, err := conn.Run(ctx, client.RunRequest{Argv: argv, User: user, Cwd: cwd, Envs: env}, out, out)
+	code, err := conn.Run(ctx, client.RunRequest{Argv: argv, User: user, Cwd: cwd, Envs: env}, out, errw)
 	if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("step did not finish within %s", s.cfg.StepTimeout)
 	}
