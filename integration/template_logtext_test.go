@@ -36,6 +36,30 @@ func TestBuildLogIsText(t *testing.T) {
 	}
 }
 
+// A RUN step's stdout is logged at info and its stderr at error, as E2B's
+// build server logs a step's streams (the SDK's onBuildLogs and its default
+// logger tell them apart by level); before, both came at info.
+func TestBuildStepStderrIsError(t *testing.T) {
+	requirements(t, "crun")
+	d := startDaemon(t, "crun", "")
+	run := `echo to-out; echo to-err >&2 # ` + strconv.FormatInt(time.Now().UnixNano(), 36) // never cached
+	tid, bid := d.startBuild(t, "it-logstreams", map[string]any{"fromTemplate": "base",
+		"steps": []map[string]any{{"type": "RUN", "args": []string{run, "root"}}}})
+	st := d.waitStatus(t, tid, bid, 3*time.Minute, func(st buildStatus) bool { return st.Status == "ready" || st.Status == "error" })
+	if st.Status != "ready" {
+		t.Fatalf("build: %+v", st)
+	}
+	levels := map[string]string{}
+	for _, e := range st.LogEntries {
+		if e.Message == "to-out" || e.Message == "to-err" {
+			levels[e.Message] = e.Level
+		}
+	}
+	if levels["to-out"] != "info" || levels["to-err"] != "error" {
+		t.Fatalf("levels %v, want to-out at info and to-err at error: %+v", levels, st.LogEntries)
+	}
+}
+
 // A template's start command that ends before its sandbox is ready fails
 // the create with the end of its output in the API's error message, which
 // the CLI and the SDK show: its escape sequences arrive as text (before, an

@@ -15,6 +15,7 @@ import (
 type buildStatus struct {
 	Status     string `json:"status"`
 	LogEntries []struct {
+		Level   string `json:"level"`
 		Message string `json:"message"`
 	} `json:"logEntries"`
 	Reason *struct {

@@ -108,8 +108,15 @@ func (s *Service) RequestBuild(ctx context.Context, req BuildRequest) (*Requeste
 // node's sandbox defaults) are what its sandboxes get; builds run with at
 // least the builder's (buildResources).
 func (s *Service) resources(req BuildRequest) (sandbox.Resources, error) {
-	d, mx := s.mgr.Config().Defaults, s.mgr.Config().Max
-	r := sandbox.Resources{CPUCount: d.CPUCount, MemoryMB: d.MemoryMB, DiskSizeMB: s.cfg.DiskSizeMB}
+	cfg := s.mgr.Config()
+	return templateResources(req, cfg.Defaults, cfg.Max, s.cfg.DiskSizeMB)
+}
+
+// templateResources checks req's resources against the node's maxima as
+// E2B's API does (a memoryMB not divisible by 2 is refused too) and fills
+// the ones it leaves out from d.
+func templateResources(req BuildRequest, d, mx sandbox.Resources, diskMB int) (sandbox.Resources, error) {
+	r := sandbox.Resources{CPUCount: d.CPUCount, MemoryMB: d.MemoryMB, DiskSizeMB: diskMB}
 	if req.CPUCount != 0 {
 		if req.CPUCount < 1 || req.CPUCount > mx.CPUCount {
 			return r, fmt.Errorf("%w: cpuCount must be between 1 and %d", sandbox.ErrInvalid, mx.CPUCount)
@@ -119,6 +126,9 @@ func (s *Service) resources(req BuildRequest) (sandbox.Resources, error) {
 	if req.MemoryMB != 0 {
 		if req.MemoryMB < 128 || req.MemoryMB > mx.MemoryMB {
 			return r, fmt.Errorf("%w: memoryMB must be between 128 and %d", sandbox.ErrInvalid, mx.MemoryMB)
+		}
+		if req.MemoryMB%2 != 0 {
+			return r, fmt.Errorf("%w: memoryMB must be divisible by 2 (got %d)", sandbox.ErrInvalid, req.MemoryMB)
 		}
 		r.MemoryMB = req.MemoryMB
 	}

@@ -87,14 +87,18 @@ func (s *Service) tmpMarker(ctx context.Context) (string, error) {
 }
 
 // runShell runs script with /bin/sh -c as user in the build sandbox,
-// streaming its output into the log; a non-zero exit is an error naming it.
+// streaming its output into the log (stdout at info, stderr at error, as
+// E2B's build server logs a step's streams); a non-zero exit is an error
+// naming it.
 func (s *Service) runShell(ctx context.Context, conn *client.SandboxConn, lg *buildLog, step, user, cwd string, env map[string]string, script string, args ...string) error {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.StepTimeout)
 	defer cancel()
 	out := &lineWriter{log: lg, step: step, level: "info"}
 	defer out.flush()
+	errw := &lineWriter{log: lg, step: step, level: "error"}
+	defer errw.flush()
 	argv := append([]string{"/bin/sh", "-c", script, "sh"}, args...)
-	code, err := conn.Run(ctx, client.RunRequest{Argv: argv, User: user, Cwd: cwd, Envs: env}, out, out)
+	code, err := conn.Run(ctx, client.RunRequest{Argv: argv, User: user, Cwd: cwd, Envs: env}, out, errw)
 	if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("step did not finish within %s", s.cfg.StepTimeout)
 	}
@@ -164,6 +168,13 @@ func workdirFailed(err error) error {
 	return &workdirError{&e2bReason{fmt.Errorf("failed to create workdir: %w", detail{err})}}
 }
 
+// runCommand runs a RUN step's command ($1) with bash, as E2B's build
+// server does (`/bin/bash -l -c`), so bash syntax works (`[[ ]]`, `source`,
+// `set -o pipefail`, brace expansion); an image without bash yet (one whose
+// first step installs it) gets /bin/sh. Not a login shell: Debian's
+// /etc/profile would reset the PATH an ENV step set.
+const runCommand = `if [ -x /bin/bash ]; then exec /bin/bash -c "$1"; fi; exec /bin/sh -c "$1"`
+
 // runStep executes a RUN or COPY step in a sandbox over stack and saves
 // what it changed into dst (to become a layer).
 func (s *Service) runStep(ctx context.Context, b *store.BuildRec, lg *buildLog, stepName string, stack []string, cfg runConfig, st Step, dst string) error {
@@ -194,7 +205,7 @@ func (s *Service) runStep(ctx context.Context, b *store.BuildRec, lg *buildLog, 
 		if cwd == "" {
 			cwd = "/"
 		}
-		if err = s.runShell(ctx, conn, lg, stepName, user, cwd, cfg.Env, st.Args[0]); err != nil {
+		if err = s.runShell(ctx, conn, lg, stepName, user, cwd, cfg.Env, runCommand, st.Args[0]); err != nil {
 			err = commandFailed(st.Args[0], err)
 		}
 	case "COPY":

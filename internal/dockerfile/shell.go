@@ -22,7 +22,7 @@ func (c *converter) setShell(sh []string) {
 
 // withShell is l with a SHELL other than Docker's default applied: a
 // shell-form line becomes the exec form [shell..., line], which the
-// template's /bin/sh -c then runs. Exec-form lines are as they are.
+// build step's shell (bash, as on E2B) then runs. Exec-form lines are as they are.
 func (c *converter) withShell(l instructions.ShellDependantCmdLine) instructions.ShellDependantCmdLine {
 	if !l.PrependShell || c.shell == nil {
 		return l

@@ -438,3 +438,16 @@ tst(`${runtime}: DELETE /templates/{id}: 204, then it is gone`, { timeout: BUILD
   const listed = await (await api('/templates')).json()
   assert.ok(!listed.some((x) => x.templateID === info.templateId), 'still listed after DELETE')
 })
+
+tst(`${runtime}: runCmd runs with bash as on E2B; a step's stderr is an error-level build log entry`, { timeout: BUILD_MS }, async () => {
+  const name = `${prefix}-l`
+  const t = Template().fromTemplate('base').skipCache()
+    .runCmd('[[ -n "$BASH_VERSION" ]] && set -o pipefail && mkdir -p /opt/b/{x,y} && echo "$((2**5))" > /opt/b/n', { user: 'root' })
+    .runCmd('echo to-stdout; echo to-stderr >&2')
+  const { logs } = await mustBuild(t, name)
+  const level = (m) => logs.find((e) => e.message.endsWith(m))?.level
+  assert.equal(level('to-stdout'), 'info', fmtLogs(logs))
+  assert.equal(level('to-stderr'), 'error', fmtLogs(logs))
+  const sbx = await create(name)
+  assert.equal(await sh(sbx, 'ls /opt/b; cat /opt/b/n'), 'n\nx\ny\n32\n')
+})
