@@ -5,9 +5,8 @@
 // code-interpreter sandbox made with E2B's env-var fixture serves every
 // code-interpreter case that does not need a sandbox of its own. Left out:
 // cases that need the internet (`npm:is-odd`), the deno kernel (not in the
-// template), E2B's `e2b_charts` chart extraction (charts/*, graphs/*: the
-// template ships matplotlib, so a plot arrives as PNG, not as a chart;
-// docs/ARCHITECTURE.md, Code interpreter), and the SDK-internal unit tests
+// template), E2B's charts/* (ported to interpreter.test.mjs, "charts"),
+// and the SDK-internal unit tests
 // (commandHandle, watchHandle, entryInfo, getLifecycle), which need no sandbox.
 import { test, before } from 'node:test'
 import assert from 'node:assert/strict'

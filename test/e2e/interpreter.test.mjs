@@ -55,6 +55,104 @@ plt.show()`)
   assert.ok(buf.readUInt32BE(20) > 200 && buf.readUInt32BE(20) <= 300, `height ${buf.readUInt32BE(20)}`)
 })
 
+// E2B's template adds e2b/chart (Result.chart) to a matplotlib figure's
+// result, from its e2b_charts package (ipykernel_charts.py here); the
+// figures are those of E2B's js/tests/charts and chart_data_extractor tests.
+// A context of its own: the figures' names stay out of the default one.
+test('charts: line, box and whisker, pie, bar, scatter, supergraph, unknown', async () => {
+  const context = await sbx.createCodeContext()
+  const chartOf = async (code) => {
+    const ex = await sbx.runCode('import matplotlib.pyplot as plt\nimport numpy as np\nimport datetime\n' + code + '\nplt.show()', { context })
+    assert.equal(ex.error, undefined, JSON.stringify(ex.error))
+    assert.ok(ex.results[0].png, 'the PNG stays')
+    return ex.results[0].chart
+  }
+  const line = await chartOf(`dates = [datetime.date(2023, 9, 1) + datetime.timedelta(seconds=i) for i in range(100)]
+x = np.linspace(0, 2*np.pi, 100)
+plt.figure(figsize=(10, 6))
+plt.plot(dates, np.sin(x), label='sin(x)')
+plt.plot(dates, np.cos(x), label='cos(x)')
+plt.xlabel("Time (s)"); plt.ylabel("Amplitude (Hz)"); plt.title('Plot of sin(x) and cos(x)')`)
+  assert.deepEqual([line.type, line.title, line.x_label, line.y_label, line.x_unit, line.y_unit, line.x_scale, line.y_scale],
+    ['line', 'Plot of sin(x) and cos(x)', 'Time (s)', 'Amplitude (Hz)', 's', 'Hz', 'datetime', 'linear'])
+  assert.ok(line.x_ticks.every((t) => typeof t === 'string' && !isNaN(new Date(t))), JSON.stringify(line.x_ticks))
+  assert.ok(line.y_ticks.every((t) => typeof t === 'number'))
+  assert.ok([...line.x_tick_labels, ...line.y_tick_labels].every((l) => typeof l === 'string'))
+  assert.deepEqual(line.elements.map((e) => [e.label, e.points.length]), [['sin(x)', 100], ['cos(x)', 100]])
+  assert.deepEqual(new Date(line.elements[0].points[0][0]), new Date('2023-09-01T00:00:00.000Z'))
+  assert.ok(line.elements[1].points.every(([x, y]) => typeof x === 'string' && typeof y === 'number'))
+
+  const box = await chartOf(`data = {'Class A': [85, 90, 78, 92, 88], 'Class B': [95, 89, 76, 91, 84, 87], 'Class C': [75, 82, 88, 79, 86]}
+fig, ax = plt.subplots(figsize=(10, 6))
+ax.set_title('Exam Scores Distribution'); ax.set_xlabel('Class'); ax.set_ylabel('Score')
+ax.boxplot(data.values(), labels=data.keys(), patch_artist=True)
+plt.tight_layout()`)
+  assert.deepEqual([box.type, box.title, box.x_label, box.y_label, box.x_unit, box.y_unit],
+    ['box_and_whisker', 'Exam Scores Distribution', 'Class', 'Score', null, null])
+  assert.deepEqual(box.elements, [
+    { label: 'Class A', min: 78, first_quartile: 85, median: 88, third_quartile: 90, max: 92, outliers: [] },
+    { label: 'Class B', min: 84, first_quartile: 84.75, median: 88, third_quartile: 90.5, max: 95, outliers: [76] },
+    { label: 'Class C', min: 75, first_quartile: 79, median: 82, third_quartile: 86, max: 88, outliers: [] }])
+
+  const pie = await chartOf(`fig, ax = plt.subplots(figsize=(8, 8))
+ax.pie([90, 10], labels=["No", "No, in blue"], autopct='%1.1f%%', startangle=90)
+ax.axis('equal'); plt.title('Will I wake up early tomorrow?')`)
+  assert.deepEqual(pie, { type: 'pie', title: 'Will I wake up early tomorrow?', elements: [
+    { label: 'No', angle: 324, radius: 1 }, { label: 'No, in blue', angle: 36, radius: 1 }] })
+
+  const bar = await chartOf(`plt.figure(figsize=(10, 6))
+plt.bar(["Author A", "Author B", "Author C"], [100, 200, 300], label="Books Sold")
+plt.xlabel("Authors"); plt.ylabel("Sales [USD]"); plt.title("Book Sales by Authors")`)
+  assert.deepEqual([bar.type, bar.title, bar.x_label, bar.y_label, bar.x_unit, bar.y_unit],
+    ['bar', 'Book Sales by Authors', 'Authors', 'Sales [USD]', null, 'USD'])
+  assert.deepEqual(bar.elements, ['A', 'B', 'C'].map((a, i) => ({ label: `Author ${a}`, group: 'Books Sold', value: 100 * (i + 1) })))
+
+  const sup = await chartOf(`fig, axs = plt.subplots(1, 2, figsize=(10, 8))
+fig.suptitle("Multiple Graphs Example")
+axs[0].plot(np.linspace(0, 10, 100), np.sin(np.linspace(0, 10, 100)), "r"); axs[0].set_title("Sine Wave"); axs[0].grid(True)
+axs[1].scatter(np.random.rand(5), np.random.rand(5), label="Dataset 1"); axs[1].set_xlabel("X"); axs[1].set_ylabel("Y")`)
+  assert.deepEqual([sup.type, sup.title, sup.elements.length], ['superchart', 'Multiple Graphs Example', 2])
+  const [sine, scatter] = sup.elements
+  assert.deepEqual([sine.type, sine.title, sine.x_label, sine.elements.length, sine.elements[0].label, sine.elements[0].points.length],
+    ['line', 'Sine Wave', null, 1, 'Line 0', 100])
+  assert.deepEqual([scatter.type, scatter.x_label, scatter.y_label, scatter.elements[0].label, scatter.elements[0].points.length],
+    ['scatter', 'X', 'Y', 'Dataset 1', 5])
+
+  const cat = await chartOf("plt.figure()\nplt.plot([1, 2, 3, 4, 5], ['A', 'B', 'C', 'D', 'E'])")
+  assert.deepEqual([cat.x_scale, cat.y_scale, cat.elements[0].points[0]], ['linear', 'categorical', [1, 'A']])
+  const unknown = await chartOf('fig, ax = plt.subplots()\nax.plot([1, 2], [1, 2])\nax.bar([1], [2])\nax.set_title("mixed")')
+  assert.deepEqual(unknown, { type: 'unknown', title: 'mixed', elements: [] })
+  const circles = await chartOf(`fig, ax = plt.subplots()
+ax.add_artist(plt.Circle((0, 0), 1, fill=False)); ax.add_artist(plt.Circle((0, 0), 2, fill=False))
+ax.grid(True); plt.title('Two Concentric Circles')`)
+  assert.deepEqual(circles, { type: 'unknown', title: 'Two Concentric Circles', elements: [] })
+  const log = await chartOf(`x = np.linspace(0, 100, 100)
+plt.figure(); plt.plot(x, np.exp(x), label='y = e^x'); plt.yscale('log')
+plt.xlabel('X-axis'); plt.ylabel('Y-axis (log scale)'); plt.legend(); plt.grid(True)`)
+  assert.deepEqual([log.x_unit, log.y_unit, log.x_scale, log.y_scale, log.elements[0].label, log.elements[0].points.length],
+    [null, 'log scale', 'linear', 'log', 'y = e^x', 100])
+  assert.ok([...log.x_ticks, ...log.y_ticks, ...log.elements[0].points.flat()].every((v) => typeof v === 'number'))
+  const gaps = await chartOf("plt.figure()\nplt.plot([1, 2, 3], [1, float('nan'), 2])")
+  assert.deepEqual(gaps.elements[0].points, [[1, 1], [2, null], [3, 2]])
+  await sbx.removeCodeContext(context)
+})
+
+// E2B's template patches PIL (startup_scripts/0003_images.py): show()
+// and save() to a path display the image; E2B's js/tests/images/bar.test.ts.
+test('PIL: show() and save() display the image, as does its repr', async () => {
+  const context = await sbx.createCodeContext()
+  const pre = 'import numpy\nfrom PIL import Image\nimage = Image.fromarray((numpy.random.rand(16, 16, 3) * 255).astype("uint8")).convert("RGBA")\n'
+  for (const [code, stdout] of [['image.show()\nprint("done")', ['done\n']], ['image', []], ['image.save("/tmp/pil.png")', []]]) {
+    const ex = await sbx.runCode(pre + code, { context })
+    assert.equal(ex.error, undefined, JSON.stringify(ex.error))
+    assert.deepEqual([ex.results.length, ex.logs.stdout], [1, stdout], code)
+    assert.deepEqual([...Buffer.from(ex.results[0].png, 'base64').subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47], code)
+  }
+  const saved = await sbx.runCode('import io, os\nbuf = io.BytesIO()\nimage.save(buf, "png")\nos.path.getsize("/tmp/pil.png") > 0, buf.tell() > 0', { context })
+  assert.deepEqual([saved.results.length, saved.text], [1, '(True, True)']) // to a file object: no display
+  await sbx.removeCodeContext(context)
+})
+
 test('a DataFrame is html and text', async () => {
   const ex = await sbx.runCode('import pandas as pd\npd.DataFrame({"a": [1, 2], "b": ["x", "y"]})')
   const r = ex.results[0]
@@ -114,6 +212,10 @@ test('env_vars apply to one execution only', async () => {
   assert.equal(ex.text, 'v1')
   const after = await sbx.runCode('import os; repr(os.environ.get("E2E_VAR"))')
   assert.equal(after.text, 'None')
+  // As E2B's template: what the cell itself sets is kept; nothing is left in globals.
+  await sbx.runCode('import os; os.environ["E2E_VAR"] = "cell"', { envs: { E2E_VAR: 'v2' } })
+  const kept = await sbx.runCode('import os; os.environ.get("E2E_VAR"), [k for k in globals() if "sbx" in k]')
+  assert.equal(kept.text, "('cell', [])")
 })
 
 test('contexts: create, list, run, restart, remove', async () => {
@@ -159,6 +261,8 @@ test('results: json for lists and dicts, data for DataFrames, empty extra', asyn
   assert.equal(d.results[0].isMainResult, true)
   assert.deepEqual(d.results[0].json, { b: [1, 2], 3: 4 })
   assert.deepEqual(d.results[0].formats(), ['json'])
+  const nan = await sbx.runCode('[1.5, float("nan"), {"inf": float("inf")}]')
+  assert.deepEqual(nan.results[0].json, [1.5, null, { inf: null }])
   const df = await sbx.runCode('import pandas as pd\npd.DataFrame({"a": [1.5, float("nan")], "t": pd.to_datetime(["2024-01-02", "2024-01-03"])})')
   assert.deepEqual(df.results[0].data, { a: [1.5, null], t: ['2024-01-02T00:00:00', '2024-01-03T00:00:00'] })
   assert.deepEqual(df.results[0].formats(), ['html', 'data'])

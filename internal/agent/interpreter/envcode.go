@@ -1,6 +1,7 @@
 package interpreter
 
 import (
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -31,14 +32,21 @@ func jsonText(v any) string {
 
 func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
 
+// pythonEnvCode applies a python cell's env_vars and reverts them
+// (env_python.py), run by exec in a namespace of its own.
+//
+//go:embed env_python.py
+var pythonEnvCode string
+
 // applyEnvCode saves the current values of env's keys and sets env; it is
-// run silently before a cell and undone by revertEnvCode after it.
+// run silently before a cell and undone by revertEnvCode after it. In
+// python, a key the cell sets or deletes itself keeps what the cell did
+// (E2B's template).
 func applyEnvCode(lang string, env map[string]string) string {
 	keys := sortedKeys(env)
 	switch lang {
 	case Python:
-		return "import os as __sbx_os\n__sbx_saved = {k: __sbx_os.environ.get(k) for k in " + jsonText(keys) +
-			"}\n__sbx_os.environ.update(" + jsonText(env) + ")"
+		return "exec(" + jsonText(pythonEnvCode) + ", {'ENV': " + jsonText(env) + "})"
 	case Bash:
 		var b strings.Builder
 		for _, k := range keys {
@@ -60,9 +68,7 @@ func applyEnvCode(lang string, env map[string]string) string {
 func revertEnvCode(lang string, env map[string]string) string {
 	switch lang {
 	case Python:
-		return "for __sbx_k, __sbx_v in __sbx_saved.items():\n" +
-			"    __sbx_os.environ.pop(__sbx_k, None) if __sbx_v is None else __sbx_os.environ.__setitem__(__sbx_k, __sbx_v)\n" +
-			"del __sbx_saved"
+		return "exec(" + jsonText(pythonEnvCode) + ", {'ENV': None})"
 	case Bash:
 		var b strings.Builder
 		for _, k := range sortedKeys(env) {
@@ -82,7 +88,7 @@ func revertEnvCode(lang string, env map[string]string) string {
 // setEnvCode sets env and unsets the keys of old that env lacks; "" when
 // there is nothing to do.
 func setEnvCode(lang string, env, old map[string]string) string {
-	var unset []string
+	unset := []string{} // [] in JSON, not null
 	for k := range old {
 		if _, ok := env[k]; !ok {
 			unset = append(unset, k)
@@ -94,8 +100,8 @@ func setEnvCode(lang string, env, old map[string]string) string {
 	}
 	switch lang {
 	case Python:
-		return "import os as __sbx_os\n__sbx_os.environ.update(" + jsonText(env) + ")\nfor __sbx_k in " + jsonText(unset) +
-			": __sbx_os.environ.pop(__sbx_k, None)"
+		return "exec('import os\\nos.environ.update(E)\\nfor k in U: os.environ.pop(k, None)', {'E': " +
+			jsonText(env) + ", 'U': " + jsonText(unset) + "})"
 	case Bash:
 		var b strings.Builder
 		for _, k := range sortedKeys(env) {

@@ -59,12 +59,37 @@ func TestPythonEnvCode(t *testing.T) {
 		"print(os.environ['KEPT'] == 'n\"e<w>\\u2028', os.environ['FRESH'])", revertEnvCode(Python, env),
 		"print(os.environ['KEPT'], os.environ.get('FRESH'))",
 		setEnvCode(Python, map[string]string{"G": "g"}, map[string]string{"KEPT": "x"}),
-		"print(os.environ['G'], os.environ.get('KEPT'))"}, "\n")
+		setEnvCode(Python, map[string]string{"H": "h"}, nil), // nothing to unset
+		"print(os.environ['G'], os.environ.get('KEPT'), os.environ['H'])"}, "\n")
 	out, err := exec.Command("python3", "-c", script).CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	if want := "True f\nold None\ng None\n"; string(out) != want {
+	if want := "True f\nold None\ng None h\n"; string(out) != want {
+		t.Errorf("got %q, want %q", out, want)
+	}
+}
+
+// TestPythonEnvCodeKeepsTheCellsOwn: as on E2B, a key the cell sets or
+// deletes itself keeps what the cell did; the others are restored, twice
+// over (the tracking is installed once), a subprocess sees the env_vars, and
+// no name is left in the user's namespace.
+func TestPythonEnvCodeKeepsTheCellsOwn(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	env := map[string]string{"SET": "e", "DEL": "e", "NEW": "e", "BACK": "e"}
+	cell := applyEnvCode(Python, env) + "\n" +
+		"import subprocess; print(subprocess.run(['sh', '-c', 'echo $NEW'], capture_output=True, text=True).stdout, end='')\n" +
+		"os.environ['SET'] = 'cell'; del os.environ['DEL']; os.environ['NEW'] = 'cell'\n" + revertEnvCode(Python, env)
+	script := strings.Join([]string{"import os", "os.environ.update(SET='old', DEL='old', BACK='old')", "before = set(globals())",
+		cell, cell, "print(os.environ.get('SET'), os.environ.get('DEL'), os.environ.get('NEW'), os.environ.get('BACK'))",
+		"print(sorted(set(globals()) - before - {'before'}))"}, "\n")
+	out, err := exec.Command("python3", "-c", script).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if want := "e\ne\ncell None cell old\n['subprocess']\n"; string(out) != want {
 		t.Errorf("got %q, want %q", out, want)
 	}
 }

@@ -46,15 +46,17 @@ LANGUAGE = {"python3": "python", "ir": "R"}.get(KERNEL, KERNEL)
 # - no 0.5 ms sleep before each execute_reply (it only orders the reply after
 #   output on another socket; the driver ends a cell at idle, on iopub);
 # - ipykernel_fast.py, next to this file, run in the kernel at start;
-# - then ipykernel_e2b.py: the result formats E2B's template adds.
+# - then ipykernel_e2b.py: the result formats E2B's template adds (its
+#   charts from ipykernel_charts.py, read when first needed).
 HERE = os.path.dirname(os.path.abspath(__file__))
 FAST = os.path.join(HERE, "ipykernel_fast.py")
 E2B = os.path.join(HERE, "ipykernel_e2b.py")
+CHARTS = os.path.join(HERE, "ipykernel_charts.py")
 KERNEL_ARGS = {"python3": [
     "--HistoryManager.enabled=False",
     "--Kernel._execute_sleep=0",
     "--IPKernelApp.code_to_run=exec(open(%r).read(), {'__name__': 'sbx_ipykernel_fast'}); "
-    "exec(open(%r).read(), {'__name__': 'sbx_ipykernel_e2b'})" % (FAST, E2B),
+    "exec(open(%r).read(), {'__name__': 'sbx_ipykernel_e2b', '_charts': %r})" % (FAST, E2B, CHARTS),
 ]}.get(KERNEL, [])
 # Poll interval while a cell runs: how soon a dead kernel is noticed.
 ALIVE_EVERY_MS = 500

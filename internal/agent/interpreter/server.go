@@ -36,7 +36,7 @@ import (
 // DefaultPort is the code interpreter's port, which the E2B SDKs assume.
 const DefaultPort = 49999
 
-//go:embed kernel_driver.py ipykernel_fast.py ipykernel_e2b.py node_driver.js bash_driver.py java_driver.java
+//go:embed kernel_driver.py ipykernel_fast.py ipykernel_e2b.py ipykernel_charts.py node_driver.js bash_driver.py java_driver.java
 var drivers embed.FS
 
 // Config configures a Server. Zero values take the defaults.
