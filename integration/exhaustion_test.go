@@ -295,10 +295,10 @@ func TestContainedExhaustionInKernel(t *testing.T) {
 			}
 			sb.siblingAlive(t, sibling)
 			sb.usableAfter(t)
-			// A balloon of 1.5 GiB in the interpreter (1 GiB sandbox): on
+			// A balloon of 3 GiB in the interpreter (2 GiB sandbox): on
 			// runsc the kernel is a process restored from the template's
 			// memory snapshot, contained by the guest memory cgroup too.
-			out = sb.runCode(t, "b = bytearray(1536 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\nprint(len(b))")
+			out = sb.runCode(t, "b = bytearray(3072 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\nprint(len(b))")
 			if !strings.Contains(out, "DeadKernelError") {
 				t.Errorf("the balloon cell did not end with a dead kernel: %q", tail(out, 300))
 			}

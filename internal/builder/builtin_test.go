@@ -235,7 +235,7 @@ func TestBuiltinRecord(t *testing.T) {
 	def := template.Definitions["code-interpreter-v1"]
 	st := &state{layers: []string{"aaaaaaaaaaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbbbbbbbbbb"}, key: "k"}
 	r := b.record(def, st)
-	if r.Name != def.Name || r.MemoryMB != 1024 || r.Runtime != def.Runtime || r.UIDBase != testUIDBase || r.Key != "k" ||
+	if r.Name != def.Name || r.MemoryMB != 2048 || r.Runtime != def.Runtime || r.UIDBase != testUIDBase || r.Key != "k" ||
 		len(r.Layers) != 2 || len(r.Packages) != len(def.Base)+len(def.Apt) || len(r.BuildID) != 16 {
 		t.Errorf("record = %+v", r)
 	}

@@ -50,10 +50,13 @@ var Definitions = map[string]Definition{
 			// the JDK's jshell API, typescript through the tsc API.
 			"r-base-core", "r-cran-irkernel", "openjdk-17-jdk-headless", "node-typescript",
 		},
-		// As E2B's code-interpreter template: a kernel of every language
-		// at once (python, r, a JVM, node) does not fit in 512 MiB, and on
-		// runsc an out-of-memory sandbox ends as a whole.
-		MemoryMB: 1024,
+		// As E2B's code-interpreter template (e2b-dev/code-interpreter
+		// template/build_prod.py: memory_mb=2048): a kernel of every
+		// language at once (python twice, node for js and ts, r, a JVM
+		// starting) took a 1 GiB sandbox to the OOM guard's reserve, which
+		// killed the R kernel or the JVM; on runsc an out-of-memory sandbox
+		// ends as a whole.
+		MemoryMB: 2048,
 	},
 }
 
