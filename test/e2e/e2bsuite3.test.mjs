@@ -44,6 +44,13 @@ test(`${runtime}: cwd, basic, statefulness, independence of kernels (cwd, basic,
   assert.equal((await ci.runCode('process.cwd()', { language: 'ts' })).text, '/home/user')
   assert.equal((await ci.runCode('getwd()', { language: 'r' })).results[0]?.text.trim(), '[1] "/home/user"')
   assert.equal((await ci.runCode('System.getProperty("user.dir")', { language: 'java' })).results[0]?.text.trim(), '/home/user')
+  // every kernel lives on with all six up (in 1 GiB the JVM's start took the
+  // sandbox to the OOM guard's reserve, which killed the R kernel or the JVM)
+  for (const [language, code, want] of [['r', '1+1', '[1] 2'], ['java', '1+1', '2'], ['python', '1+1', '2']]) {
+    const ex = await ci.runCode(code, { language })
+    assert.equal(ex.error, undefined, `${language}: ${ex.error?.name}: ${ex.error?.value}`)
+    assert.equal(ex.results[0]?.text.trim(), want, language)
+  }
   assert.equal((await ci.runCode('x =1; x')).text, '1')
   await ci.runCode('x = 1')
   assert.equal((await ci.runCode('x += 1; x')).text, '2')
