@@ -303,24 +303,7 @@ func TestAutoPauseDeferralNudgesBounded(t *testing.T) {
 // deferred sandbox running, deferred (its window unchanged), and pauses it
 // once disk is freed.
 func TestAutoPauseDeferralSurvivesRestart(t *testing.T) {
-	ctx := context.Background()
-	h := sandboxtest.NewHost()
-	st := openStore(t, t.TempDir())
-	images := t.TempDir()
-	cfg := func(c *Config) { c.ImagesDir, c.PauseRetry = images, 100*time.Millisecond }
-	g := &gate{}
-	g.full.Store(true)
-	m1 := newTestManager(t, h, st, cfg)
-	m1.SetDiskAdmission(g.admit)
-	in, err := m1.Create(ctx, CreateOpts{Template: "base", Timeout: 50 * time.Millisecond, AutoPause: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitUntil(t, 5*time.Second, "deferred", func() bool {
-		rec, err := st.Get(ctx, in.ID)
-		return err == nil && !rec.Persist.PauseDeferredSince.IsZero()
-	})
-	m1.Close()
+	h, st, cfg, g, in, _ := deferredThenDown(t)
 	restartDeferred(t, h, st, cfg, g, in)
 }
 
@@ -330,6 +313,17 @@ func TestAutoPauseDeferralSurvivesRestart(t *testing.T) {
 // retry's, not the end of the sandbox's time). It was reaped, its files
 // lost, whenever the restart took longer than the retry's wait.
 func TestAutoPauseDeferralSurvivesLongRestart(t *testing.T) {
+	h, st, cfg, g, in, rec := deferredThenDown(t)
+	time.Sleep(time.Until(rec.EndAt) + 100*time.Millisecond) // down past the recorded retry
+	restartDeferred(t, h, st, cfg, g, in)
+}
+
+// deferredThenDown creates an autoPause sandbox whose deadline's pause is
+// refused for want of disk (g full), waits for the deferral to be recorded
+// and closes the manager: the daemon is down. It returns what a restart
+// needs and the deferred record (its EndAt is the next try).
+func deferredThenDown(t *testing.T) (*sandboxtest.Host, *store.Store, func(*Config), *gate, Info, store.Sandbox) {
+	t.Helper()
 	ctx := context.Background()
 	h := sandboxtest.NewHost()
 	st := openStore(t, t.TempDir())
@@ -343,18 +337,17 @@ func TestAutoPauseDeferralSurvivesLongRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var retry time.Time
+	var rec store.Sandbox
 	waitUntil(t, 5*time.Second, "deferred", func() bool {
-		rec, err := st.Get(ctx, in.ID)
-		if err != nil || rec.Persist.PauseDeferredSince.IsZero() {
+		r, err := st.Get(ctx, in.ID)
+		if err != nil || r.Persist.PauseDeferredSince.IsZero() {
 			return false
 		}
-		retry = rec.EndAt
+		rec = *r
 		return true
 	})
 	m1.Close()
-	time.Sleep(time.Until(retry) + 100*time.Millisecond) // down past the recorded retry
-	restartDeferred(t, h, st, cfg, g, in)
+	return h, st, cfg, g, in, rec
 }
 
 // restartDeferred starts a manager over st after one whose sandbox in's
