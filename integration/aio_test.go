@@ -11,8 +11,7 @@ import (
 // holdAIO asks io_setup for AIO contexts of 32,768 events until refused or
 // 1 Mi events are held (64 MiB of rings), prints the events it got and holds
 // them for a minute in the background.
-const holdAIO = `cat >/tmp/aio.py <<'PY'
-import ctypes, time
+var holdAIO = heldInBackground("aio", `import ctypes, time
 libc = ctypes.CDLL(None, use_errno=True)
 held, n = [], 0
 while n < 1 << 20:
@@ -21,12 +20,7 @@ while n < 1 << 20:
         break
     held.append(c); n += 32768
 open('/tmp/aio.count', 'w').write(str(n))
-time.sleep(60)
-PY
-rm -f /tmp/aio.count
-setsid nohup python3 /tmp/aio.py >/dev/null 2>&1 &
-for i in $(seq 100); do [ -s /tmp/aio.count ] && break; sleep 0.1; done
-cat /tmp/aio.count`
+time.sleep(60)`, 10*time.Second)
 
 // hostAIO is host root's io_setup of 128 events meanwhile ("ok" if it works).
 const hostAIO = `

@@ -11,19 +11,13 @@ import (
 
 // holdInotify opens inotify instances until refused (at most 2000) in a
 // background process that holds them for a minute, and prints the count.
-const holdInotify = `cat >/tmp/ino.py <<'EOF'
-import ctypes, os, sys, time
+var holdInotify = heldInBackground("ino", `import ctypes, os, sys, time
 libc = ctypes.CDLL(None, use_errno=True)
 n = 0
 while n < 2000 and libc.inotify_init1(0) >= 0:
     n += 1
 open('/tmp/ino.count', 'w').write(str(n))
-time.sleep(60)
-EOF
-rm -f /tmp/ino.count
-setsid nohup python3 /tmp/ino.py >/dev/null 2>&1 &
-for i in $(seq 100); do [ -s /tmp/ino.count ] && break; sleep 0.1; done
-cat /tmp/ino.count`
+time.sleep(60)`, 10*time.Second)
 
 // TestInotifyBounded (crun): a sandbox's `user` opening inotify instances
 // until refused gets at most its own bound (128 per uid), and while it holds

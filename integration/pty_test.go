@@ -9,8 +9,7 @@ import (
 
 // holdPTYs opens /dev/ptmx until refused (at most 4000) and holds the PTYs
 // for a minute in the background; it prints how many it got.
-const holdPTYs = `cat >/tmp/pty.py <<'PY'
-import os, time
+var holdPTYs = heldInBackground("pty", `import os, time
 fds = []
 try:
     while len(fds) < 4000:
@@ -18,12 +17,7 @@ try:
 except OSError:
     pass
 open('/tmp/pty.count', 'w').write(str(len(fds)))
-time.sleep(60)
-PY
-rm -f /tmp/pty.count
-setsid nohup python3 /tmp/pty.py >/dev/null 2>&1 &
-for i in $(seq 100); do [ -s /tmp/pty.count ] && break; sleep 0.1; done
-cat /tmp/pty.count`
+time.sleep(60)`, 10*time.Second)
 
 // TestPTYsBounded (crun): a sandbox's `user` opening PTYs until refused gets
 // at most its own bound (256), and meanwhile a neighbour sandbox opens a PTY

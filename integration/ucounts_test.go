@@ -13,8 +13,7 @@ import (
 // holdSignals sends itself 200,000 blocked real-time signals, of which the
 // kernel queues what the limits allow (the count queued goes to
 // /tmp/sig.count), and holds them for a minute in the background.
-const holdSignals = `cat >/tmp/sig.py <<'PY'
-import os, signal, time
+var holdSignals = heldInBackground("sig", `import os, signal, time
 signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGRTMIN])
 n = 0
 try:
@@ -24,29 +23,18 @@ except OSError:
     pass
 q = [l for l in open('/proc/self/status') if l.startswith('SigQ:')][0].split()[1].split('/')[0]
 open('/tmp/sig.count', 'w').write(q)  # queued, of this sandbox's uid (kill(2) past the limit only sets the bit)
-time.sleep(60)
-PY
-rm -f /tmp/sig.count
-setsid nohup python3 /tmp/sig.py >/dev/null 2>&1 &
-for i in $(seq 300); do [ -s /tmp/sig.count ] && break; sleep 0.1; done
-cat /tmp/sig.count`
+time.sleep(60)`, 30*time.Second)
 
 // holdQueues opens POSIX message queues of 80 KiB until refused and holds
 // them for a minute in the background.
-const holdQueues = `cat >/tmp/mq.py <<'PY'
-import ctypes, os, time
+var holdQueues = heldInBackground("mq", `import ctypes, os, time
 rt = ctypes.CDLL("librt.so.1", use_errno=True)
 class attr(ctypes.Structure): _fields_ = [("flags", ctypes.c_long), ("maxmsg", ctypes.c_long), ("msgsize", ctypes.c_long), ("cur", ctypes.c_long), ("pad", ctypes.c_long * 4)]
 n = 0
 while n < 1000 and rt.mq_open(b"/q%d" % n, os.O_CREAT | os.O_RDWR, 0o600, ctypes.byref(attr(0, 10, 8192, 0))) >= 0:
     n += 1
 open('/tmp/mq.count', 'w').write(str(n))
-time.sleep(60)
-PY
-rm -f /tmp/mq.count
-setsid nohup python3 /tmp/mq.py >/dev/null 2>&1 &
-for i in $(seq 100); do [ -s /tmp/mq.count ] && break; sleep 0.1; done
-cat /tmp/mq.count`
+time.sleep(60)`, 10*time.Second)
 
 // hostQueue is what host root runs meanwhile: one queued real-time signal
 // and one 80 KiB message queue (removed again); it prints "ok ok" when both
